@@ -1,0 +1,166 @@
+"""Neighbouring relations, count sensitivities, and the checks every mechanism shares.
+
+Differential privacy compares a mechanism's output distributions on *neighbouring*
+datasets. privgraph names the relation on every mechanism and never defaults it:
+
+* ``ADD_REMOVE``: D' is D with one record added or removed. The number of records n is
+  itself private.
+* ``REPLACE_ONE``: D' is D with one record replaced by another. n is public.
+
+An (epsilon, delta) guarantee under ADD_REMOVE implies (2 epsilon, ...) under REPLACE_ONE
+(a replacement is a removal then an addition), so the two are not interchangeable: a
+sensitivity must be derived for the relation it is used with.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import numbers
+
+
+class Neighbours(enum.Enum):
+    """The neighbouring relation a guarantee holds under.
+
+    Examples
+    --------
+    >>> Neighbours.parse("add_remove")
+    <Neighbours.ADD_REMOVE: 'add_remove'>
+    >>> Neighbours.REPLACE_ONE.value
+    'replace_one'
+    """
+
+    ADD_REMOVE = "add_remove"
+    REPLACE_ONE = "replace_one"
+
+    @classmethod
+    def parse(cls, value: "Neighbours | str") -> "Neighbours":
+        """Accept a member or its name/value (case-insensitive); reject anything else."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            key = value.strip().lower().replace("-", "_").replace("/", "_")
+            for member in cls:
+                if key in (member.value, member.name.lower()):
+                    return member
+        raise ValueError(
+            f"neighbours must be one of {[m.value for m in cls]}, got {value!r}"
+        )
+
+
+def histogram_l1_sensitivity(neighbours: Neighbours) -> int:
+    """L1 sensitivity of one histogram (a contingency table) of record counts.
+
+    Derivation: each record adds 1 to exactly one cell. Adding or removing a record
+    changes one cell by 1 (L1 = 1); replacing a record moves one count from one cell
+    to another (L1 = 2, or 0 if both fall in the same cell).
+
+    Examples
+    --------
+    >>> histogram_l1_sensitivity(Neighbours.ADD_REMOVE)
+    1
+    >>> histogram_l1_sensitivity(Neighbours.REPLACE_ONE)
+    2
+    """
+    return {Neighbours.ADD_REMOVE: 1, Neighbours.REPLACE_ONE: 2}[Neighbours.parse(neighbours)]
+
+
+def histogram_l2_sensitivity(neighbours: Neighbours) -> float:
+    """L2 sensitivity of one histogram: 1 under add/remove, sqrt(2) under replace-one.
+
+    Same derivation as :func:`histogram_l1_sensitivity`, with the Euclidean norm of the
+    change vector (one +-1, or a +1 and a -1).
+
+    >>> histogram_l2_sensitivity(Neighbours.REPLACE_ONE) == math.sqrt(2)
+    True
+    """
+    return {Neighbours.ADD_REMOVE: 1.0, Neighbours.REPLACE_ONE: math.sqrt(2.0)}[
+        Neighbours.parse(neighbours)
+    ]
+
+
+def count_sensitivity(neighbours: Neighbours) -> int:
+    """Sensitivity of the number of records n: 1 under add/remove, 0 under replace-one.
+
+    >>> count_sensitivity(Neighbours.REPLACE_ONE)
+    0
+    """
+    return {Neighbours.ADD_REMOVE: 1, Neighbours.REPLACE_ONE: 0}[Neighbours.parse(neighbours)]
+
+
+# --- argument checks shared by every mechanism (one place, one wording) -------------
+
+
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    """Return epsilon as a float if it is positive and finite, else raise ValueError.
+
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be positive and finite, got 0
+    """
+    if _not_real(epsilon) or not (
+        0 < epsilon < math.inf
+    ):
+        raise ValueError(f"{name} must be positive and finite, got {epsilon!r}")
+    return float(epsilon)
+
+
+def check_delta(delta: float, name: str = "delta") -> float:
+    """Return delta as a float if it lies in [0, 1), else raise ValueError.
+
+    >>> check_delta(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must lie in [0, 1), got 1
+    """
+    if _not_real(delta) or not (0 <= delta < 1):
+        raise ValueError(f"{name} must lie in [0, 1), got {delta!r}")
+    return float(delta)
+
+
+def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:
+    """Return the sensitivity as a float if it is non-negative and finite.
+
+    >>> check_sensitivity(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: sensitivity must be non-negative and finite, got -1
+    """
+    if _not_real(sensitivity) or not (
+        0 <= sensitivity < math.inf
+    ):
+        raise ValueError(f"{name} must be non-negative and finite, got {sensitivity!r}")
+    return float(sensitivity)
+
+
+def check_rate(rate: float, name: str = "rate") -> float:
+    """Return a sampling rate as a float if it lies in (0, 1].
+
+    >>> check_rate(1.5, "sampling rate")
+    Traceback (most recent call last):
+    ...
+    ValueError: sampling rate must lie in (0, 1], got 1.5
+    """
+    if _not_real(rate) or not (0 < rate <= 1):
+        raise ValueError(f"{name} must lie in (0, 1], got {rate!r}")
+    return float(rate)
+
+
+def check_count(value: int, name: str, minimum: int = 1) -> int:
+    """Return an integer count if it is an integer >= minimum.
+
+    >>> check_count(0, "rounds")
+    Traceback (most recent call last):
+    ...
+    ValueError: rounds must be an integer >= 1, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _not_real(value: object) -> bool:
+    return isinstance(value, bool) or not isinstance(value, numbers.Real)
