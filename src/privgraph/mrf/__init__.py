@@ -1,0 +1,1 @@
+"""Private undirected graphical models (Markov random fields) from noisy clique marginals."""

@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from privgraph.data.domain import Domain
+from privgraph.mrf.inference import enumerate_beliefs, infer, infer_potentials
+from privgraph.mrf.junction import junction_tree
+from privgraph.mrf.loopy import loopy_beliefs
+from privgraph.mrf.model import MarkovRandomField
+
+from .cases import small_models, tree_models
+
+CASES = small_models()
+
+
+@pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
+def test_junction_tree_agrees_with_enumeration(name, model):
+    exact, ref = infer(model), enumerate_beliefs(model)
+    assert exact.is_exact
+    assert exact.log_partition == pytest.approx(ref.log_partition, abs=1e-10)
+    for got, want in zip(exact.marginals, ref.marginals):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
+def test_junction_tree_has_running_intersection(name, model):
+    tree = junction_tree(model.domain, model.cliques)
+    for v in model.domain.names:  # the cliques holding v form a connected subtree
+        holding = {i for i, c in enumerate(tree.cliques) if v in c}
+        tops = [i for i in holding if tree.parent[i] not in holding]
+        assert len(tops) == 1, (v, tree.cliques)
+    for k, c in enumerate(model.cliques):
+        assert set(c) <= set(tree.cliques[tree.assignment[k]])
+
+
+TREES = tree_models()
+
+
+@pytest.mark.parametrize("name,model", TREES, ids=[c[0] for c in TREES])
+def test_loopy_bp_is_exact_on_trees(name, model):
+    marg, log_z, ok = loopy_beliefs(model.domain, model.cliques, model.potentials)
+    ref = enumerate_beliefs(model)
+    assert ok
+    assert log_z == pytest.approx(ref.log_partition, abs=1e-7)
+    for got, want in zip(marg, ref.marginals):
+        np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+def test_loopy_bp_close_on_weakly_coupled_cycle():
+    d = Domain.of(a=2, b=2, c=2, d=2)
+    rng = np.random.default_rng(0)
+    cl = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]
+    m = MarkovRandomField.of(d, cl, [rng.normal(0, 0.2, (2, 2)) for _ in cl])
+    marg, log_z, ok = loopy_beliefs(d, cl, m.potentials)
+    ref = enumerate_beliefs(m)
+    assert ok
+    assert abs(log_z - ref.log_partition) < 1e-2
+    assert max(np.abs(a - b).max() for a, b in zip(marg, ref.marginals)) < 1e-2
+
+
+def test_infer_falls_back_to_loopy_when_tree_too_large():
+    name, model = TREES[0]
+    b = infer_potentials(model.domain, model.cliques, model.potentials, max_cells=1)
+    assert not b.is_exact
+    np.testing.assert_allclose(b.marginals[0], enumerate_beliefs(model).marginals[0], atol=1e-7)
