@@ -1,0 +1,246 @@
+"""From user data to a :class:`~privgraph.data.domain.Domain` and integer codes.
+
+Rules (also in ``docs/data.md``):
+
+* **Kinds.** A pandas ordered ``Categorical`` is ordinal in its categories' order; an
+  unordered one is categorical in its categories' order. Integer columns are ordinal in
+  numeric order, floats are continuous, booleans and strings are categorical. ``kinds=``
+  overrides any of these.
+* **Order.** Strings are never ordered alphabetically by accident: a string column declared
+  ordinal needs its order (``levels={"age": ["young", "adult", "old"]}``) unless every value
+  is a number written as text, in which case the numeric order is used ("2" before "10").
+  A non-numeric value in such a column is an error that names it.
+* **Missing values** (``None``, ``NaN``, ``pd.NA``) are an error by default. With
+  ``missing="drop"`` every row that is incomplete in *any* column of the domain is dropped,
+  so all tables count the same rows. Dropping is not free for privacy: see ``docs/data.md``.
+* **Levels are public.** Levels inferred from the data reveal which values occur; for a
+  private release give ``levels=`` (or use a domain fixed in advance).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from privgraph.data.domain import Domain, Kind
+
+MISSING_POLICIES = ("error", "drop")
+
+
+def check_missing_policy(missing: str) -> str:
+    """Return ``missing`` if it is ``"error"`` or ``"drop"``, else raise ValueError.
+
+    >>> check_missing_policy("drop")
+    'drop'
+    >>> check_missing_policy("ignore")
+    Traceback (most recent call last):
+    ...
+    ValueError: missing must be one of ('error', 'drop'), got 'ignore'
+    """
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    return missing
+
+
+def infer_domain(
+    frame: pd.DataFrame,
+    *,
+    kinds: Mapping[str, Kind | str] | None = None,
+    levels: Mapping[str, Sequence] | None = None,
+    missing: str = "error",
+) -> Domain:
+    """The domain of a DataFrame's columns (see the module docstring for the rules).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"age": ["old", "young", "adult"], "n": [3, 1, 2]})
+    >>> d = infer_domain(df, kinds={"age": "ordinal"}, levels={"age": ["young", "adult", "old"]})
+    >>> d.levels, [k.value for k in d.kinds]
+    ((('young', 'adult', 'old'), (1, 2, 3)), ['ordinal', 'ordinal'])
+    >>> infer_domain(df, kinds={"age": "ordinal"})
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'age' is declared ordinal but holds the non-numeric value 'old'; give its order with levels={'age': [...]}
+    """
+    frame = complete_rows(frame, list(frame.columns), missing)
+    kinds, levels = _check_overrides(frame.columns, kinds or {}, levels or {})
+    names = tuple(str(c) for c in frame.columns)
+    cols = [infer_column(str(c), frame[c], kinds.get(c), levels.get(c)) for c in frame.columns]
+    return Domain(
+        names,
+        tuple(c[2] for c in cols),
+        tuple(c[0] for c in cols),
+        tuple(c[1] for c in cols),
+    )
+
+
+def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd.DataFrame:
+    """``frame`` unchanged if complete; its complete rows under ``missing="drop"``.
+
+    >>> df = pd.DataFrame({"a": [1, None, 2]})
+    >>> len(complete_rows(df, ["a"], "drop"))
+    2
+    >>> complete_rows(df, ["a"], "error")
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'a' has 1 missing value(s) (first at row 1); pass missing='drop' to drop incomplete rows (see docs/data.md for what that means for privacy)
+    """
+    check_missing_policy(missing)
+    isna = frame[list(names)].isna()
+    if not isna.to_numpy().any():
+        return frame
+    if missing == "drop":
+        return frame.loc[~isna.any(axis=1).to_numpy()]
+    name = next(c for c in isna.columns if isna[c].any())
+    first = int(np.flatnonzero(isna[name].to_numpy())[0])
+    raise ValueError(
+        f"column {name!r} has {int(isna[name].sum())} missing value(s) (first at row {first}); "
+        "pass missing='drop' to drop incomplete rows (see docs/data.md for what that means "
+        "for privacy)"
+    )
+
+
+def infer_column(name: str, values: pd.Series, kind, levels) -> tuple[Kind, tuple, int]:
+    """(kind, levels, size) of one complete column; ``kind``/``levels`` may be None."""
+    kind = _parse_kind(name, kind) if kind is not None else _natural_kind(values)
+    if levels is not None:
+        return kind, _check_given_levels(name, values, levels), len(levels)
+    if kind is Kind.CONTINUOUS:
+        _check_not_constant(name, values.unique())
+        return kind, (), 0
+    found = _natural_levels(name, values, kind)
+    _check_not_constant(name, found)
+    return kind, found, len(found)
+
+
+def _natural_kind(values: pd.Series) -> Kind:
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return Kind.ORDINAL if dtype.ordered else Kind.CATEGORICAL
+    if pd.api.types.is_bool_dtype(dtype):
+        return Kind.CATEGORICAL
+    if pd.api.types.is_integer_dtype(dtype):
+        return Kind.ORDINAL
+    if pd.api.types.is_float_dtype(dtype):
+        return Kind.CONTINUOUS
+    return Kind.CATEGORICAL
+
+
+def _natural_levels(name: str, values: pd.Series, kind: Kind) -> tuple:
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return tuple(values.cat.categories)
+    unique = pd.unique(values.to_numpy())
+    if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        return tuple(np.sort(unique).tolist())
+    if kind is Kind.ORDINAL:
+        return _numeric_text_order(name, unique)
+    return tuple(sorted(unique, key=lambda v: (type(v).__name__, str(v))))
+
+
+def _numeric_text_order(name: str, unique) -> tuple:
+    numbers = pd.to_numeric(pd.Series(unique, dtype=object), errors="coerce")
+    if bad := [v for v, x in zip(unique, numbers) if pd.isna(x)]:
+        raise ValueError(
+            f"column {name!r} is declared ordinal but holds the non-numeric value {bad[0]!r}; "
+            f"give its order with levels={{{name!r}: [...]}}"
+        )
+    return tuple(unique[i] for i in np.argsort(numbers.to_numpy(dtype=float), kind="stable"))
+
+
+def _check_given_levels(name: str, values: pd.Series, levels: Sequence) -> tuple:
+    levels = tuple(levels)
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"levels of column {name!r} repeat a value: {list(levels)}")
+    if not levels:
+        raise ValueError(f"levels of column {name!r} are empty")
+    known = set(levels)
+    if unknown := [v for v in pd.unique(values.to_numpy()) if v not in known]:
+        raise ValueError(
+            f"column {name!r} holds value(s) {unknown[:5]} not among its levels {list(levels)}"
+        )
+    return levels
+
+
+def _check_not_constant(name: str, found) -> None:
+    if len(found) == 0:
+        raise ValueError(f"column {name!r} has no values (no complete rows)")
+    if len(found) == 1:
+        only = found[0]
+        raise ValueError(
+            f"column {name!r} has one value only ({only!r}): it carries no information; "
+            f"drop it, or give its levels with levels={{{name!r}: [...]}}"
+        )
+
+
+def _parse_kind(name: str, kind) -> Kind:
+    if isinstance(kind, Kind):
+        return kind
+    try:
+        return Kind(str(kind).lower())
+    except ValueError:
+        raise ValueError(
+            f"kind of column {name!r} must be one of {[k.value for k in Kind]}, got {kind!r}"
+        ) from None
+
+
+def _check_overrides(columns, kinds: Mapping, levels: Mapping) -> tuple[dict, dict]:
+    cols = [str(c) for c in columns]
+    for what, given in (("kinds", kinds), ("levels", levels)):
+        if unknown := sorted(set(map(str, given)) - set(cols)):
+            raise KeyError(f"{what} names columns {unknown} not in the data {cols}")
+    return dict(kinds), dict(levels)
+
+
+def encode(frame: pd.DataFrame, domain: Domain, *, missing: str = "error") -> np.ndarray:
+    """Integer codes of ``frame``'s discrete domain columns, shape (rows, columns).
+
+    Codes follow the order of ``domain.levels``; the dtype is the smallest unsigned type
+    that holds every size. Rows with a missing value in any domain column raise, or are
+    dropped under ``missing="drop"``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"s": ["b", "a", "b"], "k": [2, 1, 2]})
+    >>> d = infer_domain(df)
+    >>> encode(df, d)
+    array([[1, 1],
+           [0, 0],
+           [1, 1]], dtype=uint8)
+    """
+    names = list(domain.names)
+    if absent := [n for n in names if n not in frame.columns]:
+        raise KeyError(f"columns {absent} of the domain are not in the data {list(frame.columns)}")
+    if continuous := [n for n, k in zip(names, domain.kinds) if k is Kind.CONTINUOUS]:
+        raise ValueError(
+            f"columns {continuous} are continuous: counts need discrete columns; "
+            "leave them out with domain.project(domain.discrete_names)"
+        )
+    frame = complete_rows(frame, names, missing)
+    out = np.empty((len(frame), len(names)), dtype=code_dtype(max(domain.sizes, default=1)), order="F")
+    for j, (name, lv) in enumerate(zip(names, domain.levels)):
+        out[:, j] = _codes_of(name, frame[name], lv)
+    return out
+
+
+def _codes_of(name: str, values: pd.Series, levels: tuple) -> np.ndarray:
+    if isinstance(values.dtype, pd.CategoricalDtype) and tuple(values.cat.categories) == levels:
+        return values.cat.codes.to_numpy()
+    codes = pd.Index(levels).get_indexer(values.to_numpy())
+    if (codes < 0).any():
+        bad = values.to_numpy()[np.flatnonzero(codes < 0)[0]]
+        raise ValueError(f"column {name!r} holds value {bad!r} not among its levels {list(levels)}")
+    return codes
+
+
+def code_dtype(size: int) -> np.dtype:
+    """The smallest unsigned integer dtype holding codes 0..size-1.
+
+    >>> code_dtype(200), code_dtype(300)
+    (dtype('uint8'), dtype('uint16'))
+    """
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if size - 1 <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.uint64)

@@ -1,0 +1,124 @@
+"""The count-engine protocol and what every engine shares: column checks, marginals, batches."""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from privgraph.data.domain import Domain, Kind
+
+#: Largest joint table :func:`count_tables` counts once for a batch (cells).
+MAX_JOINT_CELLS = 1 << 24
+
+
+@runtime_checkable
+class CountEngine(Protocol):
+    """Anything that counts rows of a dataset over a few discrete columns."""
+
+    domain: Domain
+
+    def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+        """Integer table shaped ``domain.project(columns).shape`` (rows restricted to ``rows``)."""
+        ...
+
+
+def check_columns(domain: Domain, columns: Sequence[str]) -> tuple[str, ...]:
+    """``columns`` as a tuple, if they are distinct discrete columns of ``domain``.
+
+    >>> check_columns(Domain.of(a=2, b=3), ["b"])
+    ('b',)
+    >>> check_columns(Domain.of(a=2), ["z"])
+    Traceback (most recent call last):
+    ...
+    KeyError: "columns ['z'] not in domain ['a']"
+    """
+    if isinstance(columns, str):
+        raise TypeError(f"columns must be a sequence of names, got the string {columns!r}")
+    columns = tuple(columns)
+    if missing := [c for c in columns if c not in domain.names]:
+        raise KeyError(f"columns {missing} not in domain {list(domain.names)}")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"columns repeat a name: {list(columns)}")
+    if cont := [c for c in columns if domain.kinds[domain.index(c)] is Kind.CONTINUOUS]:
+        raise ValueError(f"columns {cont} are continuous; only discrete columns can be counted")
+    return columns
+
+
+def marginal(table: np.ndarray, table_columns: Sequence[str], columns: Sequence[str]) -> np.ndarray:
+    """The marginal of ``table`` (axes named ``table_columns``) over ``columns``, in that order.
+
+    >>> t = np.arange(6).reshape(2, 3)
+    >>> marginal(t, ["a", "b"], ["b"]).tolist(), marginal(t, ["a", "b"], ["b", "a"]).shape
+    ([3, 5, 7], (3, 2))
+    """
+    table_columns = list(table_columns)
+    if missing := [c for c in columns if c not in table_columns]:
+        raise KeyError(f"columns {missing} not in table over {table_columns}")
+    drop = tuple(i for i, c in enumerate(table_columns) if c not in columns)
+    summed = table.sum(axis=drop) if drop else table
+    kept = [c for c in table_columns if c in columns]
+    return np.transpose(summed, [kept.index(c) for c in columns])
+
+
+def count_tables(
+    engine: CountEngine,
+    column_sets: Sequence[Sequence[str]],
+    rows: np.ndarray | None = None,
+    *,
+    max_cells: int = MAX_JOINT_CELLS,
+) -> list[np.ndarray]:
+    """Tables over each of ``column_sets``, counting the joint table over their union once.
+
+    If the union has more than ``max_cells`` cells, each table is counted on its own.
+
+    Examples
+    --------
+    >>> from privgraph.data.engines.numpy_engine import NumpyEngine
+    >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 1], [1, 1, 0]]))
+    >>> [t.tolist() for t in count_tables(e, [["a"], ["c", "b"]])]
+    [[1, 1], [[0, 1], [0, 1]]]
+    """
+    sets = [check_columns(engine.domain, s) for s in column_sets]
+    union = tuple(dict.fromkeys(c for s in sets for c in s))
+    if engine.domain.cells(union) > max_cells:
+        return [engine.counts(s, rows) for s in sets]
+    joint = engine.counts(union, rows)
+    return [marginal(joint, union, s) for s in sets]
+
+
+def check_rows(rows, n: int | None = None) -> np.ndarray:
+    """A row selection as a boolean mask (length n) or strictly increasing int64 indices.
+
+    Every engine counts each selected row once, so indices must not repeat; the samplers of
+    :mod:`privgraph.data.sampling` return them sorted.
+
+    >>> check_rows(np.array([0, 2, 5])).tolist()
+    [0, 2, 5]
+    >>> check_rows(np.array([2, 0]))
+    Traceback (most recent call last):
+    ...
+    ValueError: rows must be strictly increasing row indices or a boolean mask
+    >>> check_rows(np.array([3]), n=2)
+    Traceback (most recent call last):
+    ...
+    IndexError: row selection holds indices outside 0..1
+    """
+    rows = np.asarray(rows)
+    if rows.dtype == np.bool_:
+        if rows.ndim != 1 or (n is not None and rows.shape != (n,)):
+            raise ValueError(f"a boolean row mask must have shape ({n},), got {rows.shape}")
+        return rows
+    if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer):
+        raise ValueError(f"rows must be a 1-D integer index array or a boolean mask, got {rows.dtype} {rows.shape}")
+    if rows.size > 1 and not (np.diff(rows) > 0).all():
+        raise ValueError("rows must be strictly increasing row indices or a boolean mask")
+    if rows.size and (rows[0] < 0 or (n is not None and rows[-1] >= n)):
+        raise IndexError(f"row selection holds indices outside 0..{(n or 0) - 1}")
+    return rows.astype(np.int64, copy=False)
+
+
+def row_indices(rows) -> np.ndarray:
+    """Strictly increasing int64 indices of a checked selection (mask or indices)."""
+    rows = check_rows(rows)
+    return np.flatnonzero(rows).astype(np.int64) if rows.dtype == np.bool_ else rows

@@ -1,0 +1,110 @@
+"""The cluster count engine: Apache Spark (PySpark, the optional extra ``privgraph[spark]``)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from privgraph.data.domain import Domain
+from privgraph.data.encoding import check_missing_policy
+from privgraph.data.engines.base import check_columns, row_indices
+from privgraph.data.engines.sql import group_by_query, table_from_groups
+from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
+
+ROW = "privgraph_row"
+_ids = itertools.count()
+
+
+def _backquote(name: str) -> str:
+    return "`" + str(name).replace("`", "``") + "`"
+
+
+@dataclass(frozen=True, eq=False)
+class SparkEngine:
+    """Counts over a Spark DataFrame, or a CSV/Parquet file read by Spark.
+
+    ``data`` is a ``pyspark.sql.DataFrame`` (then ``domain`` is required: a cluster's data
+    has a domain fixed in advance) or a path (the domain is read with DuckDB if not given).
+    ``spark`` is the session (default: the active one). The query is the same GROUP BY as
+    DuckDB's (:func:`~privgraph.data.engines.group_by_query`). Row selections number the
+    complete rows in the DataFrame's order, through one window over the whole data: fine
+    for tests, costly on a cluster, where sub-sampling the table is the better road.
+    """
+
+    data: object
+    domain: Domain | None = None
+    missing: str = "error"
+    spark: object = None
+    _view: str = field(default="", repr=False)
+    _where: str = field(default="", repr=False)
+
+    def __post_init__(self):
+        check_missing_policy(self.missing)
+        spark = self.spark or _active_session()
+        df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
+        domain = domain.project(domain.discrete_names)
+        view = f"privgraph_data_{next(_ids)}"
+        df.createOrReplaceTempView(view)
+        nulls = spark.sql(null_count_query(view, domain.names, _backquote)).collect()[0]
+        where = complete_where(domain.names, list(nulls), self.missing, _backquote)
+        for k, v in (("spark", spark), ("domain", domain), ("_view", view), ("_where", where)):
+            object.__setattr__(self, k, v)
+
+    def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+        """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
+        columns = check_columns(self.domain, columns)
+        source, where = self._view, self._where
+        if rows is not None:
+            source, where = self._numbered_view(), f"WHERE {ROW} IN (SELECT r FROM {self._selection(rows)})"
+        query = group_by_query(source, columns, where=where, style="spark")
+        groups = [tuple(r) for r in self.spark.sql(query).collect()]
+        if not columns:
+            return np.array(groups[0][0] if groups else 0, dtype=np.int64)
+        return table_from_groups(groups, columns, self.domain)
+
+    def _numbered_view(self) -> str:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        name = f"{self._view}_numbered"
+        df = self.spark.sql(f"SELECT * FROM {self._view} {self._where}")
+        order = Window.orderBy(F.monotonically_increasing_id())
+        df.withColumn(ROW, F.row_number().over(order) - 1).createOrReplaceTempView(name)
+        return name
+
+    def _selection(self, rows) -> str:
+        import pandas as pd
+
+        name = f"{self._view}_selection"
+        pdf = pd.DataFrame({"r": row_indices(rows)})
+        self.spark.createDataFrame(pdf).createOrReplaceTempView(name)
+        return name
+
+
+def _active_session():
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ImportError(
+            "SparkEngine needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)"
+        ) from None
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise ValueError("no active Spark session: pass spark=SparkSession.builder...getOrCreate()")
+    return spark
+
+
+def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
+    if isinstance(data, (str, Path)):
+        path = check_path(data)
+        reader = spark.read.parquet if file_format(path) == "parquet" else (
+            lambda p: spark.read.csv(p, header=True, inferSchema=True)
+        )
+        return reader(str(path)), domain or domain_of_file(path, missing=missing)
+    if domain is None:
+        raise ValueError("a SparkEngine over a DataFrame needs its domain= (fixed in advance)")
+    return data, domain

@@ -1,0 +1,111 @@
+"""Secret sub-samples, of rows or directly of a table of counts.
+
+Amplification by sub-sampling holds only if nobody knows which rows were drawn, so every
+draw comes from a :class:`~privgraph.privacy.samplers.NoiseSampler`: by default a fresh
+:class:`~privgraph.privacy.samplers.SecureSampler` (OS entropy, cannot be seeded); a
+:class:`~privgraph.privacy.samplers.SeededSampler` makes experiments reproducible and is
+not private. No engine's own SAMPLE clause is used: those are either not exact or not
+reproducible.
+
+Two designs, matching the two amplification theorems:
+
+* **Poisson** (each row independently with probability ``rate``): the matching theorem is
+  for add/remove neighbours. On a table, Poisson sampling of rows is exactly *binomial
+  thinning* of each cell: ``Binomial(count, rate)`` per cell, independently.
+* **Exactly m without replacement**: the matching theorem is for replace-one neighbours.
+  On a table it is exactly a *multivariate hypergeometric* draw of ``m`` from the cells.
+
+The table versions cost O(cells), whatever the number of rows, so a sub-sample can be
+refreshed many times. Draw once per round on the joint table of the round, then take every
+table of the round as a marginal of it (all queries then see the same sub-sample).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privgraph.privacy.neighbours import check_count, check_rate
+from privgraph.privacy.samplers import NoiseSampler, SecureSampler
+
+
+def poisson_rows(n: int, rate: float, *, sampler: NoiseSampler | None = None) -> np.ndarray:
+    """Indices (increasing) of a Poisson sub-sample of ``n`` rows: each kept with prob. ``rate``.
+
+    Examples
+    --------
+    >>> from privgraph.privacy.samplers import SeededSampler
+    >>> rows = poisson_rows(1000, 0.1, sampler=SeededSampler(0))
+    >>> bool((np.diff(rows) > 0).all()), 50 < len(rows) < 150
+    (True, True)
+    """
+    n, rate = check_count(n, "n", minimum=0), check_rate(rate)
+    return np.flatnonzero(_sampler(sampler).bernoulli(rate, n))
+
+
+def rows_without_replacement(n: int, m: int, *, sampler: NoiseSampler | None = None) -> np.ndarray:
+    """Indices (increasing) of exactly ``m`` of ``n`` rows, drawn uniformly without replacement.
+
+    >>> from privgraph.privacy.samplers import SeededSampler
+    >>> len(rows_without_replacement(10, 4, sampler=SeededSampler(1)))
+    4
+    >>> rows_without_replacement(3, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot draw m=4 rows without replacement from n=3
+    """
+    n, m = check_count(n, "n", minimum=0), check_count(m, "m", minimum=0)
+    if m > n:
+        raise ValueError(f"cannot draw m={m} rows without replacement from n={n}")
+    return np.sort(_sampler(sampler).choice(n, m)).astype(np.int64)
+
+
+def poisson_table(table: np.ndarray, rate: float, *, sampler: NoiseSampler | None = None) -> np.ndarray:
+    """The table of a Poisson sub-sample at ``rate``: binomial thinning of every cell (exact).
+
+    >>> from privgraph.privacy.samplers import SeededSampler
+    >>> t = poisson_table(np.array([[100, 0], [5, 7]]), 0.5, sampler=SeededSampler(2))
+    >>> t.shape, int(t[0, 1]), bool((t <= [[100, 0], [5, 7]]).all())
+    ((2, 2), 0, True)
+    """
+    table, rate = check_table(table), check_rate(rate)
+    return _sampler(sampler).binomial(table, rate).astype(np.int64)
+
+
+def table_without_replacement(
+    table: np.ndarray, m: int, *, sampler: NoiseSampler | None = None
+) -> np.ndarray:
+    """The table of exactly ``m`` rows drawn without replacement: multivariate hypergeometric.
+
+    >>> from privgraph.privacy.samplers import SeededSampler
+    >>> t = table_without_replacement(np.array([[100, 0], [5, 7]]), 10, sampler=SeededSampler(3))
+    >>> int(t.sum()), int(t[0, 1])
+    (10, 0)
+    """
+    table, m = check_table(table), check_count(m, "m", minimum=0)
+    if m > table.sum():
+        raise ValueError(f"cannot draw m={m} rows without replacement from a table of {table.sum()} rows")
+    return _sampler(sampler).multivariate_hypergeometric(table, m).astype(np.int64)
+
+
+def check_table(table) -> np.ndarray:
+    """A table of counts: a non-negative integer ndarray with at least one cell.
+
+    >>> check_table([[1, -1]])
+    Traceback (most recent call last):
+    ...
+    ValueError: a table of counts must hold non-negative integers, got min -1
+    """
+    table = np.asarray(table)
+    if table.size == 0 or not np.issubdtype(table.dtype, np.integer):
+        raise ValueError(f"a table of counts must be a non-empty integer array, got {table.dtype} {table.shape}")
+    if table.min() < 0:
+        raise ValueError(f"a table of counts must hold non-negative integers, got min {table.min()}")
+    return table
+
+
+def _sampler(sampler: NoiseSampler | None) -> NoiseSampler:
+    if sampler is None:
+        return SecureSampler()
+    if not isinstance(sampler, NoiseSampler):
+        raise TypeError(f"sampler must be a NoiseSampler (SecureSampler or SeededSampler), got {sampler!r}")
+    return sampler
