@@ -1,0 +1,65 @@
+"""The privacy core: the only place where noise is drawn and budget is composed.
+
+Public names::
+
+    from privgraph.privacy import (Neighbours, SecureSampler, SeededSampler, Release,
+        Charge, Ledger, Budget, BudgetExceeded, laplace_mechanism, gaussian_mechanism,
+        exponential_mechanism, report_noisy_max, above_threshold, SparseVector,
+        amplify_poisson, amplify_without_replacement)
+"""
+
+from privgraph.privacy.amplification import (
+    amplify_poisson,
+    amplify_without_replacement,
+    epsilon_before_amplification,
+)
+from privgraph.privacy.budget import Budget, BudgetExceeded
+from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
+from privgraph.privacy.mechanisms import (
+    Release,
+    exponential_mechanism,
+    gaussian_calibration,
+    gaussian_mechanism,
+    laplace_mechanism,
+    laplace_scale,
+    report_noisy_max,
+)
+from privgraph.privacy.neighbours import (
+    Neighbours,
+    histogram_l1_sensitivity,
+    histogram_l2_sensitivity,
+)
+from privgraph.privacy.samplers import (
+    NoiseSampler,
+    SecureSampler,
+    SeededSampler,
+    resolve_sampler,
+)
+from privgraph.privacy.sparse_vector import SparseVector, above_threshold
+
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "Charge",
+    "Ledger",
+    "Neighbours",
+    "NoiseSampler",
+    "PrivacyCost",
+    "Release",
+    "SecureSampler",
+    "SeededSampler",
+    "SparseVector",
+    "above_threshold",
+    "amplify_poisson",
+    "amplify_without_replacement",
+    "epsilon_before_amplification",
+    "exponential_mechanism",
+    "gaussian_calibration",
+    "gaussian_mechanism",
+    "histogram_l1_sensitivity",
+    "histogram_l2_sensitivity",
+    "laplace_mechanism",
+    "laplace_scale",
+    "report_noisy_max",
+    "resolve_sampler",
+]

@@ -1,0 +1,42 @@
+"""The ``privgraph`` command line: one sub-command per module in this package.
+
+The only module that imports everything; each command lives in its own module and is
+registered below.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from privgraph.cli import demo
+
+app = typer.Typer(
+    name="privgraph",
+    help="Causal and graphical models from sensitive data, under differential privacy.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """privgraph: private causal discovery, causal direction and graphical models."""
+
+
+app.command("demo")(demo.demo)
+
+
+def main() -> None:
+    """Entry point of the ``privgraph`` script and of ``python -m privgraph``.
+
+    Bad input (ValueError, KeyError, FileNotFoundError, BudgetExceeded) is reported in
+    one line on stderr with exit status 2, not as a traceback.
+    """
+    from privgraph.privacy import BudgetExceeded
+
+    try:
+        app()
+    except (ValueError, KeyError, FileNotFoundError, BudgetExceeded) as err:
+        typer.echo(f"privgraph: error: {err}", err=True)
+        raise SystemExit(2) from None

@@ -1,0 +1,117 @@
+"""A privacy budget that refuses a charge it cannot pay, before any noise is drawn."""
+
+from __future__ import annotations
+
+from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost
+from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
+
+_TOLERANCE = 1e-12
+
+
+class BudgetExceeded(RuntimeError):
+    """A charge was refused: it names what was asked and what was left.
+
+    Attributes
+    ----------
+    requested : Charge
+    remaining : tuple[float, float]
+        (epsilon, delta) left under the budget's composition method.
+    """
+
+    def __init__(self, requested: Charge, remaining: tuple[float, float], would_spend: PrivacyCost):
+        self.requested = requested
+        self.remaining = remaining
+        self.would_spend = would_spend
+        super().__init__(
+            f"budget exceeded: {requested.mechanism!r} asks epsilon={requested.epsilon:.6g}, "
+            f"delta={requested.delta:.3g} x {requested.count}; composed by "
+            f"{would_spend.method} the total would be epsilon={would_spend.epsilon:.6g}, "
+            f"delta={would_spend.delta:.3g}; remaining epsilon={remaining[0]:.6g}, "
+            f"delta={remaining[1]:.3g}"
+        )
+
+
+class Budget:
+    """A total (epsilon, delta) and the ledger of what has been reserved against it.
+
+    :meth:`reserve` composes the ledger plus the new charge by the budget's method and
+    refuses (raises :class:`BudgetExceeded`, recording nothing) if the total would exceed
+    the budget. Mechanisms call it before drawing noise.
+
+    With ``composition="basic"`` (the default) the charges may be chosen adaptively, from
+    earlier noisy outputs: basic composition is a valid privacy filter (Rogers, Roth,
+    Ullman, Vadhan 2016). The tighter methods ("advanced", "optimal", "pld", "rdp") are
+    valid only for a plan fixed in advance: reserve a cap of rounds up front
+    (``charge.times(cap)``) before looking at the data, never a count the data chose.
+
+    Examples
+    --------
+    >>> b = Budget(1.0)
+    >>> b.reserve(Charge("laplace", 0.6, 0.0, Neighbours.ADD_REMOVE, sensitivity=1.0))
+    >>> b.remaining()
+    (0.4, 0.0)
+    >>> b.reserve(Charge("laplace", 0.6, 0.0, Neighbours.ADD_REMOVE, sensitivity=1.0))
+    Traceback (most recent call last):
+    ...
+    privgraph.privacy.budget.BudgetExceeded: budget exceeded: 'laplace' asks epsilon=0.6, ...
+    >>> len(b.ledger)
+    1
+    """
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, composition: str = "basic"):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        if composition not in METHODS:
+            raise ValueError(f"composition must be one of {METHODS}, got {composition!r}")
+        if composition != "basic" and self.delta == 0 and composition != "optimal":
+            raise ValueError(f"composition {composition!r} needs delta > 0, got delta=0")
+        self.composition = composition
+        self._ledger = Ledger()
+
+    def __repr__(self) -> str:
+        return f"Budget(epsilon={self.epsilon}, delta={self.delta}, composition={self.composition!r})"
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger
+
+    def _compose(self, ledger: Ledger) -> PrivacyCost:
+        if self.composition == "basic":
+            return ledger.total("basic")
+        if self.composition == "optimal" and self.delta == 0:
+            return ledger.total("basic")  # pure budget: optimal composition at delta 0 is basic
+        return ledger.total(self.composition, delta=self.delta)
+
+    def spent(self) -> PrivacyCost:
+        return self._compose(self._ledger)
+
+    def remaining(self) -> tuple[float, float]:
+        """(epsilon, delta) left; under non-basic methods, delta is the fixed target."""
+        spent = self.spent()
+        eps = max(0.0, round(self.epsilon - spent.epsilon, 12))
+        dlt = max(0.0, self.delta - spent.delta) if self.composition == "basic" else self.delta
+        return eps, dlt
+
+    def can_afford(self, charge: Charge) -> bool:
+        try:
+            would = self._compose(self._ledger + Ledger.of(charge))
+        except ValueError:
+            return False
+        return would.epsilon <= self.epsilon + _TOLERANCE and would.delta <= self.delta + _TOLERANCE
+
+    def reserve(self, charge: Charge) -> None:
+        """Record ``charge`` if the budget can pay it; otherwise raise, recording nothing."""
+        if not isinstance(charge, Charge):
+            raise TypeError(f"reserve expects a Charge, got {type(charge).__name__}")
+        if self._ledger.charges and charge.neighbours not in self._ledger.neighbours:
+            raise ValueError(
+                f"charge under {charge.neighbours.value} cannot join a budget spent under "
+                f"{sorted(n.value for n in self._ledger.neighbours)}"
+            )
+        if not self.can_afford(charge):
+            try:
+                would = self._compose(self._ledger + Ledger.of(charge))
+            except ValueError:
+                would = (self._ledger + Ledger.of(charge)).total("basic")
+            raise BudgetExceeded(charge, self.remaining(), would)
+        self._ledger = self._ledger + Ledger.of(charge)

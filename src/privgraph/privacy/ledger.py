@@ -1,0 +1,183 @@
+"""The ledger: one charge per release, composed in one place.
+
+A :class:`Charge` records what one release cost: the mechanism, its (epsilon, delta)
+guarantee per invocation (after any amplification by sub-sampling), the neighbouring
+relation it holds under, the sensitivity it was calibrated to, how many identical
+invocations were reserved in advance (``count``, e.g. the cap of sieve-and-examine
+rounds), and optionally an exact description of its privacy curve (``curve``) and
+sub-sampling (``sampling``) that the PLD and RDP accountants can use for tighter totals.
+
+A :class:`Ledger` is an immutable tuple of charges; ledgers add with ``+`` and
+:meth:`Ledger.total` is the one place where charges are composed
+(see :mod:`privgraph.privacy.composition` for the methods and their theorems).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from privgraph.privacy.neighbours import Neighbours, check_count, check_delta
+
+#: Composition methods understood by :meth:`Ledger.total`.
+METHODS = ("basic", "advanced", "optimal", "pld", "rdp")
+
+
+@dataclass(frozen=True)
+class Charge:
+    """The privacy cost of one release (or of ``count`` identical releases planned ahead).
+
+    Parameters
+    ----------
+    mechanism : str
+        A short name ("laplace", "sparse_vector", ...).
+    epsilon, delta : float
+        The (epsilon, delta)-DP guarantee of one invocation, as charged.
+    neighbours : Neighbours
+        The neighbouring relation the guarantee holds under.
+    sensitivity : float or None
+        The sensitivity the noise was calibrated to (documentation; None if not one).
+    count : int
+        Number of identical invocations reserved in advance (a cap fixed before the data
+        is seen, never a count the data chose).
+    curve : tuple
+        Optional exact privacy curve for the accountants: ``("discrete_laplace",
+        parameter, sensitivity)``, ``("discrete_gaussian", sigma, sensitivity)``,
+        ``("gaussian", noise_multiplier)``, ``("zcdp", rho)``. Empty: only
+        (epsilon, delta) is known (a generic (epsilon, delta)-DP mechanism).
+    sampling : tuple
+        ``("poisson", q)`` (add/remove) or ``("without_replacement", m, n)``
+        (replace-one) when ``curve`` describes the mechanism *before* sub-sampling;
+        ``epsilon``/``delta`` are always the amplified values.
+    slack : float
+        Privacy-loss slack per invocation already included in ``epsilon`` (the
+        sampler's floating-point error); the exact accountants add it back.
+
+    Examples
+    --------
+    >>> c = Charge("laplace", 0.5, 0.0, Neighbours.ADD_REMOVE, sensitivity=1.0)
+    >>> c.is_pure
+    True
+    """
+
+    mechanism: str
+    epsilon: float
+    delta: float
+    neighbours: Neighbours
+    sensitivity: float | None = None
+    count: int = 1
+    curve: tuple = ()
+    sampling: tuple = ()
+    slack: float = 0.0
+    note: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "neighbours", Neighbours.parse(self.neighbours))
+        if not (0 <= self.epsilon < float("inf")):
+            raise ValueError(f"charge epsilon must be non-negative and finite, got {self.epsilon!r}")
+        check_delta(self.delta, "charge delta")
+        check_count(self.count, "charge count")
+
+    @property
+    def is_pure(self) -> bool:
+        return self.delta == 0.0
+
+    def times(self, count: int) -> "Charge":
+        """The same charge reserved ``count`` times in advance."""
+        from dataclasses import replace
+
+        return replace(self, count=self.count * check_count(count, "count"))
+
+
+@dataclass(frozen=True)
+class PrivacyCost:
+    """A composed guarantee: the whole ledger is (epsilon, delta)-DP by ``method``."""
+
+    epsilon: float
+    delta: float
+    method: str
+
+    def __iter__(self):
+        return iter((self.epsilon, self.delta))
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """An immutable record of charges; ``+`` concatenates, :meth:`total` composes.
+
+    Examples
+    --------
+    >>> c = Charge("laplace", 0.1, 0.0, Neighbours.ADD_REMOVE, sensitivity=1.0)
+    >>> ledger = Ledger.of(c.times(100))
+    >>> ledger.total().epsilon  # basic composition
+    10.0
+    >>> round(ledger.total("advanced", delta=1e-6).epsilon, 2)
+    6.31
+    >>> round(ledger.total("optimal", delta=1e-6).epsilon, 3)
+    4.775
+    """
+
+    charges: tuple[Charge, ...] = ()
+
+    @classmethod
+    def of(cls, *charges: Charge) -> "Ledger":
+        return cls(tuple(charges))
+
+    def __add__(self, other: "Ledger") -> "Ledger":
+        if not isinstance(other, Ledger):
+            return NotImplemented
+        return Ledger(self.charges + other.charges)
+
+    def __len__(self) -> int:
+        return len(self.charges)
+
+    def __iter__(self):
+        return iter(self.charges)
+
+    @property
+    def neighbours(self) -> frozenset[Neighbours]:
+        """The neighbouring relations that appear in the ledger."""
+        return frozenset(c.neighbours for c in self.charges)
+
+    def total(self, method: str = "basic", delta: float | None = None) -> PrivacyCost:
+        """Compose every charge by ``method``; ``delta`` is the target total delta.
+
+        ``basic`` needs no target (it sums deltas). The others need ``delta`` larger
+        than the sum of the charges' own deltas. All charges must share one
+        neighbouring relation.
+        """
+        from privgraph.privacy.composition import compose
+
+        if len(self.neighbours) > 1:
+            raise ValueError(
+                "cannot compose charges under different neighbouring relations "
+                f"{sorted(n.value for n in self.neighbours)}; convert them first"
+            )
+        return compose(self.charges, method, delta)
+
+    def rows(self) -> list[dict]:
+        """One plain dict per charge (for tables, JSON and benchmark rows)."""
+        return [
+            {
+                "mechanism": c.mechanism,
+                "neighbours": c.neighbours.value,
+                "epsilon": c.epsilon,
+                "delta": c.delta,
+                "sensitivity": c.sensitivity,
+                "count": c.count,
+                "note": c.note,
+            }
+            for c in self.charges
+        ]
+
+
+def merge(ledgers: Iterable[Ledger]) -> Ledger:
+    """Concatenate several ledgers.
+
+    >>> merge([Ledger(), Ledger()]).charges
+    ()
+    """
+    out = Ledger()
+    for ledger in ledgers:
+        out = out + ledger
+    return out

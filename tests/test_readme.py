@@ -1,0 +1,34 @@
+"""The README's quick start stays true: two commands, and CI runs the second verbatim."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quick_start_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Quick start\s+```bash\n(.*?)```", text, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
+    commands = quick_start_commands()
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert commands[1] in ci
+
+
+def test_import_privgraph_is_light():
+    code = "import sys, privgraph; print(len([m for m in sys.modules if m.startswith(('numpy','scipy','pandas','duckdb','pyspark','matplotlib'))]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+
+
+def test_main_job_runs():
+    out = subprocess.run([sys.executable, "-m", "privgraph", "demo", "--seed", "3", "--rows", "2000"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Privacy ledger" in out.stdout and "NOT private" in out.stdout
