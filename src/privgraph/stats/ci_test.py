@@ -1,0 +1,227 @@
+"""Conditional-independence tests as small interchangeable objects.
+
+Every test reads one contingency table with axes ``(x, y, s_1, ..., s_k)`` (x and y
+first, the conditioning variables after, as ``engine.counts([x, y, *S])`` returns it) and
+offers the same five things, so that the discovery algorithms can take any of them:
+
+``statistic(table)``
+    A number >= 0; larger means more evidence of dependence.
+``pvalue(table)``
+    The p-value of the null hypothesis "x independent of y given S".
+``threshold(alpha, table=None)``
+    The critical value: ``statistic > threshold`` exactly when ``pvalue < alpha``.
+    For the rank tests it depends on alpha only (``has_public_threshold`` is True), so a
+    private algorithm may compare a noisy statistic with it. The G and chi-square
+    thresholds depend on the table's degrees of freedom and need ``table``.
+``sensitivity(n, neighbours, shape)``
+    Global sensitivity of ``statistic`` over neighbouring datasets whose smaller one has
+    ``n`` rows (see :mod:`privgraph.stats.sensitivity` for this convention), for a table of
+    ``shape``. ``math.inf`` where no finite bound exists (G, chi-square); a mechanism's
+    ``check_sensitivity`` then refuses it.
+``decide(table, alpha)``
+    A :class:`CIResult`: statistic, p-value, threshold and the verdict.
+
+Nothing here spends privacy budget or draws noise: that happens in the algorithms.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import chi2, norm
+
+from privgraph.privacy.neighbours import Neighbours
+from privgraph.stats.gtest import chi_square_test, degrees_of_freedom, g_test
+from privgraph.stats.kendall import conditional_kendall
+from privgraph.stats.sensitivity import (
+    conditional_kendall_sensitivity_add_remove,
+    conditional_kendall_sensitivity_replace_one,
+    conditional_spearman_sensitivity_add_remove,
+    conditional_spearman_sensitivity_replace_one,
+)
+from privgraph.stats.spearman import conditional_spearman
+
+
+@dataclass(frozen=True)
+class CIResult:
+    """One test's outcome: ``is_independent`` is ``statistic <= threshold``."""
+
+    statistic: float
+    pvalue: float
+    threshold: float
+    alpha: float
+    is_independent: bool
+
+
+class CITest:
+    """Base of the tests; subclasses define ``statistic``, ``pvalue``, ``threshold``, ``sensitivity``."""
+
+    name: str = "ci-test"
+    has_public_threshold: bool = True
+
+    def statistic(self, table) -> float:
+        raise NotImplementedError
+
+    def pvalue(self, table) -> float:
+        raise NotImplementedError
+
+    def threshold(self, alpha: float, table=None) -> float:
+        raise NotImplementedError
+
+    def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
+        raise NotImplementedError
+
+    def decide(self, table, alpha: float) -> CIResult:
+        """Statistic, p-value, threshold and verdict at level ``alpha`` for one table."""
+        alpha = check_alpha(alpha)
+        stat, threshold = self.statistic(table), self.threshold(alpha, table)
+        return CIResult(stat, self.pvalue(table), threshold, alpha, bool(stat <= threshold))
+
+
+@dataclass(frozen=True)
+class _StratifiedZTest(CITest):
+    """``|z|`` of a stratified rank statistic, two-sided normal p-value, public threshold."""
+
+    def _z(self, table):
+        raise NotImplementedError
+
+    def statistic(self, table) -> float:
+        return abs(self._z(table).z)
+
+    def pvalue(self, table) -> float:
+        return self._z(table).pvalue
+
+    def threshold(self, alpha: float, table=None) -> float:
+        """``Phi^-1(1 - alpha / 2)``: the same for every table."""
+        return float(norm.isf(check_alpha(alpha) / 2.0))
+
+    def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
+        bound = self._bounds[Neighbours.parse(neighbours)]
+        return bound(n, strata_of(shape))
+
+
+@dataclass(frozen=True)
+class KendallTest(_StratifiedZTest):
+    """Stratified Kendall tau-a z test (priv-pc.txt Appendix D; the Priv-PC test).
+
+    Examples
+    --------
+    >>> t = np.array([[40, 10], [10, 40]])
+    >>> test = KendallTest()
+    >>> r = test.decide(t, alpha=0.05)
+    >>> r.is_independent, round(r.threshold, 4)
+    (False, 1.96)
+    >>> round(test.sensitivity(100, "add_remove", t.shape), 4)
+    0.5342
+    """
+
+    name: str = "kendall"
+    _bounds = {
+        Neighbours.ADD_REMOVE: conditional_kendall_sensitivity_add_remove,
+        Neighbours.REPLACE_ONE: conditional_kendall_sensitivity_replace_one,
+    }
+
+    def _z(self, table):
+        return conditional_kendall(table)
+
+
+@dataclass(frozen=True)
+class SpearmanTest(_StratifiedZTest):
+    """Stratified Spearman rho-a z test (priv-pc.txt Appendix E).
+
+    >>> SpearmanTest().decide(np.array([[40, 10], [10, 40]]), alpha=0.05).is_independent
+    False
+    """
+
+    name: str = "spearman"
+    _bounds = {
+        Neighbours.ADD_REMOVE: conditional_spearman_sensitivity_add_remove,
+        Neighbours.REPLACE_ONE: conditional_spearman_sensitivity_replace_one,
+    }
+
+    def _z(self, table):
+        return conditional_spearman(table)
+
+
+@dataclass(frozen=True)
+class _ChiSquareFamily(CITest):
+    has_public_threshold = False
+
+    def _result(self, table):
+        raise NotImplementedError
+
+    def statistic(self, table) -> float:
+        return self._result(table).statistic
+
+    def pvalue(self, table) -> float:
+        return self._result(table).pvalue
+
+    def threshold(self, alpha: float, table=None) -> float:
+        """The chi-square critical value at this table's degrees of freedom (inf if 0)."""
+        alpha = check_alpha(alpha)
+        if table is None:
+            raise ValueError(f"the {self.name} threshold depends on the table's degrees of freedom: pass table=")
+        dof = degrees_of_freedom(table)
+        return math.inf if dof == 0 else float(chi2.isf(alpha, dof))
+
+    def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
+        """``math.inf``: one row in a cell expected near 0 moves the statistic without bound."""
+        Neighbours.parse(neighbours)
+        return math.inf
+
+
+@dataclass(frozen=True)
+class GTest(_ChiSquareFamily):
+    """The G test with the zero-degrees-of-freedom rule of :mod:`privgraph.stats.gtest`.
+
+    >>> r = GTest().decide(np.array([[5, 0], [0, 0]]), alpha=0.05)   # dof 0
+    >>> r.is_independent, r.pvalue, r.threshold
+    (True, 1.0, inf)
+    """
+
+    name: str = "g-test"
+
+    def _result(self, table):
+        return g_test(table)
+
+
+@dataclass(frozen=True)
+class ChiSquareTest(_ChiSquareFamily):
+    """Pearson's chi-square test, same degrees-of-freedom rule as :class:`GTest`.
+
+    >>> ChiSquareTest().decide(np.array([[40, 10], [10, 40]]), alpha=0.05).is_independent
+    False
+    """
+
+    name: str = "chi-square"
+
+    def _result(self, table):
+        return chi_square_test(table)
+
+
+def strata_of(shape: Sequence[int]) -> int:
+    """Number of strata of a table of ``shape`` (x, y, conditioning...): the product after two.
+
+    >>> strata_of((2, 3)), strata_of((2, 3, 4, 2))
+    (1, 8)
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2 or min(shape) < 1:
+        raise ValueError(f"shape must list >= 2 positive sizes (x, y, conditioning...), got {shape}")
+    return int(np.prod(shape[2:], dtype=np.int64))
+
+
+def check_alpha(alpha: float) -> float:
+    """``alpha`` as a float in (0, 1).
+
+    >>> check_alpha(1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must lie in (0, 1), got 1.5
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    return float(alpha)
