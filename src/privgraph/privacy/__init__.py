@@ -5,7 +5,8 @@ Public names::
     from privgraph.privacy import (Neighbours, SecureSampler, SeededSampler, Release,
         Charge, Ledger, Budget, BudgetExceeded, laplace_mechanism, gaussian_mechanism,
         exponential_mechanism, report_noisy_max, above_threshold, SparseVector,
-        amplify_poisson, amplify_without_replacement)
+        amplify_poisson, amplify_without_replacement, propose_test_release,
+        smooth_sensitivity_median)
 """
 
 from privgraph.privacy.amplification import (
@@ -36,6 +37,11 @@ from privgraph.privacy.samplers import (
     resolve_sampler,
 )
 from privgraph.privacy.sparse_vector import SparseVector, above_threshold
+from privgraph.privacy.stability import (
+    propose_test_release,
+    ptr_threshold,
+    smooth_sensitivity_median,
+)
 
 __all__ = [
     "Budget",
@@ -60,6 +66,9 @@ __all__ = [
     "histogram_l2_sensitivity",
     "laplace_mechanism",
     "laplace_scale",
+    "propose_test_release",
+    "ptr_threshold",
     "report_noisy_max",
     "resolve_sampler",
+    "smooth_sensitivity_median",
 ]
