@@ -59,7 +59,8 @@ def duckdb_source(path: Path, *, row_numbers: bool = False) -> str:
             f"row selections need row numbers, which DuckDB gives for Parquet only; "
             f"convert {str(path)!r} to Parquet or count the whole file and sub-sample the table"
         )
-    return f"read_csv({sql_literal(path)}, header = true)"
+    # no BOOLEAN guess: "yes"/"no" stay text, as pandas and Spark read them
+    return f"read_csv({sql_literal(path)}, header = true, auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR'])"
 
 
 def connect(memory_limit: str = "1GB", threads: int | None = None):
@@ -107,7 +108,7 @@ def domain_of_file(
 
 def complete_filter(con, source: str, names: Sequence[str], missing: str) -> str:
     """A WHERE clause keeping complete rows; raises under ``missing="error"`` if any is not."""
-    counts = con.execute(null_count_query(source, names)).fetchone()
+    counts = con.execute(null_count_query(source, names)).fetchall()[0]
     return complete_where(names, counts, missing)
 
 

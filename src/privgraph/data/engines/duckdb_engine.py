@@ -59,8 +59,8 @@ class DuckDBEngine:
         columns = check_columns(self.domain, columns)
         source, where = duckdb_source(self.path), self._where
         if rows is not None:
-            self._con.register(_SELECTION, pa.table({"r": row_indices(rows)}))
             source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT r FROM {_SELECTION})"
+            self._con.register(_SELECTION, pa.table({"r": row_indices(rows)}))
         groups = self._con.execute(group_by_query(source, columns, where=where)).fetchall()
         if not columns:
             return np.array(groups[0][0] if groups else 0, dtype=np.int64)

@@ -1,0 +1,28 @@
+"""One Spark session for the whole test run (starting Spark takes ~10 s)."""
+
+import importlib.util
+
+import pytest
+
+HAS_PYSPARK = importlib.util.find_spec("pyspark") is not None
+requires_spark = pytest.mark.skipif(not HAS_PYSPARK, reason="pyspark is not installed (pip install 'privgraph[spark]')")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    if not HAS_PYSPARK:
+        pytest.skip("pyspark is not installed (pip install 'privgraph[spark]')")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("privgraph-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -1,0 +1,129 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgraph.data import Domain, DuckDBEngine, NumpyEngine, SparkEngine, count_tables, group_by_query
+from privgraph.data.engines import numpy_engine
+from tests.data.conftest import requires_spark
+
+COLUMN_SETS = [("a",), ("b", "a"), ("c", "a", "d"), ("d", "c", "b", "a"), ()]
+
+
+def brute_counts(codes: np.ndarray, domain: Domain, columns) -> np.ndarray:
+    t = np.zeros(domain.project(columns).shape, dtype=np.int64)
+    np.add.at(t, tuple(codes[:, domain.index(c)] for c in columns), 1)
+    return t
+
+
+def random_frame(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "a": rng.choice(["no", "yes"], n),
+            "b": rng.integers(0, 4, n),
+            "c": rng.choice(["lo", "mid", "hi"], n),
+            "d": rng.integers(10, 13, n),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    df = random_frame()
+    root = tmp_path_factory.mktemp("engines")
+    df.to_parquet(root / "d.parquet")
+    df.to_csv(root / "d.csv", index=False)
+    return df, root
+
+
+def test_numpy_counts_equal_brute_force_in_any_column_order(monkeypatch):
+    monkeypatch.setattr(numpy_engine, "CHUNK_ROWS", 1000)  # several chunks
+    rng = np.random.default_rng(1)
+    d = Domain.of(a=2, b=3, c=5, d=7)
+    codes = np.column_stack([rng.integers(0, s, 5555) for s in d.sizes])
+    e = NumpyEngine(d, codes)
+    mask = rng.random(5555) < 0.3
+    for cols in COLUMN_SETS[:-1]:
+        assert np.array_equal(e.counts(cols), brute_counts(codes, d, cols))
+        assert np.array_equal(e.counts(cols, rows=mask), brute_counts(codes[mask], d, cols))
+        assert np.array_equal(e.counts(cols, rows=np.flatnonzero(mask)), brute_counts(codes[mask], d, cols))
+    assert int(e.counts([])) == 5555 and int(e.counts([], rows=mask)) == mask.sum()
+
+
+def test_batch_of_tables_is_marginals_of_one_joint():
+    rng = np.random.default_rng(2)
+    d = Domain.of(a=2, b=3, c=2, d=4)
+    e = NumpyEngine(d, np.column_stack([rng.integers(0, s, 999) for s in d.sizes]))
+    sets = [("a", "b"), ("d", "a"), ("c",), ("b", "c", "d")]
+    for max_cells in (10**6, 4):  # one joint table, then table by table
+        got = count_tables(e, sets, max_cells=max_cells)
+        assert all(np.array_equal(g, e.counts(s)) for g, s in zip(got, sets))
+
+
+def test_all_engines_give_identical_tables(files, spark):
+    df, root = files
+    rows = np.flatnonzero(np.random.default_rng(3).random(len(df)) < 0.2)
+    mem = NumpyEngine.from_frame(df)
+    duck = [DuckDBEngine(root / "d.parquet", memory_limit="256MB"), DuckDBEngine(root / "d.csv")]
+    sparks = [SparkEngine(root / "d.parquet", spark=spark)]
+    for e in duck + sparks:
+        assert e.domain == mem.domain and e.domain.levels == mem.domain.levels
+    for e, sets in [(duck[0], COLUMN_SETS), (duck[1], COLUMN_SETS), (sparks[0], COLUMN_SETS[3:])]:
+        for cols in sets:  # Spark: the joint table (every other is a marginal of it) and n
+            assert np.array_equal(e.counts(cols), mem.counts(cols)), (e, cols)
+    for e in (duck[0], sparks[0]):
+        cols = COLUMN_SETS[3]
+        assert np.array_equal(e.counts(cols, rows=rows), mem.counts(cols, rows=rows)), (e, cols)
+
+
+def test_engines_drop_the_same_incomplete_rows(tmp_path, spark):
+    df = random_frame(400, seed=4)
+    df.loc[[3, 50, 51], "c"] = None
+    df.loc[[7, 50], "b"] = None
+    df["b"] = df["b"].astype("Int64")
+    df.to_parquet(tmp_path / "m.parquet")
+    mem = NumpyEngine.from_frame(df, missing="drop")
+    rows = np.arange(0, 396, 3)
+    for e in (DuckDBEngine(tmp_path / "m.parquet", missing="drop"),
+              SparkEngine(tmp_path / "m.parquet", missing="drop", spark=spark)):
+        assert np.array_equal(e.counts(["c", "b"]), mem.counts(["c", "b"]))
+        assert np.array_equal(e.counts(["a", "c"], rows=rows), mem.counts(["a", "c"], rows=rows))
+    with pytest.raises(ValueError, match="column 'b' has 2 missing value"):
+        DuckDBEngine(tmp_path / "m.parquet")
+
+
+@requires_spark
+def test_spark_over_a_dataframe_needs_a_domain(spark):
+    sdf = spark.createDataFrame(pd.DataFrame({"a": ["x", "y", "x"]}))
+    with pytest.raises(ValueError, match="needs its domain"):
+        SparkEngine(sdf, spark=spark)
+    d = Domain(("a",), (2,), levels=(("x", "y"),))
+    assert SparkEngine(sdf, d, spark=spark).counts(["a"]).tolist() == [2, 1]
+
+
+def test_one_group_by_query_for_both_sql_engines():
+    assert group_by_query("src", ["x", 'we"ird']) == (
+        'SELECT "x", "we""ird", COUNT(*) AS privgraph_n FROM src GROUP BY "x", "we""ird"'
+    )
+    assert "`x`" in group_by_query("src", ["x"], style="spark")
+
+
+def test_bad_requests_name_the_problem(files):
+    df, root = files
+    e = NumpyEngine.from_frame(df)
+    with pytest.raises(KeyError, match=r"columns \['zz'\] not in domain"):
+        e.counts(["a", "zz"])
+    with pytest.raises(ValueError, match="repeat"):
+        e.counts(["a", "a"])
+    with pytest.raises(TypeError, match="sequence of names"):
+        e.counts("a")
+    with pytest.raises(ValueError, match="strictly increasing"):
+        e.counts(["a"], rows=np.array([5, 5]))
+    with pytest.raises(IndexError, match="outside"):
+        e.counts(["a"], rows=np.array([len(df)]))
+    with pytest.raises(ValueError, match="Parquet only"):
+        DuckDBEngine(root / "d.csv").counts(["a"], rows=np.array([1]))
+    with pytest.raises(FileNotFoundError, match="no such data file"):
+        DuckDBEngine(root / "missing.parquet")
+    with pytest.raises(ValueError, match="outside 0..1"):
+        NumpyEngine(Domain.of(a=2), np.array([[0], [2]]))
