@@ -65,7 +65,9 @@ def _brute_smooth(x, lower, upper, beta):
         return max(abs(np.median(np.r_[np.delete(y, i), v]) - med) for i in range(n) for v in (lower, upper))
 
     best = 0.0
-    for k in range(n + 1):
+    # once k >= (n + 1) / 2 changes can push the median anywhere, A(k) = upper - lower and
+    # e^(-k beta) only falls, so larger k cannot win
+    for k in range((n + 1) // 2 + 1):
         a_k = 0.0
         for pos in itertools.combinations(range(n), k):
             for repl in itertools.product(vals, repeat=k):
