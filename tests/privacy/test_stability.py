@@ -56,25 +56,30 @@ def test_ptr_bad_input_charges_nothing():
 
 
 def _brute_smooth(x, lower, upper, beta):
-    """max_k e^(-k beta) max_{y: d(x,y) <= k} LS(y), by enumeration over extreme/observed values."""
+    """max_k e^(-k beta) max_{y: d(x,y) <= k} LS(y), enumerating replacements by observed/extreme values.
+
+    LS(y) is computed by brute force too: the largest move of the median when one value
+    of y is replaced by lower or upper.
+    """
     vals = sorted(set(x) | {lower, upper})
     n = len(x)
-
-    def ls(y):
-        med = np.median(y)
-        return max(abs(np.median(np.r_[np.delete(y, i), v]) - med) for i in range(n) for v in (lower, upper))
-
     best = 0.0
-    # once k >= (n + 1) / 2 changes can push the median anywhere, A(k) = upper - lower and
-    # e^(-k beta) only falls, so larger k cannot win
-    for k in range((n + 1) // 2 + 1):
-        a_k = 0.0
+    for k in range(n + 1):
+        ys = []
         for pos in itertools.combinations(range(n), k):
             for repl in itertools.product(vals, repeat=k):
                 y = np.array(x, dtype=float)
                 y[list(pos)] = repl
-                a_k = max(a_k, ls(y))
-        best = max(best, math.exp(-k * beta) * a_k)
+                ys.append(y)
+        ys = np.array(ys)
+        med = np.median(ys, axis=1)
+        ls = np.zeros(len(ys))
+        for i in range(n):
+            for v in (lower, upper):
+                moved = ys.copy()
+                moved[:, i] = v
+                ls = np.maximum(ls, np.abs(np.median(moved, axis=1) - med))
+        best = max(best, math.exp(-k * beta) * ls.max())
     return best
 
 
