@@ -1,0 +1,198 @@
+"""Export of a CPDAG: DOT and JSON text, GraphML and PNG files.
+
+Files are written atomically: to a temporary file in the target's directory, renamed
+over the target once complete, so a failed write leaves no partial output behind.
+matplotlib is imported only when :func:`draw` is called (with the Agg backend).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+
+from privgraph.graphs.cpdag import CPDAG
+
+_JSON_FORMAT = "privgraph.cpdag"
+
+
+def to_dot(cpdag: CPDAG) -> str:
+    """The graph in Graphviz DOT: a ``digraph``, undirected edges drawn with ``dir=none``.
+
+    Examples
+    --------
+    >>> print(to_dot(CPDAG(["a", "b", "c"], directed=[("a", "b")], undirected=[("b", "c")])))
+    digraph cpdag {
+      "a";
+      "b";
+      "c";
+      "a" -> "b";
+      "b" -> "c" [dir=none];
+    }
+    """
+    lines = ["digraph cpdag {"]
+    lines += [f"  {_dot_id(v)};" for v in cpdag.nodes]
+    lines += [f"  {_dot_id(a)} -> {_dot_id(b)};" for a, b in cpdag.directed_edges]
+    lines += [f"  {_dot_id(a)} -> {_dot_id(b)} [dir=none];" for a, b in cpdag.undirected_edges]
+    return "\n".join(lines + ["}"])
+
+
+def _dot_id(name: str) -> str:
+    escaped = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def to_json(cpdag: CPDAG) -> str:
+    """The graph as JSON: ``nodes``, ``directed`` and ``undirected`` edge lists; see :func:`from_json`.
+
+    Examples
+    --------
+    >>> print(to_json(CPDAG(["a", "b", "c"], directed=[("a", "b")], undirected=[("b", "c")])))
+    {"format": "privgraph.cpdag", "nodes": ["a", "b", "c"], "directed": [["a", "b"]], "undirected": [["b", "c"]]}
+    """
+    return json.dumps(
+        {
+            "format": _JSON_FORMAT,
+            "nodes": list(cpdag.nodes),
+            "directed": [list(e) for e in cpdag.directed_edges],
+            "undirected": [list(e) for e in cpdag.undirected_edges],
+        }
+    )
+
+
+def from_json(text: str) -> CPDAG:
+    """Read a graph written by :func:`to_json`.
+
+    Raises
+    ------
+    ValueError
+        If the text is not JSON, not an object with ``nodes``, ``directed`` and
+        ``undirected``, or describes an invalid graph.
+
+    Examples
+    --------
+    >>> g = CPDAG(["a", "b", "c"], directed=[("a", "b")], undirected=[("b", "c")])
+    >>> from_json(to_json(g)) == g
+    True
+    >>> from_json('{"nodes": ["a"]}')
+    Traceback (most recent call last):
+    ...
+    ValueError: CPDAG JSON must be an object with keys 'nodes', 'directed', 'undirected'; got keys ['nodes']
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"CPDAG JSON is not valid JSON: {err}") from None
+    keys = ("nodes", "directed", "undirected")
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in keys):
+        got = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"CPDAG JSON must be an object with keys 'nodes', 'directed', 'undirected'; got keys {got}")
+    return CPDAG(data["nodes"], directed=data["directed"], undirected=data["undirected"])
+
+
+def write_json(cpdag: CPDAG, path: str | os.PathLike) -> Path:
+    """Write :func:`to_json` to ``path`` atomically; return the path.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_json(CPDAG(["a", "b"], directed=[("a", "b")]), pathlib.Path(d) / "g.json")
+    ...     from_json(p.read_text()).directed_edges
+    (('a', 'b'),)
+    """
+    text = to_json(cpdag)
+    return _write_atomically(path, lambda tmp: Path(tmp).write_text(text + "\n"))
+
+
+def to_graphml(cpdag: CPDAG, path: str | os.PathLike) -> Path:
+    """Write the graph as GraphML (the :meth:`CPDAG.to_networkx` form, edge attribute ``kind``).
+
+    ``networkx.read_graphml`` reads it back, and ``CPDAG.from_networkx`` of that gives the
+    same graph.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, networkx as nx
+    >>> g = CPDAG(["a", "b", "c"], directed=[("a", "b")], undirected=[("b", "c")])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     back = nx.read_graphml(to_graphml(g, pathlib.Path(d) / "g.graphml"))
+    >>> CPDAG.from_networkx(back) == g
+    True
+    """
+    graph = cpdag.to_networkx()
+    return _write_atomically(path, lambda tmp: nx.write_graphml(graph, tmp))
+
+
+def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> Path:
+    """Draw the graph to an image file (PNG unless ``path`` names another matplotlib format).
+
+    Directed edges get arrowheads, undirected edges are plain lines. The layout is
+    deterministic (Kamada-Kawai). matplotlib is imported here, with the Agg backend and
+    without pyplot, so drawing never opens a window or touches global figure state.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     draw(CPDAG(["a", "b"], directed=[("a", "b")]), pathlib.Path(d) / "g.png").stat().st_size > 0
+    True
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=_figure_size(len(cpdag.nodes)))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    _draw_on(ax, cpdag)
+    if title:
+        ax.set_title(title)
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    return _write_atomically(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=100))
+
+
+def _figure_size(n_nodes: int) -> tuple[float, float]:
+    side = min(4.0 + 0.4 * n_nodes, 20.0)
+    return side, side
+
+
+def _draw_on(ax, cpdag: CPDAG) -> None:
+    graph = cpdag.to_networkx()
+    pos = nx.kamada_kawai_layout(graph) if len(cpdag.nodes) > 1 else {v: (0.0, 0.0) for v in cpdag.nodes}
+    nx.draw_networkx_nodes(graph, pos, ax=ax, node_color="#dde6f0", edgecolors="#34495e", node_size=900)
+    nx.draw_networkx_labels(graph, pos, ax=ax, font_size=8)
+    style = dict(ax=ax, node_size=900, arrows=True)
+    nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.directed_edges), arrowstyle="-|>", arrowsize=15, **style)
+    nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.undirected_edges), arrowstyle="-", **style)
+    ax.set_axis_off()
+
+
+def _write_atomically(path: str | os.PathLike, write: Callable[[str], object]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    On any error the temporary file is removed and the error propagates; ``path`` is
+    untouched (an older file there stays as it was).
+    """
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {str(target)!r}: directory {str(target.parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
