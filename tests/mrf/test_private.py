@@ -10,7 +10,8 @@ from privgraph.mrf.cgm import cgm_em, dual_e_step, expected_tables
 from privgraph.mrf.evaluation import kl_divergence
 from privgraph.mrf.fit import fit_mle
 from privgraph.mrf.inference import infer
-from privgraph.mrf.release import clique_counts, estimate_records, release_tables
+from privgraph.data import NumpyEngine, count_tables
+from privgraph.mrf.release import estimate_records, release_tables
 from privgraph.mrf.sampling import sample
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Budget, BudgetExceeded, Neighbours, SeededSampler
@@ -21,7 +22,7 @@ def population():
     rng = np.random.default_rng(0)
     model = third_order_chain(6, rng=rng)
     codes = sample(model, 20_000, rng=rng)
-    return model, codes, clique_counts(codes, model.domain, model.cliques)
+    return model, codes, count_tables(NumpyEngine(model.domain, codes), model.cliques)
 
 
 def _release(population, epsilon, seed=1, **kw):

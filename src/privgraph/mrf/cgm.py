@@ -98,39 +98,48 @@ def cgm_em(
 def dual_e_step(noisy: NoisyMarginals, theta, *, max_cells: int = MAX_TREE_CELLS, max_iter: int = 200):
     """NLBP's fixed point ``g*`` via the MAP problem's dual (module docstring).
 
-    ``min_g N A(theta + g) - <g, y>`` (``+ sigma^2 |g|^2 / 2`` for Gaussian noise) over
-    ``|g| <= 1/b`` (Laplace), by L-BFGS-B with BP marginals as gradients. Returns ``g*``
-    per group; the E-step's counts are ``N mu(theta + g*)``.
+    ``min_g N A(theta + g) - <g, m y>`` (``+ (m sigma)^2 |g|^2 / 2`` for Gaussian noise)
+    over ``|g| <= 1/(m b)`` (Laplace), by L-BFGS-B with BP marginals as gradients; ``m``
+    is the number of cliques sharing a group's table (1 without ties), whose table holds
+    per-unit averages. Returns ``g*`` per group; the E-step's tables are
+    ``expected_tables(noisy, theta + g*)``.
     """
-    sizes = np.cumsum([0] + [t.size for t in theta])
-    y = np.concatenate([t.ravel() for t in noisy.tables])
     shapes = [t.shape for t in theta]
+    sizes = np.cumsum([0] + [t.size for t in theta])
+    mult = np.concatenate([np.full(t.size, float(m)) for t, m in zip(theta, noisy.group_sizes)])
+    y = np.concatenate([t.ravel() for t in noisy.tables])
 
     def f(flat):
-        step = [flat[a:b].reshape(s) for a, b, s in zip(sizes[:-1], sizes[1:], shapes)]
-        shifted = [t + s for t, s in zip(theta, step)]
+        shifted = [t + s for t, s in zip(theta, _unflatten(flat, sizes, shapes))]
         beliefs = infer_potentials(noisy.domain, noisy.cliques, [shifted[g] for g in noisy.ties], max_cells=max_cells)
-        n = _group_sums(noisy, beliefs.marginals, shapes)
-        grad = np.concatenate([m.ravel() for m in n]) - y
-        value = noisy.records * beliefs.log_partition - float(flat @ y)
+        n = np.concatenate([m.ravel() for m in _group_means(noisy, beliefs.marginals, shapes)])
+        value = noisy.records * beliefs.log_partition - float(flat @ (mult * y))
+        grad = mult * (n - y)
         if noisy.noise == "gaussian":
-            value += 0.5 * noisy.scale**2 * float(flat @ flat)
-            grad = grad + noisy.scale**2 * flat
+            curvature = (mult * noisy.scale) ** 2
+            value += 0.5 * float(np.sum(curvature * flat**2))
+            grad = grad + curvature * flat
         return value, grad
 
-    bound = 1.0 / noisy.scale if noisy.noise == "laplace" else None
-    res = minimize(f, np.zeros(sizes[-1]), jac=True, method="L-BFGS-B",
-                   bounds=[(-bound, bound) if bound else (None, None)] * sizes[-1],
+    bounds = (
+        [(-1.0 / (m * noisy.scale), 1.0 / (m * noisy.scale)) for m in mult]
+        if noisy.noise == "laplace" else [(None, None)] * len(mult)
+    )
+    res = minimize(f, np.zeros(sizes[-1]), jac=True, method="L-BFGS-B", bounds=bounds,
                    options={"maxiter": max_iter, "gtol": 1e-10, "ftol": 1e-14})
-    return [res.x[a:b].reshape(s) for a, b, s in zip(sizes[:-1], sizes[1:], shapes)]
+    return _unflatten(res.x, sizes, shapes)
 
 
-def _group_sums(noisy: NoisyMarginals, marginals, shapes) -> list[np.ndarray]:
-    """``N`` times the summed marginals of each group's cliques."""
+def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:
+    return [flat[a:b].reshape(s) for a, b, s in zip(sizes[:-1], sizes[1:], shapes)]
+
+
+def _group_means(noisy: NoisyMarginals, marginals, shapes) -> list[np.ndarray]:
+    """``N`` times the mean marginal of each group's cliques (its expected table)."""
     out = [np.zeros(s) for s in shapes]
     for k, g in enumerate(noisy.ties):
         out[g] = out[g] + noisy.records * marginals[k]
-    return out
+    return [o / m for o, m in zip(out, noisy.group_sizes)]
 
 
 def nlbp_e_step(noisy: NoisyMarginals, theta, *, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10):
@@ -144,17 +153,19 @@ def nlbp_e_step(noisy: NoisyMarginals, theta, *, max_cells: int = MAX_TREE_CELLS
 
 
 def expected_tables(noisy: NoisyMarginals, theta, max_cells: int = MAX_TREE_CELLS) -> list[np.ndarray]:
-    """``N`` times the model's marginal of each group (tied cliques' marginals summed)."""
+    """``N`` times the model's marginal of each group (mean over tied cliques)."""
     beliefs = infer_potentials(
         noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties], max_cells=max_cells
     )
-    return _group_sums(noisy, beliefs.marginals, [t.shape for t in theta])
+    return _group_means(noisy, beliefs.marginals, [t.shape for t in theta])
 
 
 def _loglik_gradient(noisy: NoisyMarginals, n) -> list[np.ndarray]:
+    """``d log p(y | n) / dn`` per group, ``n`` the groups' summed (not mean) counts."""
+    m = noisy.group_sizes
     if noisy.noise == "laplace":
-        return [np.sign(y - m) / noisy.scale for y, m in zip(noisy.tables, n)]
-    return [(y - m) / noisy.scale**2 for y, m in zip(noisy.tables, n)]
+        return [np.sign(y - e) / (k * noisy.scale) for y, e, k in zip(noisy.tables, n, m)]
+    return [(y - e) / (k * noisy.scale**2) for y, e, k in zip(noisy.tables, n, m)]
 
 
 def _residual(noisy: NoisyMarginals, n) -> float:

@@ -113,7 +113,7 @@ def _check_clique(domain: Domain, clique, max_cells: int) -> Clique:
         raise KeyError(f"clique {names} names columns {missing} not in the domain {list(domain.names)}")
     if continuous := [n for n in names if domain.kinds[domain.index(n)] is Kind.CONTINUOUS]:
         raise ValueError(
-            f"clique {names} uses non-discrete columns {continuous}; bin them into categories first"
+            f"clique {names} uses non-discrete columns {continuous} (continuous values); bin them into categories first"
         )
     cells = domain.cells(names)
     if cells > max_cells:

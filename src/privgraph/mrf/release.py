@@ -12,7 +12,7 @@ Everything downstream (CGM-EM, naive MLE) is post-processing of :class:`NoisyMar
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -21,6 +21,7 @@ from privgraph.data.domain import Domain
 from privgraph.mrf.model import check_cliques
 from privgraph.privacy import (
     Budget,
+    Ledger,
     Neighbours,
     NoiseSampler,
     Release,
@@ -82,7 +83,10 @@ def release_tables(
     """Add noise to the count table of every parameter group, with one charge.
 
     ``counts[g]`` must be the (possibly weighted) counts of group ``g``, each privacy unit
-    contributing total weight at most one to each group's table. Under replace-one the
+    contributing total weight at most one to each group's table: for a group of ``m``
+    tied cliques over record-level counts, the sum of the members' tables divided by
+    ``m`` (:func:`group_tables` does this); :mod:`privgraph.mrf.individuals` normalises
+    per individual. Under replace-one the
     public number of units ``records`` is required.
 
     Examples
@@ -124,6 +128,7 @@ def release_tables(
             flat, epsilon=epsilon, delta=delta, sensitivity=sensitivity, neighbours=neighbours,
             sampler=sampler, budget=budget,
         )
+    ledger = Ledger(tuple(replace(c, note=f"{c.note}; unit={unit}; {groups} tables") for c in ledger))
     tables = _split(noisy, shapes)
     n = float(records) if records is not None and neighbours is Neighbours.REPLACE_ONE else estimate_records(tables)
     return Release(NoisyMarginals(domain, cliques, ties, tables, noise, scale, n, unit), ledger)
@@ -132,6 +137,16 @@ def release_tables(
 def _split(flat: np.ndarray, shapes) -> tuple[np.ndarray, ...]:
     ends = np.cumsum([int(np.prod(s)) for s in shapes])
     return tuple(part.reshape(s) for part, s in zip(np.split(flat, ends[:-1]), shapes))
+
+
+def group_tables(tables: Sequence[np.ndarray], ties: Sequence[int]) -> list[np.ndarray]:
+    """Per-group tables from per-clique tables: the mean over each group's tied cliques.
+
+    >>> [t.tolist() for t in group_tables([np.array([1.0, 3.0]), np.array([3.0, 1.0]), np.array([5.0])], [0, 0, 1])]
+    [[2.0, 2.0], [5.0]]
+    """
+    groups = sorted(set(ties))
+    return [sum(t for t, g in zip(tables, ties) if g == k) / list(ties).count(k) for k in groups]
 
 
 def estimate_records(tables: Sequence[np.ndarray]) -> float:
@@ -146,21 +161,3 @@ def estimate_records(tables: Sequence[np.ndarray]) -> float:
     totals = np.array([float(np.sum(t)) for t in tables])
     weights = np.array([1.0 / np.size(t) for t in tables])
     return max(1.0, float(np.sum(weights * totals) / np.sum(weights)))
-
-
-def clique_counts(
-    codes: np.ndarray, domain: Domain, cliques: Sequence[tuple[str, ...]], weights: np.ndarray | None = None
-) -> list[np.ndarray]:
-    """Count tables of integer-coded records (columns in domain order), optionally weighted.
-
-    A stop-gap until the data layer's count engines are available; kept in this one place.
-
-    >>> clique_counts(np.array([[0, 1], [1, 1], [1, 1]]), Domain.of(a=2, b=2), [("b", "a")])[0].tolist()
-    [[0.0, 0.0], [1.0, 2.0]]
-    """
-    out = []
-    for c in cliques:
-        shape = domain.project(c).shape
-        flat = np.ravel_multi_index(tuple(codes[:, domain.index(n)] for n in c), shape)
-        out.append(np.bincount(flat, weights=weights, minlength=int(np.prod(shape))).astype(np.float64).reshape(shape))
-    return out

@@ -1,0 +1,91 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgraph.data.domain import Domain
+from privgraph.mrf.estimator import PrivateMRF
+from privgraph.mrf.individuals import individual_tables, time_homogeneous_chain
+from privgraph.mrf.psgd import noise_multiplier, psgd
+from privgraph.mrf.sampling import sample
+from privgraph.mrf.synthetic import third_order_chain
+from privgraph.privacy import SeededSampler
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(5)
+    model = third_order_chain(5, rng=rng)
+    codes = sample(model, 3000, rng=rng)
+    return pd.DataFrame(codes, columns=model.domain.names), model
+
+
+@pytest.mark.parametrize("method", ["cgm-em", "naive-mle"])
+def test_ledger_total_is_the_budget(frame, method):
+    df, model = frame
+    est = PrivateMRF(epsilon=0.7, cliques=model.cliques, method=method, random_state=1).fit(df)
+    assert est.ledger_.total().epsilon == pytest.approx(0.7)
+    assert est.model_.cliques == model.cliques
+    assert est.marginal(["x0", "x4"]).sum() == pytest.approx(1.0)
+    assert "unit=record" in est.ledger_.charges[0].note
+
+
+def test_gaussian_and_psgd_ledgers(frame):
+    df, model = frame
+    est = PrivateMRF(epsilon=1.0, cliques=model.cliques, noise="gaussian", delta=1e-5, random_state=1).fit(df)
+    assert est.ledger_.total().delta == pytest.approx(1e-5)
+    est = PrivateMRF(epsilon=2.0, cliques=model.cliques, method="psgd", delta=1 / 3000, random_state=1,
+                     options={"steps": 20, "rate": 0.1}).fit(df)
+    assert est.ledger_.total("rdp", delta=1 / 3000).epsilon <= 2.0
+    assert est.marginals_ is None
+
+
+def test_psgd_reports_unreachable_epsilon():
+    with pytest.raises(ValueError, match="out of PSGD's reach"):
+        noise_multiplier(1e-3, 1e-4, 0.5, 1000, 5.0)
+
+
+@pytest.mark.parametrize(
+    "cliques,match",
+    [(["x0,nope"], "not in the domain"), ([], "empty"), (["x0,x1,x2,x3,x4,big"], "cells")],
+)
+def test_bad_input_raises_before_any_noise(frame, cliques, match):
+    df, _ = frame
+    df = df.assign(big=np.arange(len(df)) % 3000)
+    sampler = SeededSampler(0)
+    state = sampler._bits.state
+    with pytest.raises((KeyError, ValueError), match=match):
+        PrivateMRF(epsilon=1.0, cliques=cliques, random_state=sampler).fit(
+            df, Domain(tuple(df.columns), (2,) * 5 + (10**6,)))
+    assert sampler._bits.state == state  # no noise drawn
+
+
+def test_non_discrete_column_is_refused(frame):
+    df, _ = frame
+    with pytest.raises(ValueError, match="continuous"):
+        PrivateMRF(epsilon=1.0, cliques="x0,v", random_state=0).fit(df.assign(v=np.linspace(0, 1, len(df))))
+
+
+def test_individual_tables_bound_each_individuals_weight():
+    rng = np.random.default_rng(3)
+    d = Domain(tuple(f"h{i}" for i in range(6)), (4,) * 6)
+    cliques, ties = time_homogeneous_chain(d.names)
+    codes = rng.integers(0, 4, size=(400, 6))
+    ids = rng.integers(0, 50, size=400)
+    full = individual_tables(codes, ids, domain=d, cliques=cliques, ties=ties, null=0)
+    for drop in range(0, 50, 7):
+        keep = ids != drop
+        less = individual_tables(codes[keep], ids[keep], domain=d, cliques=cliques, ties=ties, null=0)
+        for a, b in zip(full, less):
+            assert np.abs(a - b).sum() <= 1 + 1e-9
+
+
+def test_individuals_are_the_privacy_unit():
+    rng = np.random.default_rng(4)
+    names = [f"h{i}" for i in range(4)]
+    df = pd.DataFrame(rng.integers(0, 3, size=(300, 4)), columns=names).assign(user=rng.integers(0, 40, 300))
+    cliques, ties = time_homogeneous_chain(names)
+    est = PrivateMRF(epsilon=1.0, cliques=cliques, ties=ties, individual="user", null=0, random_state=2).fit(df)
+    assert est.marginals_.unit.startswith("individual")
+    assert "individual" in est.ledger_.charges[0].note
+    assert est.ledger_.charges[0].sensitivity == 2  # two tables: pairs and first node
+    np.testing.assert_allclose(est.model_.potentials[0], est.model_.potentials[2])
