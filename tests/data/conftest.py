@@ -17,7 +17,7 @@ def spark():
     session = (
         SparkSession.builder.master("local[2]")
         .appName("privgraph-tests")
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.memory", "1g")
