@@ -1,3 +1,5 @@
+import importlib
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -200,3 +202,52 @@ def test_orient_rejects_unknown_sepset_nodes():
 def test_orient_rejects_nodes_missing_skeleton_nodes():
     with pytest.raises(ValueError, match="miss skeleton nodes \\['b'\\]"):
         orient(nx.Graph([("a", "b")]), {}, nodes=["a"])
+
+
+# ----- each Meek case is decided by its own rule alone
+
+# privgraph.graphs.orient is the function (it shadows the module of the same name)
+orient_module = importlib.import_module("privgraph.graphs.orient")
+
+RULE_CASES = {
+    "_rule1": (CPDAG(list("abc"), directed=[("a", "b")], undirected=[("b", "c")]), ("b", "c")),
+    "_rule2": (CPDAG(list("abc"), directed=[("a", "c"), ("c", "b")], undirected=[("a", "b")]), ("a", "b")),
+    "_rule3": (
+        CPDAG(list("abcd"), directed=[("c", "b"), ("d", "b")], undirected=[("a", "b"), ("a", "c"), ("a", "d")]),
+        ("a", "b"),
+    ),
+    "_rule4": (
+        CPDAG(list("abcd"), directed=[("c", "d"), ("d", "b")], undirected=[("a", "b"), ("a", "c"), ("a", "d")]),
+        ("a", "b"),
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(RULE_CASES))
+def test_each_case_fires_only_its_rule(rule):
+    g, arc = RULE_CASES[rule]
+    fired = {name for name in RULE_CASES if getattr(orient_module, name)(g, *arc)}
+    assert fired == {rule}
+    assert orient_module._meek_proposals(g) == {arc}
+
+
+def test_orientation_is_order_independent_on_noisy_sepsets():
+    """Random skeletons with random (inconsistent) separating sets: shuffling the node order,
+    the edge order and the sepset order never changes the result."""
+    rng = np.random.default_rng(11)
+    names = [f"v{i}" for i in range(7)]
+    for _ in range(40):
+        skeleton = nx.Graph()
+        skeleton.add_nodes_from(names)
+        skeleton.add_edges_from((a, b) for i, a in enumerate(names) for b in names[i + 1:] if rng.random() < 0.4)
+        sepsets = {
+            frozenset((a, b)): frozenset(v for v in names if v not in (a, b) and rng.random() < 0.3)
+            for i, a in enumerate(names) for b in names[i + 1:] if not skeleton.has_edge(a, b)
+        }
+        expected = orient(skeleton, sepsets)
+        shuffled = nx.Graph()
+        shuffled.add_nodes_from(rng.permutation(names))
+        shuffled.add_edges_from(tuple(rng.permutation(e)) for e in rng.permutation(list(skeleton.edges)))
+        keys = list(sepsets)
+        reordered = {keys[i]: sepsets[keys[i]] for i in rng.permutation(len(keys))}
+        assert orient(shuffled, reordered) == expected

@@ -132,7 +132,7 @@ def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> 
     """Draw the graph to an image file (PNG unless ``path`` names another matplotlib format).
 
     Directed edges get arrowheads, undirected edges are plain lines. The layout is
-    deterministic (Kamada-Kawai). matplotlib is imported here, with the Agg backend and
+    deterministic (Kamada-Kawai on the skeleton). matplotlib is imported here, with the Agg backend and
     without pyplot, so drawing never opens a window or touches global figure state.
 
     Examples
@@ -148,6 +148,7 @@ def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> 
     fig = Figure(figsize=_figure_size(len(cpdag.nodes)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
+    fig.subplots_adjust(left=0.02, right=0.98, bottom=0.02, top=0.94)
     _draw_on(ax, cpdag)
     if title:
         ax.set_title(title)
@@ -156,19 +157,37 @@ def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> 
 
 
 def _figure_size(n_nodes: int) -> tuple[float, float]:
-    side = min(4.0 + 0.4 * n_nodes, 20.0)
+    side = min(4.0 + 0.35 * n_nodes, 16.0)
     return side, side
 
 
 def _draw_on(ax, cpdag: CPDAG) -> None:
     graph = cpdag.to_networkx()
-    pos = nx.kamada_kawai_layout(graph) if len(cpdag.nodes) > 1 else {v: (0.0, 0.0) for v in cpdag.nodes}
-    nx.draw_networkx_nodes(graph, pos, ax=ax, node_color="#dde6f0", edgecolors="#34495e", node_size=900)
-    nx.draw_networkx_labels(graph, pos, ax=ax, font_size=8)
-    style = dict(ax=ax, node_size=900, arrows=True)
-    nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.directed_edges), arrowstyle="-|>", arrowsize=15, **style)
+    pos = _layout(cpdag)
+    box = dict(boxstyle="round,pad=0.3", facecolor="#dde6f0", edgecolor="#34495e")
+    nx.draw_networkx_labels(graph, pos, ax=ax, font_size=_FONT_SIZE, bbox=box)
+    sizes = [_label_area(v) for v in graph.nodes]
+    style = dict(ax=ax, node_size=sizes, arrows=True, edge_color="#34495e")
+    nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.directed_edges), arrowstyle="-|>", arrowsize=12, **style)
     nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.undirected_edges), arrowstyle="-", **style)
     ax.set_axis_off()
+    ax.margins(0.08)
+
+
+_FONT_SIZE = 8
+
+
+def _layout(cpdag: CPDAG) -> dict[str, tuple[float, float]]:
+    """Kamada-Kawai on the skeleton (started from a circle, so deterministic)."""
+    if len(cpdag.nodes) < 2:
+        return {v: (0.0, 0.0) for v in cpdag.nodes}
+    skeleton = cpdag.skeleton()
+    return nx.kamada_kawai_layout(skeleton, pos=nx.circular_layout(skeleton))
+
+
+def _label_area(name: str) -> float:
+    """A marker area (points^2) that stops edges near the label's box (a circle, so roughly)."""
+    return (0.35 * _FONT_SIZE * len(name) + 1.5 * _FONT_SIZE) ** 2
 
 
 def _write_atomically(path: str | os.PathLike, write: Callable[[str], object]) -> Path:
