@@ -110,6 +110,7 @@ def test_with_oriented():
         ({"directed": [("a", "b"), ("b", "a")]}, "both directed; use one undirected edge"),
         ({"directed": [("a", "b", "c")]}, "is not a pair"),
         ({"directed": ["ab"]}, "is not a pair"),
+        ({"undirected": [None]}, "undirected edge None is not a pair"),
     ],
 )
 def test_bad_edges(kwargs, message):

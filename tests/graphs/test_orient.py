@@ -4,8 +4,12 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from privgraph.datasets import NETWORKS, load_network
 from privgraph.graphs import CPDAG, apply_meek_rules, orient, orient_colliders
 from tests.graphs.oracle import brute_force_cpdag_marks, oracle_sepsets, random_dag
+
+# privgraph.graphs.orient is the function (it shadows the module of the same name)
+orient_module = importlib.import_module("privgraph.graphs.orient")
 
 NAMED = {
     "chain": [("a", "b"), ("b", "c")],
@@ -49,16 +53,14 @@ def test_orient_with_oracle_sepsets_gives_true_cpdag(name, b_first):
     assert result == CPDAG.from_dag(dag)
 
 
-@pytest.mark.parametrize("network", ["asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm", "hepar2"])
+@pytest.mark.parametrize("network", NETWORKS)
 def test_orient_with_oracle_sepsets_on_bundled_networks(network):
-    datasets = pytest.importorskip("privgraph.datasets")
-    dag = datasets.load_network(network).to_networkx()
+    dag = load_network(network).to_networkx()
     assert orient(dag.to_undirected(), oracle_sepsets(dag)) == CPDAG.from_dag(dag)
 
 
 def test_asia_cpdag_by_hand():
-    datasets = pytest.importorskip("privgraph.datasets")
-    cpdag = CPDAG.from_dag(datasets.load_network("asia").to_networkx())
+    cpdag = CPDAG.from_dag(load_network("asia").to_networkx())
     # either -> dysp <- bronc and tub -> either <- lung are the v-structures, either -> xray follows (R1)
     assert set(cpdag.directed_edges) == {
         ("tub", "either"), ("lung", "either"), ("either", "dysp"), ("bronc", "dysp"), ("either", "xray"),
@@ -206,8 +208,6 @@ def test_orient_rejects_nodes_missing_skeleton_nodes():
 
 # ----- each Meek case is decided by its own rule alone
 
-# privgraph.graphs.orient is the function (it shadows the module of the same name)
-orient_module = importlib.import_module("privgraph.graphs.orient")
 
 RULE_CASES = {
     "_rule1": (CPDAG(list("abc"), directed=[("a", "b")], undirected=[("b", "c")]), ("b", "c")),

@@ -76,8 +76,10 @@ class CPDAG:
             self._neighbours[b].add(a)
 
     def _check_edge(self, edge, kind: str) -> Edge:
-        if isinstance(edge, str) or len(edge := tuple(edge)) != 2:
+        pair = tuple(edge) if isinstance(edge, (tuple, list)) else None
+        if pair is None or len(pair) != 2:
             raise ValueError(f"{kind} edge {edge!r} is not a pair of node names")
+        edge = pair
         for v in edge:
             if v not in self._index:
                 raise ValueError(f"{kind} edge {edge!r} names unknown node {v!r}; nodes are {self._nodes}")

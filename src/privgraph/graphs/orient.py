@@ -206,7 +206,8 @@ def _check_sepsets(sepsets: Sepsets, names: set[str]) -> dict[frozenset, frozens
         pair, members = frozenset(key), frozenset(sepset)
         if len(pair) != 2 or not pair <= names:
             raise ValueError(f"sepsets key {key!r} is not a pair of distinct nodes of the skeleton")
-        if not members <= names:
-            raise ValueError(f"sepset {sorted(members)} of {sorted(pair)} names unknown nodes {sorted(members - names)}")
+        if unknown := members - names:
+            unknown, pair = sorted(unknown, key=str), sorted(pair, key=str)
+            raise ValueError(f"sepset {sorted(members, key=str)} of {pair} names unknown nodes {unknown}")
         checked[pair] = members
     return checked
