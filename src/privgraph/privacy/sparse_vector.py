@@ -20,10 +20,17 @@ Noise is on a power-of-two grid and all comparisons are exact integer comparison
 sampler's relative error enters once per answer, so the calibration reserves
 ``PURE_DP_SLACK * (max_queries + cutoff + 1)`` of epsilon; the number of queries is
 therefore capped in advance (``max_queries``, default 2**20).
+
+One implementation serves all three entry points: :class:`SparseVector` (online, one
+query at a time), :func:`above_threshold` (a fixed list) and
+:func:`sparse_vector_sessions` (many independent sessions over one list at once, for audits
+and simulations) share the calibration, the threshold noise, the comparison and the halting
+rule below (:func:`_is_above`, :func:`_run_sessions`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
@@ -43,11 +50,84 @@ from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 _CLAMP_UNITS = 2**50
 
 
+@dataclass(frozen=True)
+class _Calibration:
+    """Public parameters of one session, in grid units (nothing here depends on data)."""
+
+    grid: float
+    threshold_scale: float
+    query_scale: float
+    cutoff: int
+
+
+def _calibrate(
+    *, cutoff, epsilon, sensitivity, neighbours, monotone, max_queries, budget, sessions=1
+) -> tuple[_Calibration, Ledger]:
+    """Check the arguments, charge ``sessions`` sessions (before any noise), calibrate.
+
+    Each session is charged (epsilon, 0) with the sampler slack of ``max_queries`` queries.
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = check_sensitivity(sensitivity)
+    if sensitivity == 0:
+        raise ValueError("sensitivity must be positive for the sparse vector, got 0")
+    cutoff = check_count(cutoff, "cutoff")
+    max_queries = check_count(max_queries, "max_queries")
+    slack = PURE_DP_SLACK * (max_queries + cutoff + 1)
+    if epsilon <= 2 * slack:
+        raise ValueError(f"epsilon must exceed {2 * slack:.3g} for {max_queries} queries, got {epsilon!r}")
+    charge = Charge(
+        "sparse_vector", epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
+        slack=slack, note=f"cutoff {cutoff}" + (", monotone" if monotone else ""),
+    )
+    ledger = _pay(charge.times(sessions), budget)
+    grid = grid_for(sensitivity)
+    shift = grid_shift(sensitivity, grid)
+    eps1 = (epsilon - slack) / 2
+    eps2 = (epsilon - slack) - eps1
+    query_scale = (1 if monotone else 2) * cutoff * shift / eps2
+    return _Calibration(grid, shift / eps1, query_scale, cutoff), ledger
+
+
+def _to_units(values, grid: float) -> np.ndarray:
+    """Clamp to +-2**50 grid units and round to integer grid units (int64)."""
+    return np.round(np.clip(np.asarray(values, dtype=np.float64) / grid, -_CLAMP_UNITS, _CLAMP_UNITS)).astype(np.int64)
+
+
+def _noisy_thresholds(cal: _Calibration, threshold: float, sampler: NoiseSampler, sessions: int) -> np.ndarray:
+    """``T + rho`` in grid units, one per session: rho ~ discrete Laplace(sensitivity / eps1)."""
+    return _to_units(threshold, cal.grid) + sampler.discrete_laplace(cal.threshold_scale, sessions)
+
+
+def _is_above(cal: _Calibration, query_units: np.ndarray, thresholds: np.ndarray, sampler: NoiseSampler) -> np.ndarray:
+    """Whether ``q + nu >= T + rho``, one fresh ``nu ~ discrete Laplace(query_scale)`` per entry."""
+    return query_units + sampler.discrete_laplace(cal.query_scale, thresholds.size) >= thresholds
+
+
+def _run_sessions(cal: _Calibration, query_units: np.ndarray, thresholds: np.ndarray, sampler: NoiseSampler) -> np.ndarray:
+    """Answers of independent sessions (one per threshold) to the same queries, in order.
+
+    Query noise is drawn only for sessions still running, as an online session would.
+    Returns int8 of shape (sessions, k): 1 "above", 0 "below", -1 not asked (halted).
+    """
+    answers = np.full((thresholds.size, query_units.size), -1, dtype=np.int8)
+    positives = np.zeros(thresholds.size, dtype=np.int64)
+    active = np.arange(thresholds.size)
+    for j, q in enumerate(query_units):
+        above = _is_above(cal, q, thresholds[active], sampler)
+        answers[active, j] = above
+        positives[active] += above
+        active = active[positives[active] < cal.cutoff]
+    return answers
+
+
 class SparseVector:
     """An online AboveThreshold session: ask queries one at a time with :meth:`test`.
 
     The whole session is charged (epsilon, 0) when it is created, before any noise is
     drawn; the queries may be chosen adaptively (e.g. by a PC loop that removes edges).
+    It shares its calibration, threshold noise and comparison with
+    :func:`sparse_vector_sessions`.
 
     Examples
     --------
@@ -73,35 +153,18 @@ class SparseVector:
         max_queries: int = 2**20,
         budget: Budget | None = None,
     ):
-        epsilon = check_epsilon(epsilon)
-        sensitivity = check_sensitivity(sensitivity)
-        if sensitivity == 0:
-            raise ValueError("sensitivity must be positive for the sparse vector, got 0")
-        self.cutoff = check_count(cutoff, "cutoff")
-        self.max_queries = check_count(max_queries, "max_queries")
-        if not np.isfinite(threshold):
+        if not np.isfinite(threshold):  # checked before the budget is charged
             raise ValueError(f"threshold must be finite, got {threshold!r}")
-        slack = PURE_DP_SLACK * (self.max_queries + self.cutoff + 1)
-        if epsilon <= 2 * slack:
-            raise ValueError(f"epsilon must exceed {2 * slack:.3g} for {max_queries} queries, got {epsilon!r}")
-        charge = Charge(
-            "sparse_vector", epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
-            slack=slack, note=f"cutoff {self.cutoff}" + (", monotone" if monotone else ""),
+        self._cal, self.ledger = _calibrate(
+            cutoff=cutoff, epsilon=epsilon, sensitivity=sensitivity, neighbours=neighbours,
+            monotone=monotone, max_queries=max_queries, budget=budget,
         )
-        self.ledger: Ledger = _pay(charge, budget)
+        self.cutoff = self._cal.cutoff
+        self.max_queries = int(max_queries)
         self._sampler = sampler
-        self._grid = grid_for(sensitivity)
-        shift = grid_shift(sensitivity, self._grid)
-        eps1 = (epsilon - slack) / 2
-        eps2 = (epsilon - slack) - eps1
-        self._query_scale = (1 if monotone else 2) * self.cutoff * shift / eps2  # grid units
-        rho = int(sampler.discrete_laplace(shift / eps1, 1)[0])
-        self._threshold_units = self._units(threshold) + rho
+        self._thresholds = _noisy_thresholds(self._cal, threshold, sampler, 1)
         self.asked = 0
         self.positives = 0
-
-    def _units(self, value: float) -> int:
-        return int(np.round(np.clip(value / self._grid, -_CLAMP_UNITS, _CLAMP_UNITS)))
 
     @property
     def halted(self) -> bool:
@@ -116,10 +179,68 @@ class SparseVector:
         if not np.isfinite(query_value):
             raise ValueError(f"query value must be finite, got {query_value!r}")
         self.asked += 1
-        noise = int(self._sampler.discrete_laplace(self._query_scale, 1)[0])
-        above = self._units(query_value) + noise >= self._threshold_units
+        above = bool(_is_above(self._cal, _to_units(query_value, self._cal.grid), self._thresholds, self._sampler)[0])
         self.positives += int(above)
-        return bool(above)
+        return above
+
+
+def _query_values(queries: Iterable[float]) -> np.ndarray:
+    try:
+        values = np.asarray(list(queries), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"queries must be numbers, got {queries!r}") from None
+    if values.ndim != 1 or not np.all(np.isfinite(values)):
+        raise ValueError(f"queries must be a 1-D sequence of finite numbers, got {values!r}")
+    return values
+
+
+def sparse_vector_sessions(
+    queries: Iterable[float],
+    *,
+    sessions: int,
+    threshold: float,
+    cutoff: int,
+    epsilon: float,
+    sensitivity: float,
+    neighbours: Neighbours,
+    sampler: NoiseSampler,
+    monotone: bool = False,
+    budget: Budget | None = None,
+) -> Release:
+    """Run ``sessions`` independent AboveThreshold sessions over the same queries at once.
+
+    Each session is exactly :func:`above_threshold` on ``queries`` (its own threshold
+    noise and query noise, halting after ``cutoff`` positives) and costs (epsilon, 0);
+    the ledger holds one charge reserved ``sessions`` times, so running many sessions on
+    the same data is charged as what it is. Meant for audits and simulations.
+
+    Returns
+    -------
+    Release
+        ``value`` is an int8 array of shape (sessions, len(queries)): 1 for "above",
+        0 for "below" and -1 for queries after the session halted.
+
+    Examples
+    --------
+    >>> from privgraph.privacy import SeededSampler
+    >>> answers, ledger = sparse_vector_sessions([0.0, 500.0, 500.0], sessions=4, threshold=250.0,
+    ...     cutoff=1, epsilon=1.0, sensitivity=1.0, neighbours=Neighbours.ADD_REMOVE,
+    ...     sampler=SeededSampler(0))
+    >>> answers.tolist()
+    [[0, 1, -1], [0, 1, -1], [0, 1, -1], [0, 1, -1]]
+    >>> ledger.total().epsilon
+    4.0
+    """
+    values = _query_values(queries)
+    if not np.isfinite(threshold):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    cal, ledger = _calibrate(
+        cutoff=cutoff, epsilon=epsilon, sensitivity=sensitivity, neighbours=neighbours,
+        monotone=monotone, max_queries=max(1, values.size), budget=budget,
+        sessions=check_count(sessions, "sessions"),
+    )
+    thresholds = _noisy_thresholds(cal, threshold, sampler, sessions)
+    return Release(_run_sessions(cal, _to_units(values, cal.grid), thresholds, sampler), ledger)
 
 
 def above_threshold(
@@ -138,7 +259,8 @@ def above_threshold(
 
     Sensitivity: of each query under ``neighbours``. Returns a Release of the list of
     answers given (True for "above"), whose length is the number of queries answered.
-    See the module docstring for the construction and the non-private variants.
+    See the module docstring for the construction and the non-private variants. It is one
+    session of :func:`sparse_vector_sessions`.
 
     >>> from privgraph.privacy import SeededSampler
     >>> answers, ledger = above_threshold([0.0, 0.0, 500.0, 0.0], threshold=250.0, cutoff=1,
@@ -146,20 +268,9 @@ def above_threshold(
     >>> answers
     [False, False, True]
     """
-    try:
-        values = np.asarray(list(queries), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"queries must be numbers, got {queries!r}") from None
-    if values.ndim != 1 or not np.all(np.isfinite(values)):
-        raise ValueError(f"queries must be a 1-D sequence of finite numbers, got {values!r}")
-    svt = SparseVector(
-        threshold=threshold, cutoff=cutoff, epsilon=epsilon, sensitivity=sensitivity,
-        neighbours=neighbours, sampler=sampler, monotone=monotone,
-        max_queries=max(1, values.size), budget=budget,
+    answers, ledger = sparse_vector_sessions(
+        queries, sessions=1, threshold=threshold, cutoff=cutoff, epsilon=epsilon,
+        sensitivity=sensitivity, neighbours=neighbours, sampler=sampler, monotone=monotone,
+        budget=budget,
     )
-    answers = []
-    for q in values:
-        answers.append(svt.test(float(q)))
-        if svt.halted:
-            break
-    return Release(answers, svt.ledger)
+    return Release([bool(a) for a in answers[0] if a >= 0], ledger)
