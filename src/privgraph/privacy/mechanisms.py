@@ -261,19 +261,26 @@ def exponential_mechanism(
     >>> idx, ledger.total().epsilon
     (1, 1.0)
     """
-    epsilon = _check_pure_epsilon(epsilon)
-    sensitivity = check_sensitivity(sensitivity)
-    neighbours = Neighbours.parse(neighbours)
-    u, _ = _as_array(utilities, "utilities")
-    if u.ndim != 1 or u.size == 0:
-        raise ValueError(f"utilities must be a non-empty 1-D sequence, got shape {u.shape}")
-    charge = Charge("exponential", epsilon, 0.0, neighbours, sensitivity=sensitivity,
-                    slack=PURE_DP_SLACK, note="monotone" if monotone else "")
-    ledger = _pay(charge, budget)
+    u, epsilon, ledger = _selection(utilities, "utilities", "exponential", epsilon=epsilon,
+                                    sensitivity=sensitivity, neighbours=neighbours,
+                                    monotone=monotone, budget=budget)
+    sensitivity = float(sensitivity)
     if sensitivity == 0:
         return Release(int(sampler.race(np.zeros_like(u)) if np.ptp(u) == 0 else np.argmax(u)), ledger)
     factor = (epsilon - PURE_DP_SLACK) / (sensitivity if monotone else 2 * sensitivity)
     return Release(sampler.race(factor * u), ledger)
+
+
+def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, monotone, budget):
+    """Shared checks and charge of the selection mechanisms: (values, epsilon, ledger)."""
+    epsilon = _check_pure_epsilon(epsilon)
+    sensitivity = check_sensitivity(sensitivity)
+    x, _ = _as_array(values, name)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {x.shape}")
+    charge = Charge(mechanism, epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
+                    slack=PURE_DP_SLACK, note="monotone" if monotone else "")
+    return x, epsilon, _pay(charge, budget)
 
 
 def report_noisy_max(
@@ -299,14 +306,8 @@ def report_noisy_max(
     ...                  neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(2)).value
     1
     """
-    epsilon = _check_pure_epsilon(epsilon)
-    sensitivity = check_sensitivity(sensitivity)
-    neighbours = Neighbours.parse(neighbours)
-    s, _ = _as_array(scores, "scores")
-    if s.ndim != 1 or s.size == 0:
-        raise ValueError(f"scores must be a non-empty 1-D sequence, got shape {s.shape}")
-    charge = Charge("report_noisy_max", epsilon, 0.0, neighbours, sensitivity=sensitivity,
-                    slack=PURE_DP_SLACK, note="monotone" if monotone else "")
-    ledger = _pay(charge, budget)
-    scale = (sensitivity if monotone else 2 * sensitivity) / (epsilon - PURE_DP_SLACK)
+    s, epsilon, ledger = _selection(scores, "scores", "report_noisy_max", epsilon=epsilon,
+                                    sensitivity=sensitivity, neighbours=neighbours,
+                                    monotone=monotone, budget=budget)
+    scale = (float(sensitivity) if monotone else 2.0 * sensitivity) / (epsilon - PURE_DP_SLACK)
     return Release(int(np.argmax(s + scale * sampler.exponential(s.size))), ledger)
