@@ -127,3 +127,12 @@ def test_bad_requests_name_the_problem(files):
         DuckDBEngine(root / "missing.parquet")
     with pytest.raises(ValueError, match="outside 0..1"):
         NumpyEngine(Domain.of(a=2), np.array([[0], [2]]))
+
+
+def test_a_missing_continuous_value_drops_the_row_in_every_engine(tmp_path):
+    df = pd.DataFrame({"a": ["x", "y", "x", "y"], "w": [0.5, np.nan, 1.5, 2.5]})
+    df.to_parquet(tmp_path / "w.parquet")
+    mem = NumpyEngine.from_frame(df, missing="drop")
+    duck = DuckDBEngine(tmp_path / "w.parquet", missing="drop")
+    assert mem.domain.names == duck.domain.names == ("a",)
+    assert mem.counts(["a"]).tolist() == duck.counts(["a"]).tolist() == [2, 1]

@@ -49,8 +49,8 @@ class DuckDBEngine:
         check_missing_policy(self.missing)
         con = connect(self.memory_limit, self.threads)
         domain = self.domain or domain_of_file(path, missing=self.missing, connection=con)
-        domain = domain.project(domain.discrete_names)
         where = complete_filter(con, duckdb_source(path), domain.names, self.missing)
+        domain = domain.project(domain.discrete_names)
         for k, v in (("path", path), ("domain", domain), ("_con", con), ("_where", where)):
             object.__setattr__(self, k, v)
 

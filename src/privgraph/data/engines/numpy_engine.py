@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
-from privgraph.data.encoding import encode, infer_domain
+from privgraph.data.encoding import complete_rows, encode, infer_domain
 from privgraph.data.engines.base import check_columns, check_rows
 
 #: Rows per chunk: the temporary cell index stays a few MB whatever n is.
@@ -58,8 +58,9 @@ class NumpyEngine:
         """
         if domain is None:
             domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
-        domain = domain.project(domain.discrete_names)
-        return cls(domain, encode(frame, domain, missing=missing))
+        frame = complete_rows(frame, domain.names, missing)  # continuous columns count too
+        discrete = domain.project(domain.discrete_names)
+        return cls(discrete, encode(frame, discrete, missing=missing))
 
     @property
     def n_rows(self) -> int:

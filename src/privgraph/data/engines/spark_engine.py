@@ -46,11 +46,11 @@ class SparkEngine:
         check_missing_policy(self.missing)
         spark = self.spark or _active_session()
         df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
-        domain = domain.project(domain.discrete_names)
         view = f"privgraph_data_{next(_ids)}"
         df.createOrReplaceTempView(view)
         nulls = spark.sql(null_count_query(view, domain.names, _backquote)).collect()[0]
         where = complete_where(domain.names, list(nulls), self.missing, _backquote)
+        domain = domain.project(domain.discrete_names)
         for k, v in (("spark", spark), ("domain", domain), ("_view", view), ("_where", where)):
             object.__setattr__(self, k, v)
 
