@@ -20,6 +20,8 @@ offers the same five things, so that the discovery algorithms can take any of th
     ``check_sensitivity`` then refuses it.
 ``decide(table, alpha)``
     A :class:`CIResult`: statistic, p-value, threshold and the verdict.
+``evaluate(table)``
+    ``(statistic, pvalue)`` computed together (what ``decide`` uses).
 
 Nothing here spends privacy budget or draws noise: that happens in the algorithms.
 """
@@ -57,16 +59,20 @@ class CIResult:
 
 
 class CITest:
-    """Base of the tests; subclasses define ``statistic``, ``pvalue``, ``threshold``, ``sensitivity``."""
+    """Base of the tests: a subclass defines ``evaluate``, ``threshold`` and ``sensitivity``."""
 
     name: str = "ci-test"
     has_public_threshold: bool = True
 
-    def statistic(self, table) -> float:
+    def evaluate(self, table) -> tuple[float, float]:
+        """``(statistic, pvalue)`` of one table, computed together."""
         raise NotImplementedError
 
+    def statistic(self, table) -> float:
+        return self.evaluate(table)[0]
+
     def pvalue(self, table) -> float:
-        raise NotImplementedError
+        return self.evaluate(table)[1]
 
     def threshold(self, alpha: float, table=None) -> float:
         raise NotImplementedError
@@ -77,8 +83,8 @@ class CITest:
     def decide(self, table, alpha: float) -> CIResult:
         """Statistic, p-value, threshold and verdict at level ``alpha`` for one table."""
         alpha = check_alpha(alpha)
-        stat, threshold = self.statistic(table), self.threshold(alpha, table)
-        return CIResult(stat, self.pvalue(table), threshold, alpha, bool(stat <= threshold))
+        (stat, p), threshold = self.evaluate(table), self.threshold(alpha, table)
+        return CIResult(stat, p, threshold, alpha, bool(stat <= threshold))
 
 
 @dataclass(frozen=True)
@@ -88,11 +94,10 @@ class _StratifiedZTest(CITest):
     def _z(self, table):
         raise NotImplementedError
 
-    def statistic(self, table) -> float:
-        return abs(self._z(table).z)
-
-    def pvalue(self, table) -> float:
-        return self._z(table).pvalue
+    def evaluate(self, table) -> tuple[float, float]:
+        """``(|z|, two-sided p-value)``."""
+        z = self._z(table)
+        return abs(z.z), z.pvalue
 
     def threshold(self, alpha: float, table=None) -> float:
         """``Phi^-1(1 - alpha / 2)``: the same for every table."""
@@ -153,11 +158,10 @@ class _ChiSquareFamily(CITest):
     def _result(self, table):
         raise NotImplementedError
 
-    def statistic(self, table) -> float:
-        return self._result(table).statistic
-
-    def pvalue(self, table) -> float:
-        return self._result(table).pvalue
+    def evaluate(self, table) -> tuple[float, float]:
+        """``(statistic, p-value)`` with the zero-degrees-of-freedom rule."""
+        r = self._result(table)
+        return r.statistic, r.pvalue
 
     def threshold(self, alpha: float, table=None) -> float:
         """The chi-square critical value at this table's degrees of freedom (inf if 0)."""
