@@ -15,6 +15,7 @@ from privgraph.privacy.amplification import (
     epsilon_before_amplification,
 )
 from privgraph.privacy.budget import Budget, BudgetExceeded
+from privgraph.privacy.iqr_release import log_iqr_release, log_iqr_scale
 from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
 from privgraph.privacy.mechanisms import (
     Release,
@@ -66,6 +67,8 @@ __all__ = [
     "histogram_l2_sensitivity",
     "laplace_mechanism",
     "laplace_scale",
+    "log_iqr_release",
+    "log_iqr_scale",
     "propose_test_release",
     "ptr_threshold",
     "report_noisy_max",

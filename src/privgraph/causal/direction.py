@@ -1,0 +1,301 @@
+"""Private causal direction for a pair of continuous variables (additive-noise models).
+
+private-anm.txt, Section 4.1, with its errata fixed (see ``docs/direction.md``). The
+records are split into a training and a test part (public randomness from ``rng``);
+Y is regressed on X and X on Y on the training part (random-Fourier-feature ridge,
+:mod:`privgraph.causal.regression`); on the test part the dependence between each
+putative cause and its residual is scored (:mod:`privgraph.causal.direction_scores`), the
+scores are released privately, and X -> Y is decided when ``s(X->Y) < s(Y->X)``.
+
+Guarantees, under replace-one neighbours:
+
+* ``privacy="test"`` protects the **test records only** (the text's test-set privacy):
+  the training part is used as if public (its mean, spread and residual scale set the
+  scales), so use it when those records are public, or accept that they are not protected.
+  Every score is available: Laplace on Spearman, Kendall or HSIC with their global
+  sensitivities, or the IQR score through four propose-test-release log-IQR releases.
+* ``privacy="train+test"`` protects **every record**. Only HSIC has a derived global bound
+  when a training record changes (uniform stability of the ridge fit, then the Lipschitz
+  residual kernel; :func:`~privgraph.causal.direction_scores.hsic_training_sensitivity`);
+  the rank and IQR scores have only local bounds there and are refused. The data is
+  clipped to public ``bounds`` (clipping is part of the query) and no scale is learned
+  from the data.
+
+In both modes the split is fixed by ``rng`` independently of the data: the argument holds
+for every split, so the split need not be secret (one record is in exactly one part, and
+the sensitivity is the larger of the two parts' bounds).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from privgraph.causal import direction_scores as ds
+from privgraph.causal.direction_data import (
+    MIN_TEST_ROWS,
+    FittedPair,
+    check_bounds,
+    fit_both_directions,
+    validate_pair,
+)
+from privgraph.privacy import (
+    Budget,
+    Charge,
+    Ledger,
+    Neighbours,
+    NoiseSampler,
+    Release,
+    laplace_mechanism,
+    laplace_scale,
+    log_iqr_release,
+    log_iqr_scale,
+)
+from privgraph.stats.iqr import quartile_ranks
+
+PRIVACY_MODES = ("test", "train+test")
+#: Default ridge per privacy mode (chosen on the tuning seeds of benchmarks/bench_direction.py).
+DEFAULT_RIDGE = {"test": 1e-3, "train+test": 0.3}
+DIRECTIONS = ("x->y", "y->x")
+
+
+@dataclass(frozen=True)
+class DirectionResult:
+    """A private causal-direction decision.
+
+    Attributes
+    ----------
+    direction : str
+        ``"x->y"``, ``"y->x"``, or ``"undecided"`` (an IQR release returned bottom).
+    scores : dict
+        The private scores ``{"x->y": s, "y->x": s}`` (None where undecided); smaller wins.
+    confidence : float or None
+        An *estimate* of the probability that the noise has not flipped the decision:
+        Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private* margin.
+    score, privacy : str
+        The score and the privacy mode used.
+    """
+
+    direction: str
+    scores: dict
+    confidence: float | None
+    score: str
+    privacy: str
+
+
+def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> None:
+    """Refuse unknown scores and modes, and the combinations that have no guarantee."""
+    if score not in ds.SCORES:
+        raise ValueError(f"score must be one of {ds.SCORES}, got {score!r}")
+    if privacy not in PRIVACY_MODES:
+        raise ValueError(f"privacy must be one of {PRIVACY_MODES}, got {privacy!r}")
+    if privacy == "train+test" and score != "hsic":
+        raise ValueError(
+            f"score={score!r} has no derived guarantee under privacy='train+test': one training "
+            "record moves every residual, which re-ranks residuals (rank scores) or moves an IQR "
+            "by an amount with only a local bound; use score='hsic' or privacy='test'")
+    if not (0 < epsilon < math.inf):
+        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+    if score == "iqr" and not (0 < delta < 1):
+        raise ValueError(f"the IQR score needs 0 < delta < 1, got {delta!r}")
+
+
+def release_laplace_scores(fit: FittedPair, score, privacy, epsilon, sampler, budget) -> Release:
+    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale)."""
+    m = fit.x.size
+    sens = ds.sensitivity_on_test_set(score, m)
+    if privacy == "train+test":
+        sens = max(sens, *(ds.hsic_training_sensitivity(m, fit.shift, h) for h in fit.bandwidths))
+    raw = (ds.dependence(score, fit.x, fit.res_y, residual_bandwidth=fit.bandwidths[0]),
+           ds.dependence(score, fit.y, fit.res_x, residual_bandwidth=fit.bandwidths[1]))
+    ledger, noisy = Ledger(), []
+    for value in raw:
+        rel = laplace_mechanism(value, epsilon=epsilon / 2, sensitivity=sens,
+                                neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
+        noisy.append(rel.value)
+        ledger = ledger + rel.ledger
+    return Release((tuple(noisy), laplace_scale(epsilon / 2, sens)), ledger)
+
+
+def release_iqr_scores(fit: FittedPair, epsilon, delta, sampler, budget) -> Release:
+    """The four log-IQRs (x, y and both residuals: one test record enters all four).
+
+    Each is :func:`~privgraph.privacy.iqr_release.log_iqr_release` at (epsilon/4, delta/4);
+    the ledger composes the four charges. The value is ``(scores or None, noise scale)``.
+    """
+    ranks = quartile_ranks(fit.x.size)
+    ledger, logs = Ledger(), []
+    for values in (fit.x, fit.res_y, fit.y, fit.res_x):
+        rel = log_iqr_release(values, ranks=ranks, epsilon=epsilon / 4, delta=delta / 4,
+                              neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
+        logs.append(rel.value)
+        ledger = ledger + rel.ledger
+    scores = None if any(v is None for v in logs) else (logs[0] + logs[1], logs[2] + logs[3])
+    return Release((scores, log_iqr_scale(epsilon / 4)), ledger)
+
+
+def private_direction(
+    x,
+    y,
+    *,
+    epsilon: float,
+    sampler: NoiseSampler,
+    rng: np.random.Generator,
+    score: str = "hsic",
+    privacy: str = "test",
+    delta: float = 1e-6,
+    bounds=None,
+    test_fraction: float = 0.5,
+    ridge: float | None = None,
+    lengthscale: float = 1.0,
+    budget: Budget | None = None,
+) -> Release:
+    """Decide X -> Y or Y -> X from privately released dependence scores.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The two continuous columns (same length).
+    epsilon : float
+        Total epsilon of the whole decision (the ledger's basic total equals it).
+    sampler : NoiseSampler
+        Noise (SecureSampler in production).
+    rng : numpy.random.Generator
+        Public randomness: the train/test split and the Fourier frequencies.
+    score : {"hsic", "spearman", "kendall", "iqr"}
+    privacy : {"test", "train+test"}
+        Which records are protected (see the module docstring).
+    delta : float
+        Total delta, used by the IQR score only (the Laplace scores are pure).
+    bounds : ((x_lo, x_hi), (y_lo, y_hi)) or None
+        Public clipping bounds; required under ``privacy="train+test"``.
+    test_fraction, ridge, lengthscale
+        Split fraction, ridge penalty (default per mode: ``DEFAULT_RIDGE``), kernel lengthscale.
+    budget : Budget, optional
+        Checked for the whole decision before any noise is drawn.
+
+    Returns
+    -------
+    Release
+        ``(DirectionResult, Ledger)``.
+
+    Examples
+    --------
+    >>> from privgraph.privacy import SeededSampler
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-2, 2, 2000)
+    >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
+    >>> result, ledger = private_direction(x, y, epsilon=50.0, sampler=SeededSampler(0),
+    ...                                    rng=np.random.default_rng(1))
+    >>> result.direction, ledger.total().epsilon
+    ('x->y', 50.0)
+    """
+    check_settings(score, privacy, epsilon, delta)
+    x, y = validate_pair(x, y)
+    bounds = check_bounds(bounds, privacy)
+    m = int(round(x.size * test_fraction))
+    if m < MIN_TEST_ROWS or x.size - m < MIN_TEST_ROWS:
+        raise ValueError(f"the split leaves {m} test and {x.size - m} training rows; each needs {MIN_TEST_ROWS}")
+    _check_affordable(budget, epsilon, delta if score == "iqr" else 0.0)
+    ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
+    fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
+                              ridge=ridge, lengthscale=lengthscale, rng=rng)
+    if score == "iqr":
+        (scores, scale), ledger = release_iqr_scores(fit, epsilon, delta, sampler, budget)
+        flip_free = ds.iqr_flip_free
+    else:
+        (scores, scale), ledger = release_laplace_scores(fit, score, privacy, epsilon, sampler, budget)
+        flip_free = ds.laplace_flip_free
+    return Release(decide(scores, scale, flip_free, score, privacy), ledger)
+
+
+def decide(scores, scale: float, flip_free, score: str, privacy: str) -> DirectionResult:
+    """The decision from private scores (post-processing only).
+
+    >>> r = decide((0.1, 0.5), 0.1, lambda g, s: 0.9, "hsic", "test")
+    >>> r.direction, r.confidence
+    ('x->y', 0.9)
+    """
+    if scores is None:
+        return DirectionResult("undecided", dict.fromkeys(DIRECTIONS), None, score, privacy)
+    s_xy, s_yx = scores
+    direction = DIRECTIONS[0] if s_xy < s_yx else DIRECTIONS[1]
+    return DirectionResult(direction, dict(zip(DIRECTIONS, scores)), flip_free(s_yx - s_xy, scale), score, privacy)
+
+
+def _check_affordable(budget: Budget | None, epsilon: float, delta: float) -> None:
+    if budget is None:
+        return
+    plan = Charge("private_direction (whole plan)", epsilon, delta, Neighbours.REPLACE_ONE)
+    if not budget.can_afford(plan):
+        budget.reserve(plan)  # raises BudgetExceeded, recording nothing
+
+
+class PrivateANM:
+    """Estimator: the additive-noise direction of a pair, from privately released scores.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total privacy budget of one ``fit``.
+    score : {"hsic", "spearman", "kendall", "iqr"}
+    privacy : {"test", "train+test"}
+        ``"test"`` protects the test records only; ``"train+test"`` every record (HSIC only,
+        with public ``bounds``). See :mod:`privgraph.causal.direction`.
+    random_state : None, int or NoiseSampler
+        None: SecureSampler noise and a fresh public split. An int: SeededSampler noise
+        and a reproducible split, for tests and experiments only: **seeded noise is not
+        private** (anyone with the seed can subtract it).
+    delta, bounds, test_fraction, ridge, lengthscale
+        As in :func:`private_direction`.
+
+    Attributes
+    ----------
+    direction_ : str
+        ``"x->y"``, ``"y->x"`` or ``"undecided"``.
+    scores_ : dict
+        The private scores.
+    confidence_ : float or None
+        Estimated probability that the noise did not flip the decision (Theorem 3 / 5 at
+        the private margin): an estimate, not a guarantee.
+    ledger_ : Ledger
+        What was released and what it cost.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-2, 2, 2000)
+    >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
+    >>> model = PrivateANM(epsilon=50.0, random_state=0).fit(x, y)
+    >>> model.direction_, model.ledger_.total().epsilon
+    ('x->y', 50.0)
+    >>> PrivateANM(epsilon=1.0, score="kendall", privacy="train+test").fit(x, y)
+    Traceback (most recent call last):
+    ...
+    ValueError: score='kendall' has no derived guarantee under privacy='train+test': ...
+    """
+
+    def __init__(self, epsilon: float, *, score: str = "hsic", privacy: str = "test", random_state=None,
+                 delta: float = 1e-6, bounds=None, test_fraction: float = 0.5, ridge: float | None = None,
+                 lengthscale: float = 1.0):
+        self.epsilon, self.score, self.privacy, self.random_state = epsilon, score, privacy, random_state
+        self.delta, self.bounds, self.test_fraction = delta, bounds, test_fraction
+        self.ridge, self.lengthscale = ridge, lengthscale
+
+    def fit(self, x, y, *, budget: Budget | None = None) -> "PrivateANM":
+        """Decide the direction of (x, y); returns self."""
+        from privgraph.privacy import resolve_sampler
+
+        check_settings(self.score, self.privacy, self.epsilon, self.delta)
+        sampler = resolve_sampler(self.random_state)
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+        result, ledger = private_direction(
+            x, y, epsilon=self.epsilon, sampler=sampler, rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
+            privacy=self.privacy, delta=self.delta, bounds=self.bounds, test_fraction=self.test_fraction,
+            ridge=self.ridge, lengthscale=self.lengthscale, budget=budget)
+        self.result_ = result
+        self.direction_, self.scores_, self.confidence_, self.ledger_ = (
+            result.direction, result.scores, result.confidence, ledger)
+        return self

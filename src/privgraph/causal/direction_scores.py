@@ -1,0 +1,171 @@
+"""Dependence scores of the additive-noise direction test, their sensitivities, and the flip probabilities.
+
+A score ``s(cause, residual)`` measures how dependent a putative cause is on the residual
+of the regression of the putative effect on it; the direction with the smaller score wins.
+Scores (``m`` test rows):
+
+* ``"spearman"``: ``|rho_a(cause, |residual|)|``, Spearman's rho with mid-ranks and no
+  tie correction (rho-a, whose global bound holds on tied data too);
+* ``"kendall"``: ``|tau_a(cause, |residual|)|``;
+* ``"hsic"``: HSIC with Gaussian kernels of fixed bandwidths (values in (0, 1]);
+* ``"iqr"``: ``log IQR(cause) + log IQR(residual)``, the spread (entropy proxy) score of
+  Theorem 5.
+
+Why ``|residual|`` for the rank scores: a least-squares fit leaves residuals that are
+uncorrelated with the regressor in *both* directions, so ``rho(cause, residual)`` (the
+text's literal score) is near 0 either way and cannot tell the directions apart (measured
+in ``benchmarks/bench_direction.py``); in the anti-causal direction the residual's *spread*
+depends on the regressor (heteroscedasticity), which ``|residual|`` exposes. Taking the
+absolute value is a per-record transform, so every sensitivity below is unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from privgraph.stats import hsic, kendall_tau_a_raw
+from privgraph.stats.sensitivity import (
+    hsic_sensitivity_replace_one,
+    kendall_tau_a_sensitivity_replace_one,
+    spearman_rho_a_sensitivity_replace_one,
+)
+
+#: Scores with a global sensitivity on the test set (released by the Laplace mechanism).
+LAPLACE_SCORES = ("spearman", "kendall", "hsic")
+#: Every score.
+SCORES = LAPLACE_SCORES + ("iqr",)
+#: Absolute floating-point allowance added to the HSIC sensitivity (see :func:`blocked_hsic`).
+HSIC_FLOAT_ALLOWANCE = 1e-9
+
+
+def spearman_rho_a_raw(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho-a (mid-ranks, no tie correction) of raw paired values.
+
+    ``12 sum(u v) / (m (m^2 - 1))`` with u, v the centred mid-ranks; equals scipy's rho
+    without ties. (privgraph.stats has rho-a only from tables; this is its raw-data form.)
+
+    >>> spearman_rho_a_raw(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+    0.5
+    """
+    from scipy.stats import rankdata
+
+    m = x.size
+    u, v = rankdata(x) - (m + 1) / 2, rankdata(y) - (m + 1) / 2
+    return float(12.0 * np.dot(u, v) / (m * (m * m - 1.0)))
+
+
+def blocked_hsic(x: np.ndarray, y: np.ndarray, bandwidth_x: float, bandwidth_y: float, block: int = 512) -> float:
+    """The HSIC of :func:`privgraph.stats.hsic` in O(m) memory, about 20 times faster.
+
+    ``(m - 1)^2 HSIC = sum(K * L) - (2/m) (K 1) . (L 1) + (1' K 1)(1' L 1) / m^2``, computed
+    over blocks of rows. Every term is at most ``m^2`` in size and carries a relative
+    rounding error far below 1e-12 in float64, so the computed value is within
+    ``HSIC_FLOAT_ALLOWANCE / 2`` of the exact one; the released sensitivity adds the allowance.
+
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.normal(size=700), rng.normal(size=700)
+    >>> abs(blocked_hsic(a, a + b, 1.0, 0.5) - hsic(a, a + b, bandwidth_x=1.0, bandwidth_y=0.5)) < 1e-12
+    True
+    """
+    m = x.size
+    ax, ay = -0.5 / bandwidth_x**2, -0.5 / bandwidth_y**2
+    rk, rl, skl = np.empty(m), np.empty(m), 0.0
+    for s in range(0, m, block):
+        k = np.exp(ax * np.square(x[s:s + block, None] - x[None, :]))
+        l_ = np.exp(ay * np.square(y[s:s + block, None] - y[None, :]))
+        rk[s:s + block], rl[s:s + block] = k.sum(axis=1), l_.sum(axis=1)
+        skl += float(np.einsum("ij,ij->", k, l_))
+    return (skl - 2.0 / m * float(rk @ rl) + float(rk.sum()) * float(rl.sum()) / m**2) / (m - 1) ** 2
+
+
+def dependence(score: str, cause: np.ndarray, residual: np.ndarray, *, residual_bandwidth: float) -> float:
+    """The dependence score between a putative cause and its residual (see module doc).
+
+    The cause kernel has bandwidth 1 (causes are standardised); ``residual_bandwidth`` is
+    the residual kernel's, fixed before the test data is seen.
+
+    >>> rng = np.random.default_rng(0)
+    >>> c = rng.normal(size=500)
+    >>> dependence("kendall", c, rng.normal(size=500) * np.exp(c), residual_bandwidth=1.0) > 0.1
+    True
+    """
+    if score == "spearman":
+        return abs(spearman_rho_a_raw(cause, np.abs(residual)))
+    if score == "kendall":
+        return abs(kendall_tau_a_raw(cause, np.abs(residual)))
+    if score == "hsic":
+        return blocked_hsic(cause, residual, 1.0, residual_bandwidth)
+    raise ValueError(f"score must be one of {LAPLACE_SCORES} here, got {score!r}")
+
+
+def sensitivity_on_test_set(score: str, m: int) -> float:
+    """Global sensitivity of a Laplace score when one of m test records is replaced.
+
+    Spearman: rho-a's ``18 (m - 1) / (m (m + 1))``, tighter than the text's 30/m
+    (Theorem 2) and valid with ties. Kendall: ``4/m`` (Theorem 2, tight). HSIC:
+    ``(16 m - 8) / (m - 1)^2`` (Theorem 4 as proven; the text's 12m - 11 is not) plus the
+    floating-point allowance. Absolute values and the per-record map (x, y) -> (cause,
+    residual) with a fixed regression function do not change them.
+
+    >>> round(sensitivity_on_test_set("kendall", 400), 4), round(sensitivity_on_test_set("spearman", 400), 5)
+    (0.01, 0.04478)
+    """
+    if score == "spearman":
+        return spearman_rho_a_sensitivity_replace_one(m)
+    if score == "kendall":
+        return kendall_tau_a_sensitivity_replace_one(m)
+    if score == "hsic":
+        return hsic_sensitivity_replace_one(m) + HSIC_FLOAT_ALLOWANCE
+    raise ValueError(f"score {score!r} has no global sensitivity on the test set")
+
+
+def hsic_training_sensitivity(m: int, residual_shift: float, residual_bandwidth: float) -> float:
+    """Bound on the HSIC change when one *training* record changes every residual by <= beta.
+
+    ``beta = residual_shift`` (:func:`privgraph.causal.regression.stability_bound`). The
+    test causes do not move, so K is fixed and ``HSIC - HSIC' = tr(K H (L - L') H) / (m-1)^2``.
+    The Gaussian kernel ``exp(-t^2 / (2 h^2))`` is ``1 / (h sqrt(e))``-Lipschitz in t and
+    ``t = r_i - r_j`` moves by at most ``2 beta``, so ``|L - L'|_ij <= 2 beta / (h sqrt(e))``,
+    zero on the diagonal. By Cauchy-Schwarz and ``||H A H||_F <= ||A||_F`` (H is an
+    orthogonal projection): ``|tr(K H D H)| <= ||K||_F ||D||_F <= m sqrt(m (m - 1)) 2 beta / (h sqrt(e))``.
+
+    >>> round(hsic_training_sensitivity(1000, 0.01, 0.5), 5)
+    0.0243
+    """
+    lip = 2.0 * residual_shift / (residual_bandwidth * math.sqrt(math.e))
+    return m * math.sqrt(m * (m - 1.0)) * lip / (m - 1.0) ** 2 + HSIC_FLOAT_ALLOWANCE
+
+
+def laplace_flip_free(margin: float, scale: float) -> float:
+    """Theorem 3: ``P(p_xy < p_yx) = 1 - (gamma + 2 sigma) / (4 sigma) exp(-gamma / sigma)``.
+
+    The probability that two independent Laplace(sigma) noises keep the order of two
+    scores that differ by ``gamma >= 0`` (checked by simulation in the tests; it is
+    ``1 - P(L1 - L2 > gamma)``, the difference of two Laplace variables having the tail
+    ``(1/2 + gamma / (4 sigma)) exp(-gamma/sigma)``).
+
+    >>> laplace_flip_free(0.0, 1.0)
+    0.5
+    >>> round(laplace_flip_free(3.0, 1.0), 4)
+    0.9378
+    """
+    g = abs(margin) / scale
+    return 1.0 - (g + 2.0) / 4.0 * math.exp(-g)
+
+
+def iqr_flip_free(margin: float, scale: float) -> float:
+    """Theorem 5 (2): the order of ``a + b`` and ``c + d`` kept under four Laplace(sigma) noises.
+
+    ``1 - exp(-gamma/sigma) (48 s^3 + 33 s^2 g + 9 s g^2 + g^3) / (96 s^3)`` with
+    ``g = gamma``, ``s = sigma``: the tail of a sum of two differences of Laplace
+    variables (checked by simulation in the tests).
+
+    >>> iqr_flip_free(0.0, 2.0)
+    0.5
+    >>> round(iqr_flip_free(5.0, 1.0), 4)
+    0.9605
+    """
+    g = abs(margin) / scale
+    return 1.0 - math.exp(-g) * (48.0 + 33.0 * g + 9.0 * g * g + g**3) / 96.0
