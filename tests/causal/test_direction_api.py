@@ -1,0 +1,129 @@
+"""PrivateANM and private_direction: accounting, bad input, refusals, limits, non-private accuracy."""
+
+import numpy as np
+import pytest
+
+from privgraph.causal import direction as dr
+from privgraph.causal.direction import PrivateANM, private_direction
+from privgraph.privacy import Budget, BudgetExceeded, Neighbours, SeededSampler
+
+
+def anm_pair(n, seed):
+    """X -> Y with a smooth non-linear mechanism and non-Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n) ** 3 / 3 + rng.uniform(-1, 1, n)
+    w = rng.normal(size=3)
+    y = w[0] * np.tanh(1.5 * x) + w[1] * np.sin(x) + 0.3 * x**2 * w[2]
+    y = y + 0.3 * y.std() * rng.uniform(-1, 1, n) ** 3 * 2
+    return x, y
+
+
+BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))
+
+
+@pytest.mark.parametrize("score", ["hsic", "spearman", "kendall", "iqr"])
+def test_ledger_total_equals_the_budget_asked_for(score):
+    x, y = anm_pair(1000, 0)
+    budget = Budget(1.0, 1e-6)
+    result, ledger = private_direction(x, y, epsilon=1.0, delta=1e-6, score=score, sampler=SeededSampler(0),
+                                       rng=np.random.default_rng(0), budget=budget)
+    total = ledger.total()
+    assert abs(total.epsilon - 1.0) < 1e-12
+    assert total.delta == (1e-6 if score == "iqr" else 0.0)
+    assert ledger.neighbours == {Neighbours.REPLACE_ONE}
+    assert budget.ledger.total().epsilon == total.epsilon
+    assert len(ledger) == (4 if score == "iqr" else 2)
+
+
+def test_train_and_test_privacy_accounts_for_the_larger_sensitivity():
+    x, y = anm_pair(1000, 1)
+    result, ledger = private_direction(x, y, epsilon=2.0, privacy="train+test", bounds=BOUNDS,
+                                       sampler=SeededSampler(0), rng=np.random.default_rng(0))
+    _, test_ledger = private_direction(x, y, epsilon=2.0, sampler=SeededSampler(0), rng=np.random.default_rng(0))
+    assert ledger.total().epsilon == 2.0
+    assert ledger.charges[0].sensitivity > 3 * test_ledger.charges[0].sensitivity
+
+
+@pytest.mark.parametrize("score", ["spearman", "kendall", "iqr"])
+def test_train_privacy_refused_for_scores_without_a_bound(score):
+    with pytest.raises(ValueError, match="no derived guarantee under privacy='train\\+test'"):
+        PrivateANM(epsilon=1.0, score=score, privacy="train+test", bounds=BOUNDS, random_state=0).fit(*anm_pair(500, 0))
+
+
+def test_train_privacy_needs_public_bounds():
+    with pytest.raises(ValueError, match="needs public bounds"):
+        PrivateANM(epsilon=1.0, privacy="train+test", random_state=0).fit(*anm_pair(500, 0))
+
+
+def _bad_inputs():
+    x, y = anm_pair(400, 3)
+    yield "constant", x, np.full(400, 2.0), "column y is constant"
+    yield "ties", np.round(x) * 0 + (np.arange(400) % 3), y, "column x is tied everywhere"
+    yield "too few", x[:150], y[:150], "need at least 200 rows"
+    yield "nan", np.where(np.arange(400) == 7, np.nan, x), y, "column x has 1 NaN"
+    yield "text", x.astype(str).astype(object) + "a", y, "column x must be numeric"
+    yield "lengths", x, y[:-1], "same length"
+
+
+@pytest.mark.parametrize("case", list(_bad_inputs()), ids=lambda c: c[0])
+def test_bad_input_fails_before_any_budget_is_spent(case):
+    _, x, y, message = case
+    budget = Budget(1.0)
+    with pytest.raises(ValueError, match=message):
+        private_direction(x, y, epsilon=1.0, sampler=SeededSampler(0), rng=np.random.default_rng(0), budget=budget)
+    assert len(budget.ledger) == 0
+
+
+def test_small_test_part_is_refused():
+    x, y = anm_pair(400, 3)
+    with pytest.raises(ValueError, match="40 test and 360 training rows"):
+        private_direction(x, y, epsilon=1.0, test_fraction=0.1, sampler=SeededSampler(0), rng=np.random.default_rng(0))
+
+
+def test_budget_exceeded_before_any_noise():
+    budget = Budget(0.5)
+    with pytest.raises(BudgetExceeded):
+        private_direction(*anm_pair(500, 0), epsilon=1.0, sampler=SeededSampler(0),
+                          rng=np.random.default_rng(0), budget=budget)
+    assert len(budget.ledger) == 0
+
+
+@pytest.mark.parametrize("score", ["hsic", "spearman", "kendall", "iqr"])
+def test_large_epsilon_agrees_with_the_non_private_decision(score):
+    for seed in range(3):
+        x, y = anm_pair(1000, seed)
+        fit = dr.fit_both_directions(*dr.validate_pair(x, y), privacy="test", bounds=(None, None),
+                                     test_fraction=0.5, ridge=1e-3, lengthscale=1.0, rng=np.random.default_rng(seed))
+        if score == "iqr":
+            from privgraph.stats import iqr
+
+            q = [np.log(iqr(v)) for v in (fit.x, fit.res_y, fit.y, fit.res_x)]
+            raw = (q[0] + q[1], q[2] + q[3])
+        else:
+            raw = [dr.ds.dependence(score, c, r, residual_bandwidth=h)
+                   for (c, r), h in zip(((fit.x, fit.res_y), (fit.y, fit.res_x)), fit.bandwidths)]
+        result, _ = private_direction(x, y, epsilon=1e5, score=score, sampler=SeededSampler(seed),
+                                      rng=np.random.default_rng(seed))
+        assert result.direction == ("x->y" if raw[0] < raw[1] else "y->x")
+
+
+def test_non_private_accuracy_on_synthetic_pairs():
+    """Fixed pairs: HSIC at n = 1000 finds the causal direction in at least 85% of them."""
+    hits = 0
+    pairs = 24
+    for seed in range(pairs):
+        x, y = anm_pair(1000, 100 + seed)
+        flip = seed % 2 == 1
+        a, b = (y, x) if flip else (x, y)
+        model = PrivateANM(epsilon=1e6, random_state=seed).fit(a, b)
+        hits += model.direction_ == ("y->x" if flip else "x->y")
+    assert hits / pairs >= 0.85
+
+
+def test_random_state_int_is_reproducible_and_none_is_secure():
+    x, y = anm_pair(600, 4)
+    a = PrivateANM(epsilon=1.0, random_state=7).fit(x, y)
+    b = PrivateANM(epsilon=1.0, random_state=7).fit(x, y)
+    assert a.scores_ == b.scores_ and a.direction_ in ("x->y", "y->x")
+    c = PrivateANM(epsilon=1.0).fit(x, y)
+    assert 0.5 <= c.confidence_ <= 1.0 and c.ledger_.total().epsilon == 1.0
