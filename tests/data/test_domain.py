@@ -119,3 +119,14 @@ def test_encode_follows_levels_and_rejects_continuous():
     assert codes.dtype == np.uint8 and codes[:, 0].tolist() == [0, 2, 1, 0]
     with pytest.raises(ValueError, match=r"columns \['weight'\] are continuous"):
         encode(df, d)
+
+
+def test_from_path_checks_kinds_and_levels(tmp_path):
+    pd.DataFrame({"age": ["old", "young", "adult"], "w": [0.5, 1.5, 2.5]}).to_parquet(tmp_path / "a.parquet")
+    d = Domain.from_path(tmp_path / "a.parquet", kinds={"age": "ordinal", "w": "continuous"},
+                         levels={"age": ["young", "adult", "old"]})
+    assert d.levels[0] == ("young", "adult", "old") and d.kinds == (Kind.ORDINAL, Kind.CONTINUOUS)
+    with pytest.raises(KeyError, match=r"kinds names columns \['zz'\]"):
+        Domain.from_path(tmp_path / "a.parquet", kinds={"zz": "ordinal"})
+    with pytest.raises(ValueError, match="column 'age' is declared ordinal but holds the non-numeric"):
+        Domain.from_path(tmp_path / "a.parquet", kinds={"age": "ordinal"})

@@ -65,7 +65,7 @@ def infer_domain(
     ValueError: column 'age' is declared ordinal but holds the non-numeric value 'old'; give its order with levels={'age': [...]}
     """
     frame = complete_rows(frame, list(frame.columns), missing)
-    kinds, levels = _check_overrides(frame.columns, kinds or {}, levels or {})
+    kinds, levels = check_overrides(frame.columns, kinds or {}, levels or {})
     names = tuple(str(c) for c in frame.columns)
     cols = [infer_column(str(c), frame[c], kinds.get(c), levels.get(c)) for c in frame.columns]
     return Domain(
@@ -104,7 +104,7 @@ def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd
 
 def infer_column(name: str, values: pd.Series, kind, levels) -> tuple[Kind, tuple, int]:
     """(kind, levels, size) of one complete column; ``kind``/``levels`` may be None."""
-    kind = _parse_kind(name, kind) if kind is not None else _natural_kind(values)
+    kind = parse_kind(name, kind) if kind is not None else _natural_kind(values)
     if levels is not None:
         return kind, _check_given_levels(name, values, levels), len(levels)
     if kind is Kind.CONTINUOUS:
@@ -174,7 +174,8 @@ def _check_not_constant(name: str, found) -> None:
         )
 
 
-def _parse_kind(name: str, kind) -> Kind:
+def parse_kind(name: str, kind) -> Kind:
+    """A :class:`Kind` from itself or its value, naming the column if it is neither."""
     if isinstance(kind, Kind):
         return kind
     try:
@@ -185,7 +186,8 @@ def _parse_kind(name: str, kind) -> Kind:
         ) from None
 
 
-def _check_overrides(columns, kinds: Mapping, levels: Mapping) -> tuple[dict, dict]:
+def check_overrides(columns, kinds: Mapping, levels: Mapping) -> tuple[dict, dict]:
+    """``kinds`` and ``levels`` as dicts, if they name only columns in ``columns``."""
     cols = [str(c) for c in columns]
     for what, given in (("kinds", kinds), ("levels", levels)):
         if unknown := sorted(set(map(str, given)) - set(cols)):

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from privgraph.data.domain import Domain, Kind
-from privgraph.data.encoding import check_missing_policy, infer_column
+from privgraph.data.encoding import check_missing_policy, check_overrides, infer_column, parse_kind
 
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL", "DECIMAL")
 
@@ -99,7 +99,7 @@ def domain_of_file(
     names = list(columns) if columns is not None else list(types)
     if unknown := [n for n in names if n not in types]:
         raise KeyError(f"columns {unknown} not in {str(path)!r} (columns: {list(types)})")
-    kinds, levels = dict(kinds or {}), dict(levels or {})
+    kinds, levels = check_overrides(names, kinds or {}, levels or {})
     where = complete_filter(con, source, names, missing)
     specs = [_column_spec(con, source, where, n, types[n], kinds.get(n), levels.get(n)) for n in names]
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[0] for s in specs),
@@ -144,13 +144,9 @@ def complete_where(names: Sequence[str], null_counts: Sequence[int], missing: st
 
 def _column_spec(con, source, where, name, sql_type, kind, levels):
     is_float = str(sql_type).upper().startswith(_FLOAT_TYPES)
-    if is_float and kind is None and levels is None:
-        kind = Kind.CONTINUOUS
-        distinct = con.execute(
-            f"SELECT DISTINCT {quote(name)} FROM {source} {where} LIMIT 2"
-        ).df()[name]
-    else:
-        distinct = con.execute(f"SELECT DISTINCT {quote(name)} FROM {source} {where}").df()[name]
+    kind = parse_kind(name, kind) if kind is not None else (Kind.CONTINUOUS if is_float else None)
+    limit = " LIMIT 2" if kind is Kind.CONTINUOUS and levels is None else ""  # constant or not
+    distinct = con.execute(f"SELECT DISTINCT {quote(name)} FROM {source} {where}{limit}").df()[name]
     if str(sql_type).upper() == "BOOLEAN":
         distinct = distinct.astype(bool)
     return infer_column(name, pd.Series(distinct), kind, levels)
