@@ -1,0 +1,61 @@
+"""``privgraph direction``: one pair, a long table of pairs, several files, bad input, atomic output."""
+
+import json
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from privgraph.cli import app
+
+
+def _frame(n, seed, pair=None):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-2, 2, n)
+    frame = pd.DataFrame({"a": a, "b": np.tanh(2 * a) + 0.3 * rng.uniform(-1, 1, n) ** 3})
+    if pair is not None:
+        frame.insert(0, "pair", pair)
+    return frame
+
+
+def test_one_pair_prints_result_and_ledger(tmp_path):
+    path = tmp_path / "one.csv"
+    _frame(800, 0).to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
+                                      "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert "NOT private" in result.output and "Privacy ledger" in result.output
+
+
+def test_long_table_batch_writes_one_row_per_pair(tmp_path):
+    path, out = tmp_path / "pairs.parquet", tmp_path / "res" / "out.json"
+    pd.concat([_frame(600, s, f"p{s}") for s in range(3)]).to_parquet(path)
+    result = CliRunner().invoke(app, ["direction", str(path), "--pair-column", "pair", "--x", "a", "--y", "b",
+                                      "--epsilon", "2", "--score", "kendall", "--seed", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())
+    assert [r["pair"] for r in rows] == ["p0", "p1", "p2"]
+    assert all(r["epsilon"] == 2.0 and r["direction"] in ("x->y", "y->x") for r in rows)
+    assert not list(out.parent.glob(".*tmp"))  # no temporary file left behind
+
+
+def test_batch_of_files_records_bad_pairs_and_goes_on(tmp_path):
+    good, bad, out = tmp_path / "good.csv", tmp_path / "bad.csv", tmp_path / "out.csv"
+    _frame(600, 0).to_csv(good, index=False)
+    _frame(600, 1).assign(b=1.0).to_csv(bad, index=False)
+    result = CliRunner().invoke(app, ["direction", str(good), str(bad), "--x", "a", "--y", "b", "--epsilon", "1",
+                                      "--seed", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(out)
+    assert rows["error"].isna().tolist() == [True, False]
+    assert "constant" in rows["error"].iloc[1]
+
+
+def test_single_bad_pair_and_refused_combination_are_errors(tmp_path):
+    path = tmp_path / "bad.csv"
+    _frame(600, 1).assign(b=1.0).to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1"])
+    assert result.exit_code != 0 and "constant" in str(result.exception)
+    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
+                                      "--score", "iqr", "--privacy", "train+test"])
+    assert result.exit_code != 0 and "no derived guarantee" in str(result.exception)
