@@ -105,6 +105,8 @@ def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd
 def infer_column(name: str, values: pd.Series, kind, levels) -> tuple[Kind, tuple, int]:
     """(kind, levels, size) of one complete column; ``kind``/``levels`` may be None."""
     kind = parse_kind(name, kind) if kind is not None else _natural_kind(values)
+    if levels is not None and kind is Kind.CONTINUOUS:
+        raise ValueError(f"column {name!r} is continuous: it takes no levels (make it ordinal to give them)")
     if levels is not None:
         return kind, _check_given_levels(name, values, levels), len(levels)
     if kind is Kind.CONTINUOUS:
