@@ -43,6 +43,7 @@ import numpy as np
 
 from scipy.optimize import minimize
 
+from privgraph.mrf.threads import single_threaded_blas
 from privgraph.mrf.inference import MAX_TREE_CELLS, infer_potentials
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import NoisyMarginals
@@ -84,18 +85,20 @@ def cgm_em(
     e_step = dual_e_step if e_step is None else e_step
     theta = [np.zeros(t.shape) for t in noisy.tables]
     target = discrepancy * _noise_level(noisy)
-    best, since_best = np.inf, 0
+    best, since_best, step = np.inf, 0, None
     for _ in range(max_iter):
         residual = _residual(noisy, expected_tables(noisy, theta, max_cells))
         if residual <= target or since_best >= STALL_ITER:
             break
         best, since_best = (residual, 0) if residual < best * (1 - STALL_GAIN) else (best, since_best + 1)
-        step = e_step(noisy, theta, max_cells=max_cells)
+        step = e_step(noisy, theta, start=step, max_cells=max_cells)
         theta = [t + s for t, s in zip(theta, step)]
     return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
 
 
-def dual_e_step(noisy: NoisyMarginals, theta, *, max_cells: int = MAX_TREE_CELLS, max_iter: int = 200):
+def dual_e_step(
+    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 100
+):
     """NLBP's fixed point ``g*`` via the MAP problem's dual (module docstring).
 
     ``min_g N A(theta + g) - <g, m y>`` (``+ (m sigma)^2 |g|^2 / 2`` for Gaussian noise)
@@ -125,8 +128,12 @@ def dual_e_step(noisy: NoisyMarginals, theta, *, max_cells: int = MAX_TREE_CELLS
         [(-1.0 / (m * noisy.scale), 1.0 / (m * noisy.scale)) for m in mult]
         if noisy.noise == "laplace" else [(None, None)] * len(mult)
     )
-    res = minimize(f, np.zeros(sizes[-1]), jac=True, method="L-BFGS-B", bounds=bounds,
-                   options={"maxiter": max_iter, "gtol": 1e-10, "ftol": 1e-14})
+    x0 = np.zeros(sizes[-1]) if start is None else np.concatenate([s.ravel() for s in start])
+    if bounds[0][0] is not None:
+        x0 = np.clip(x0, [b[0] for b in bounds], [b[1] for b in bounds])
+    with single_threaded_blas():
+        res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                       options={"maxiter": max_iter, "gtol": 1e-12, "ftol": 1e-12})
     return _unflatten(res.x, sizes, shapes)
 
 
@@ -142,7 +149,9 @@ def _group_means(noisy: NoisyMarginals, marginals, shapes) -> list[np.ndarray]:
     return [o / m for o, m in zip(out, noisy.group_sizes)]
 
 
-def nlbp_e_step(noisy: NoisyMarginals, theta, *, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10):
+def nlbp_e_step(
+    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10
+):
     """NLBP's damped fixed-point iteration: ``g`` is the running mean of the gradients
     ``d log p(y | n) / dn`` at ``n = N mu(theta + g)`` (comparison only; see module doc)."""
     step = [np.zeros(t.shape) for t in theta]

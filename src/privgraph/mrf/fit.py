@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from privgraph.data.domain import Domain
+from privgraph.mrf.threads import single_threaded_blas
 from privgraph.mrf.inference import MAX_TREE_CELLS, infer_potentials
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 
@@ -84,7 +85,9 @@ def fit_mle(
         return value, np.concatenate([x.ravel() for x in grad]) + ridge * flat
 
     x0 = np.zeros(sizes[-1]) if init is None else np.concatenate([np.ravel(t) for t in init])
-    result = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15})
+    with single_threaded_blas():
+        result = minimize(objective, x0, jac=True, method="L-BFGS-B",
+                          options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15})
     theta = unpack(result.x)
     return MarkovRandomField.of(domain, cliques, [theta[g] for g in groups])
 

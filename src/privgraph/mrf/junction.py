@@ -4,7 +4,9 @@
 (fewest fill-in edges, then smallest table), keeps the maximal elimination cliques and joins
 them by a maximum-weight spanning tree on separator sizes, which has the running-intersection
 property. :func:`calibrate` runs the two-pass sum-product algorithm (Hugin form) in linear
-space with per-message rescaling, so the log-partition function is exact and overflow-free.
+space: each tree clique's log-potential is summed in log space and shifted by its maximum
+before exponentiating, and every message is rescaled, so the log-partition function is
+exact and free of overflow.
 """
 
 from __future__ import annotations
@@ -181,14 +183,14 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
     (8.0, [[0.125, 0.125], [0.125, 0.625]])
     """
     shapes, load, _, edges = tree._plans
-    beliefs = [np.ones(s) for s in shapes]
-    log_scale = 0.0
+    logs = [np.zeros(s) for s in shapes]
     for k, theta in enumerate(potentials):
-        top = float(np.max(theta))
-        log_scale += top
         perm, shape = load[k]
         a = tree.assignment[k]
-        beliefs[a] = beliefs[a] * np.exp(np.transpose(theta, perm) - top).reshape(shape)
+        logs[a] = logs[a] + np.transpose(theta, perm).reshape(shape)
+    tops = [float(np.max(t)) for t in logs]
+    beliefs = [np.exp(t - top) for t, top in zip(logs, tops)]
+    log_scale = math.fsum(tops)
     upward = [None] * len(shapes)
     for c in reversed(tree.order):
         p = tree.parent[c]
