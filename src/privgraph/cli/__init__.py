@@ -9,7 +9,6 @@ from __future__ import annotations
 import typer
 
 from privgraph.cli import demo
-from privgraph.cli import audit
 from privgraph.cli import direction
 
 app = typer.Typer(
@@ -27,7 +26,6 @@ def _root() -> None:
 
 
 app.command("demo")(demo.demo)
-app.command("audit")(audit.audit)
 app.command("direction")(direction.direction)
 
 
