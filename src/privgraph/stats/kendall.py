@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z
+from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z, two_d_strata
 
 #: Largest n for which :func:`kendall_tau_a_raw` is exact (see its docstring).
 MAX_RAW_ROWS = 10_000_000
@@ -50,9 +50,8 @@ def kendall_tau_a(table) -> float:
     ...
     ValueError: Kendall's tau needs at least 2 rows, the table holds 1
     """
-    strata = _two_d(table)
+    strata = two_d_strata(table, "Kendall's tau")
     n = int(strata.sum())
-    _check_rows(n)
     return float(concordance(strata)[0]) / (n * (n - 1) / 2)
 
 
@@ -68,10 +67,9 @@ def kendall_tau_b(table) -> float:
     ...
     ValueError: tau-b is undefined: x takes one value only in this table
     """
-    strata = _two_d(table)
+    strata = two_d_strata(table, "Kendall's tau")
     t = strata[0]
     n = int(t.sum())
-    _check_rows(n)
     tot = n * (n - 1) // 2
     xtie, ytie = _tied_pairs(t.sum(axis=1)), _tied_pairs(t.sum(axis=0))
     for name, tie in (("x", xtie), ("y", ytie)):
@@ -96,7 +94,8 @@ def kendall_tau_a_raw(x, y) -> float:
 
     x, y = _paired(x, y)
     n = x.size
-    _check_rows(n)
+    if n < 2:
+        raise ValueError(f"Kendall's tau needs at least 2 rows, got {n}")
     if n > MAX_RAW_ROWS:
         raise ValueError(f"kendall_tau_a_raw is exact up to {MAX_RAW_ROWS} rows, got {n}; bin the data")
     tot = n * (n - 1) // 2
@@ -146,18 +145,6 @@ def kendall_weight(m):
 def _tied_pairs(margin) -> int:
     margin = np.asarray(margin, dtype=np.int64)
     return int((margin * (margin - 1) // 2).sum())
-
-
-def _two_d(table) -> np.ndarray:
-    t = np.asarray(table)
-    if t.ndim != 2:
-        raise ValueError(f"table must be 2-D (x by y), got shape {t.shape}")
-    return as_strata(t)
-
-
-def _check_rows(n: int) -> None:
-    if n < 2:
-        raise ValueError(f"Kendall's tau needs at least 2 rows, the table holds {n}")
 
 
 def _paired(x, y) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z
+from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z, two_d_strata
 
 
 def centred_midranks(margin: np.ndarray) -> np.ndarray:
@@ -46,10 +46,8 @@ def spearman_rho_a(table) -> float:
     >>> round(spearman_rho_a([[2, 0], [0, 2]]), 4)  # ties pull rho-a below 1
     0.8
     """
-    strata = _two_d(table)
+    strata = two_d_strata(table, "Spearman's rho")
     n = int(strata.sum())
-    if n < 2:
-        raise ValueError(f"Spearman's rho needs at least 2 rows, the table holds {n}")
     q, _, _ = rank_cross_products(strata)
     return float(12.0 * q[0] / (n * (n * n - 1.0)))
 
@@ -64,7 +62,7 @@ def spearman_rho_b(table) -> float:
     ...
     ValueError: rho-b is undefined: x takes one value only in this table
     """
-    strata = _two_d(table)
+    strata = two_d_strata(table, "Spearman's rho")
     q, suu, svv = rank_cross_products(strata)
     for name, ss in (("x", suu[0]), ("y", svv[0])):
         if ss == 0:
@@ -107,10 +105,3 @@ def conditional_spearman(table, *, min_stratum: int = MIN_STRATUM) -> Stratified
     q, _, _ = rank_cross_products(strata[keep])
     m = sizes[keep].astype(np.float64)
     return combine_z(12.0 * q / (m * (m + 1.0)), m - 1.0, sizes[keep])
-
-
-def _two_d(table) -> np.ndarray:
-    t = np.asarray(table)
-    if t.ndim != 2:
-        raise ValueError(f"table must be 2-D (x by y), got shape {t.shape}")
-    return as_strata(t)

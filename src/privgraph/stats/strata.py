@@ -38,6 +38,23 @@ def as_strata(table, *, name: str = "table") -> np.ndarray:
     return np.moveaxis(t.reshape(r, c, -1), -1, 0).astype(np.int64, copy=False)
 
 
+def two_d_strata(table, statistic: str) -> np.ndarray:
+    """A 2-D table (x by y) of at least 2 rows as a single stratum, shape (1, r, c).
+
+    >>> two_d_strata([[1, 0], [0, 0]], "Kendall's tau")
+    Traceback (most recent call last):
+    ...
+    ValueError: Kendall's tau needs at least 2 rows, the table holds 1
+    """
+    t = np.asarray(table)
+    if t.ndim != 2:
+        raise ValueError(f"table must be 2-D (x by y), got shape {t.shape}")
+    strata = as_strata(t)
+    if (n := int(strata.sum())) < 2:
+        raise ValueError(f"{statistic} needs at least 2 rows, the table holds {n}")
+    return strata
+
+
 def check_counts(t: np.ndarray, name: str = "table") -> None:
     """Raise ValueError unless ``t`` is a non-empty array of non-negative integer counts."""
     if t.size == 0:
