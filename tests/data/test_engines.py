@@ -36,8 +36,10 @@ def files(tmp_path_factory):
     return df, root
 
 
-def test_numpy_counts_equal_brute_force_in_any_column_order(monkeypatch):
+@pytest.mark.parametrize("cache_cells", [0, 10**6])  # counted from the rows / from the cached joint
+def test_numpy_counts_equal_brute_force_in_any_column_order(monkeypatch, cache_cells):
     monkeypatch.setattr(numpy_engine, "CHUNK_ROWS", 1000)  # several chunks
+    monkeypatch.setattr(numpy_engine, "JOINT_CACHE_CELLS", cache_cells)
     rng = np.random.default_rng(1)
     d = Domain.of(a=2, b=3, c=5, d=7)
     codes = np.column_stack([rng.integers(0, s, 5555) for s in d.sizes])
