@@ -229,8 +229,9 @@ def conditional_kendall_sensitivity_add_remove(n: int, strata: int) -> float:
     Tightness: for K = 1, n rows on an anti-diagonal plus one beyond both maxima move z
     by about ``5.25 / sqrt(n)``, and the bound is ``(63/8) / sqrt(w(n)) ~ 5.25 / sqrt(n)``:
     asymptotically tight. priv-pc.txt Theorem 7 ("close to 9/2") omits the change of the
-    denominator; the reference code's 6 / sqrt(n) is valid for K = 1 but ignores K: with K
-    strata, ``W_min ~ (9/4)(n - 3.5 K)``, and when n <= 2K no bound decays with n.
+    denominator. The reference code's 6 / sqrt(n) lies above the K = 1 asymptote but
+    ignores K: with K strata, ``W_min ~ (9/4)(n - 3.5 K)``, and when n <= 2K no bound
+    decays with n.
 
     >>> round(conditional_kendall_sensitivity_add_remove(10_000, 1) * 100, 3)
     5.251
@@ -249,8 +250,9 @@ def conditional_kendall_sensitivity_replace_one(n: int, strata: int) -> float:
     ``2 * conditional_kendall_sensitivity_add_remove(n - 1, K)``. For K = 1 the row stays
     in the only stratum, W does not change and ``|S' - S| <= 2 (n - 1)``:
     ``|z' - z| <= 18 (n - 1) / ((2n + 5) sqrt(w(n)))`` (about 6 / sqrt(n), tight as for
-    tau-a); the smaller of the two is returned. For K > 1 the triangle bound is loose by
-    up to about 15% (a move between two large strata changes W by almost nothing).
+    tau-a); the smaller of the two is returned. For K > 1 the triangle bound (about
+    ``15.75 / sqrt(W)``) may be loose: a move between two large strata changes W by almost
+    nothing, so the worst case we expect is nearer ``13.5 / sqrt(W)``.
 
     >>> round(conditional_kendall_sensitivity_replace_one(10_000, 1) * 100, 3)
     5.999
