@@ -1,0 +1,39 @@
+"""Causal discovery: the PC family (Priv-PC and its baselines) and causal direction.
+
+The PC family lives in :mod:`privgraph.causal.skeleton` (one stable-PC driver),
+:mod:`privgraph.causal.deciders` (non-private and private deciders),
+:mod:`privgraph.causal.em_pc` (EM-PC's own loop) and :mod:`privgraph.causal.estimators`
+(:class:`PrivPC`). Causal direction (another module of this package) is imported from its
+own module, not from here.
+"""
+
+from privgraph.causal.deciders import (
+    BudgetTooSmall,
+    LaplacePerTest,
+    NonPrivate,
+    SieveExamine,
+    SparseVectorPC,
+    SubsampledGaussian,
+)
+from privgraph.causal.em_pc import em_pc_skeleton
+from privgraph.causal.estimators import PrivPC
+from privgraph.causal.scores import BlockVotes, RankMargin, make_margin
+from privgraph.causal.skeleton import Skeleton, stable_pc_skeleton
+from privgraph.causal.tables import Tables
+
+__all__ = [
+    "BlockVotes",
+    "BudgetTooSmall",
+    "LaplacePerTest",
+    "NonPrivate",
+    "PrivPC",
+    "RankMargin",
+    "SieveExamine",
+    "Skeleton",
+    "SparseVectorPC",
+    "SubsampledGaussian",
+    "Tables",
+    "em_pc_skeleton",
+    "make_margin",
+    "stable_pc_skeleton",
+]

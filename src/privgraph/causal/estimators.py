@@ -1,0 +1,265 @@
+"""``PrivPC``: the PC family as a scikit-learn-style estimator.
+
+``PrivPC(epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="kendall", method="priv-pc").fit(X)``
+finds the skeleton with the chosen decider (:mod:`privgraph.causal.deciders`, or EM-PC's
+own loop), orients it (:func:`privgraph.graphs.orient`, post-processing, no budget), and
+keeps the ledger. Parameters are stored verbatim and checked in :meth:`PrivPC.fit`, so
+``sklearn.base.clone`` works (``get_params``/``set_params``, no sklearn import).
+
+Privacy: replace-one neighbours, n public. ``random_state=None`` draws noise and
+sub-samples from the :class:`~privgraph.privacy.SecureSampler`; an integer selects a
+:class:`~privgraph.privacy.SeededSampler`, which is reproducible and therefore **not
+private** (tests and experiments only). Everything is checked before any budget is spent.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from privgraph.causal.deciders import (
+    BudgetTooSmall,
+    LaplacePerTest,
+    NonPrivate,
+    SieveExamine,
+    SparseVectorPC,
+    SubsampledGaussian,
+    composition_for,
+    spent,
+)
+from privgraph.causal.em_pc import em_pc_skeleton
+from privgraph.causal.scores import make_margin
+from privgraph.causal.skeleton import stable_pc_skeleton
+from privgraph.causal.tables import Tables
+from privgraph.data import CountEngine, Domain, Kind, NumpyEngine
+from privgraph.privacy import Budget, resolve_sampler
+from privgraph.privacy.neighbours import check_delta, check_epsilon
+from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
+from privgraph.stats.ci_test import check_alpha
+
+#: CI tests by name.
+CI_TESTS = {"kendall": KendallTest, "spearman": SpearmanTest, "g": GTest, "g-test": GTest,
+            "chi-square": ChiSquareTest, "chisq": ChiSquareTest}
+
+#: Deciders by method name (EM-PC has its own loop; "pc" is not private).
+DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamine, "svt-pc": SparseVectorPC,
+                                 "laplace-pc": LaplacePerTest, "sg-pc": SubsampledGaussian}
+METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "pc")
+
+#: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
+ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}
+
+_PARAMS = ("epsilon", "delta", "alpha", "ci_test", "max_cond_size", "method", "random_state",
+           "max_rounds", "forbidden", "required")
+
+
+class PrivPC:
+    """Private PC (Priv-PC and its baselines) with a total budget (epsilon, delta).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget; the run never spends more (``delta`` pays only for composition,
+        and for the sub-sampled Gaussian).
+    alpha : float
+        Level of each conditional-independence test, in (0, 1).
+    ci_test : str
+        "kendall" (default), "spearman", "g" or "chi-square" (the last two through
+        subsample-and-aggregate block votes when private).
+    max_cond_size : int or None
+        Largest conditioning set; None: ``min(d - 2, max(0, floor(log2 n) - 5))``
+        (the reference code's rule).
+    method : str
+        "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc" or "pc" (non-private).
+    random_state : None or int
+        None: secure noise. An int: seeded noise, reproducible and NOT private.
+    max_rounds : int or None
+        Cap of rounds (or tests) fixed in advance; None: ``ROUNDS_PER_PAIR[method]`` per
+        pair of variables.
+    forbidden, required : sequences of pairs
+        Background knowledge: forbidden edges are never tested, required ones kept.
+
+    Attributes
+    ----------
+    graph_ : CPDAG
+    skeleton_ : networkx.Graph
+    sepsets_ : dict
+    ledger_ : Ledger
+        What was reserved: the whole cap.
+    epsilon_spent_ : float
+        ``ledger_`` composed by ``composition_``; never above ``epsilon``.
+    n_tests_ : int
+    complete_ : bool
+        False if the cap was used up before PC finished (remaining edges kept).
+
+    Examples
+    --------
+    >>> from privgraph.datasets import load_network, sample
+    >>> import pandas as pd
+    >>> net = load_network("cancer")
+    >>> X = pd.DataFrame(sample(net, 50_000, np.random.default_rng(0)), columns=net.domain.names)
+    >>> est = PrivPC(epsilon=5.0, random_state=0).fit(X)
+    >>> round(est.epsilon_spent_, 6), est.composition_
+    (5.0, 'optimal')
+    >>> PrivPC(method="pc").fit(X).ledger_.charges
+    ()
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="kendall", max_cond_size=None,
+                 method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=()):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.ci_test = ci_test
+        self.max_cond_size = max_cond_size
+        self.method = method
+        self.random_state = random_state
+        self.max_rounds = max_rounds
+        self.forbidden = forbidden
+        self.required = required
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters, as given."""
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params) -> "PrivPC":
+        """Set constructor parameters by name; unknown names raise ValueError."""
+        if unknown := sorted(set(params) - set(_PARAMS)):
+            raise ValueError(f"invalid parameters {unknown} for PrivPC; valid: {list(_PARAMS)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"PrivPC({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    def fit(self, X, y=None, *, names=None, on_level=None) -> "PrivPC":
+        """Learn the CPDAG of ``X``: a DataFrame, a 2-D array with ``names``, a CSV/Parquet
+        path, or a count engine. ``on_level(level, edges)`` reports progress."""
+        from privgraph.graphs import orient
+
+        method, test = self._checked()
+        tables = Tables.from_engine(as_engine(X, names))
+        check_data(tables)
+        cond = self._max_cond_size(tables)
+        sampler = resolve_sampler(self.random_state)
+        self.composition_ = "basic" if method == "pc" else composition_for(self.delta)
+        budget = None if method == "pc" else Budget(self.epsilon, self.delta, composition=self.composition_)
+        kw = dict(max_cond_size=cond, forbidden=self.forbidden, required=self.required, on_level=on_level)
+        if method == "em-pc":
+            sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self.epsilon,
+                                        delta=self.delta, sampler=sampler, budget=budget, **kw)
+        else:
+            decider = self._decider(method, test, tables, sampler, budget)
+            sk, ledger = stable_pc_skeleton(tables.names, decider, **kw), decider.ledger
+        self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
+        self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
+        self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
+        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        return self
+
+    def _checked(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.ci_test not in CI_TESTS:
+            raise ValueError(f"ci_test must be one of {sorted(CI_TESTS)}, got {self.ci_test!r}")
+        check_alpha(self.alpha)
+        if self.method != "pc":
+            check_epsilon(self.epsilon)
+            check_delta(self.delta)
+        if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
+                                            or self.max_rounds < 1):
+            raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
+        return self.method, CI_TESTS[self.ci_test]()
+
+    def _max_cond_size(self, tables: Tables) -> int | None:
+        if self.max_cond_size is not None:
+            if isinstance(self.max_cond_size, bool) or int(self.max_cond_size) != self.max_cond_size \
+                    or self.max_cond_size < 0:
+                raise ValueError(f"max_cond_size must be a non-negative integer or None, got {self.max_cond_size!r}")
+            return int(self.max_cond_size)
+        return default_max_cond_size(tables.n, len(tables.names))
+
+    def _decider(self, method, test, tables, sampler, budget):
+        if method == "pc":
+            return NonPrivate(tables, test, self.alpha)
+        d = len(tables.names)
+        rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
+        return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self.epsilon, delta=self.delta,
+                                rounds=rounds, sampler=sampler, budget=budget)
+
+
+def default_max_cond_size(n: int, d: int) -> int:
+    """The reference code's ``min(d - 2, floor(log2 n) - 5)``, at least 0.
+
+    >>> default_max_cond_size(100_000, 8), default_max_cond_size(50, 8)
+    (6, 0)
+    """
+    return max(0, min(d - 2, int(math.floor(math.log2(max(n, 1)))) - 5))
+
+
+def as_engine(X, names=None) -> CountEngine:
+    """A count engine over ``X``: DataFrame, 2-D array (with ``names``), CSV/Parquet path, or engine.
+
+    Every column must be discrete (categorical or ordinal); duplicate names are an error.
+
+    >>> as_engine(np.array([[0, 1], [1, 0]]), names=["a", "a"])
+    Traceback (most recent call last):
+    ...
+    ValueError: duplicate column names ['a']
+    """
+    import pandas as pd
+
+    if isinstance(X, CountEngine):
+        return X
+    if isinstance(X, (str, Path)):
+        from privgraph.data import DuckDBEngine
+
+        domain = Domain.from_path(Path(X))
+        _check_discrete(domain)
+        return DuckDBEngine(Path(X), domain=domain)
+    if isinstance(X, pd.DataFrame):
+        frame = X
+    else:
+        array = np.asarray(X)
+        if array.ndim != 2:
+            raise ValueError(f"X must be a 2-D array, a DataFrame, a path or a count engine, got shape {array.shape}")
+        if names is None:
+            raise ValueError("an array needs names=[...] (one per column)")
+        if len(names) != array.shape[1]:
+            raise ValueError(f"got {len(names)} names for {array.shape[1]} columns")
+        frame = pd.DataFrame(array, columns=[str(n) for n in names])
+    if frame.columns.duplicated().any():
+        raise ValueError(f"duplicate column names {sorted(set(frame.columns[frame.columns.duplicated()]))}")
+    domain = Domain.from_frame(frame)
+    _check_discrete(domain)
+    return NumpyEngine.from_frame(frame, domain)
+
+
+def _check_discrete(domain: Domain) -> None:
+    if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
+        raise ValueError(f"columns {cont} are continuous: bin them (or give kinds=) before causal discovery")
+
+
+def check_data(tables: Tables) -> None:
+    """Public checks on the data before any budget is spent (names, sizes and n only).
+
+    >>> from privgraph.data import Domain, NumpyEngine
+    >>> check_data(Tables.from_engine(NumpyEngine(Domain.of(a=2, b=2, c=2), np.zeros((2, 3), dtype=int))))
+    Traceback (most recent call last):
+    ...
+    ValueError: 2 rows are fewer than the 3 variables
+    """
+    d = tables.domain
+    if len(d.names) < 2:
+        raise ValueError(f"causal discovery needs at least 2 variables, got {list(d.names)}")
+    if single := [n for n, s in zip(d.names, d.sizes) if s < 2]:
+        raise ValueError(f"variables {single} take a single value: drop them")
+    if tables.n < len(d.names):
+        raise ValueError(f"{tables.n} rows are fewer than the {len(d.names)} variables")
+
+
+__all__ = ["BudgetTooSmall", "CI_TESTS", "METHODS", "PrivPC", "as_engine", "check_data", "default_max_cond_size"]
