@@ -37,6 +37,7 @@ from privgraph.privacy.samplers import (
     SeededSampler,
     resolve_sampler,
 )
+from privgraph.privacy.sieve import SieveAndExamine, fit_rounds_to_budget, sieve_and_examine, sieve_rate
 from privgraph.privacy.sparse_vector import SparseVector, above_threshold
 from privgraph.privacy.stability import (
     propose_test_release,
@@ -55,12 +56,14 @@ __all__ = [
     "Release",
     "SecureSampler",
     "SeededSampler",
+    "SieveAndExamine",
     "SparseVector",
     "above_threshold",
     "amplify_poisson",
     "amplify_without_replacement",
     "epsilon_before_amplification",
     "exponential_mechanism",
+    "fit_rounds_to_budget",
     "gaussian_calibration",
     "gaussian_mechanism",
     "histogram_l1_sensitivity",
@@ -73,5 +76,7 @@ __all__ = [
     "ptr_threshold",
     "report_noisy_max",
     "resolve_sampler",
+    "sieve_and_examine",
+    "sieve_rate",
     "smooth_sensitivity_median",
 ]
