@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from privgraph.cli import demo
+from privgraph.cli import audit
 from privgraph.cli import direction
 
 app = typer.Typer(
@@ -26,6 +27,7 @@ def _root() -> None:
 
 
 app.command("demo")(demo.demo)
+app.command("audit")(audit.audit)
 app.command("direction")(direction.direction)
 
 

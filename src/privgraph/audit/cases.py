@@ -1,0 +1,223 @@
+"""Audit cases: each mechanism of the privacy core on its known worst-case neighbouring pair.
+
+A case names the mechanism, the relation and the claim, a pair of neighbouring inputs,
+how to run the mechanism many times at once, and which events to try. The runners call
+the public mechanisms (vectorised where the mechanism allows); the deliberately broken
+mechanisms, which must be caught, live in :mod:`privgraph.audit.broken`.
+
+Worst-case pairs (why each case can come close to its claim):
+
+* Laplace: 0 against 1 at sensitivity 1; ``{y >= t}`` has ratio e^epsilon for any t >= 1.
+* Gaussian: 0 against 1 at sensitivity 1; the event ``{y >= t}`` at the right t attains
+  the claimed (epsilon, delta) exactly. delta = 0.01 keeps that event frequent enough to
+  measure with 1e6 runs; at delta = 1e-5 it has probability ~1e-3 and the bound is weak.
+* Report noisy max (exponential noise, i.e. permute-and-flip): scores (0, 2) against
+  (1, 1); index 0 has probability e^-epsilon / 2 against 1/2, exactly e^epsilon apart.
+* Exponential mechanism: utilities (0, 4) against (1, 3); the ratio tends to e^epsilon
+  only as the gap grows, so this case is not tight (about 0.8 of the claim).
+* Sparse vector (cutoff 1): queries eight 0s then a 1 against eight 1s then a 0, at
+  threshold 0; "below eight times, then above" reaches about 0.98 of the claim. The
+  below answers push the threshold noise into its tail, where its ratio is exactly
+  e^(epsilon/2); the above answer takes the other e^(epsilon/2). Five 0s and five 1s (the
+  classic X shape) reach only about 0.9 of the claim, too close to measure as tight.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from privgraph.audit.auditor import (
+    AuditResult,
+    Runner,
+    audit,
+    low_bit_events,
+    threshold_events,
+    value_events,
+)
+from privgraph.privacy import (
+    Neighbours,
+    NoiseSampler,
+    SecureSampler,
+    SeededSampler,
+    exponential_mechanism,
+    gaussian_calibration,
+    laplace_mechanism,
+    report_noisy_max,
+)
+from privgraph.privacy.sparse_vector import sparse_vector_sessions
+
+AR = Neighbours.ADD_REMOVE
+RO = Neighbours.REPLACE_ONE
+
+#: Runs per side of the fresh batch in a full audit and in a quick (CI-sized) one.
+FULL_RUNS = 1_000_000
+QUICK_RUNS = 200_000
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One mechanism, its claim, and the neighbouring pair it is audited on.
+
+    ``runs`` and ``quick_runs`` are the runs per side of a full and of a quick audit (fewer
+    for mechanisms that only run one at a time). ``is_broken`` marks planted bugs the audit must catch;
+    ``is_secure_only`` cases always run on :class:`SecureSampler` (the floating-point
+    attack must find nothing on the production sampler).
+    """
+
+    name: str
+    mechanism: str
+    neighbours: Neighbours
+    epsilon: float
+    delta: float
+    left: Any
+    right: Any
+    pair: str
+    run: Runner
+    events: Callable
+    runs: int = FULL_RUNS
+    quick_runs: int = QUICK_RUNS
+    is_broken: bool = False
+    is_secure_only: bool = False
+
+    def sampler(self, seed: int | None) -> NoiseSampler:
+        """The sampler for this case: seeded per case name (or secure if no seed)."""
+        if seed is None or self.is_secure_only:
+            return SecureSampler()
+        return SeededSampler(np.random.SeedSequence([seed, zlib.crc32(self.name.encode())]))
+
+    def audit(self, *, seed: int | None, quick: bool = False, alpha: float = 1e-3, runs: int | None = None) -> AuditResult:
+        """Audit this case; ``runs`` overrides the full or quick number of runs."""
+        if runs is None:
+            runs = self.quick_runs if quick else self.runs
+        return audit(self.run, self.left, self.right, runs=runs, sampler=self.sampler(seed),
+                     events=self.events, alpha=alpha, delta=self.delta)
+
+
+# --- runners over the public mechanisms ---------------------------------------------------
+
+
+def laplace_runner(epsilon: float, sensitivity: float = 1.0, neighbours: Neighbours = AR) -> Runner:
+    """``laplace_mechanism`` on a vector of identical inputs: one independent run per entry."""
+
+    def run(x: float, n: int, sampler: NoiseSampler) -> np.ndarray:
+        return laplace_mechanism(np.full(n, float(x)), epsilon=epsilon, sensitivity=sensitivity,
+                                 neighbours=neighbours, sampler=sampler).value
+
+    return run
+
+
+def gaussian_runner(epsilon: float, delta: float, sensitivity: float = 1.0) -> Runner:
+    """The scalar ``gaussian_mechanism``, n runs at once.
+
+    ``gaussian_mechanism`` on a vector calibrates for the vector's dimension, so it cannot
+    stand for n scalar runs. This runner makes the scalar path's two calls itself: the
+    public :func:`~privgraph.privacy.gaussian_calibration` (sigma and grid for dimension
+    1) and ``sampler.gaussian_on_grid``; the tests check it against the mechanism.
+    """
+    sigma, grid, _ = gaussian_calibration(epsilon, delta, sensitivity, 1)
+
+    def run(x: float, n: int, sampler: NoiseSampler) -> np.ndarray:
+        return np.round(float(x) / grid) * grid + sampler.gaussian_on_grid(sigma, grid, n)
+
+    return run
+
+
+def one_at_a_time(mechanism: Callable, **keywords) -> Runner:
+    """Run a selection mechanism (one output per call) n times in a loop."""
+
+    def run(scores: Sequence[float], n: int, sampler: NoiseSampler) -> np.ndarray:
+        return np.array([mechanism(scores, sampler=sampler, **keywords).value for _ in range(n)])
+
+    return run
+
+
+def answer_codes(answers: np.ndarray) -> np.ndarray:
+    """One integer per session for a (sessions, k) matrix of 1 / 0 / -1 answers (base 3).
+
+    >>> answer_codes(np.array([[0, 1, -1]])).tolist(), describe_answers(7, width=3)
+    ([7], 'BA-')
+    """
+    powers = 3 ** np.arange(answers.shape[1], dtype=np.int64)
+    return (answers.astype(np.int64) + 1) @ powers
+
+
+def describe_answers(code: int, width: int | None = None) -> str:
+    """Answers as text: B below, A above, - not asked (the inverse of :func:`answer_codes`)."""
+    text = ""
+    while code or (width is not None and len(text) < width):
+        code, digit = divmod(code, 3)
+        text += "-BA"[digit]
+    return text
+
+
+def sparse_vector_runner(threshold: float, cutoff: int, epsilon: float, neighbours: Neighbours = RO) -> Runner:
+    """``sparse_vector_sessions``: n independent sessions over one query vector, coded."""
+
+    def run(queries: Sequence[float], n: int, sampler: NoiseSampler) -> np.ndarray:
+        answers, _ = sparse_vector_sessions(queries, sessions=n, threshold=threshold, cutoff=cutoff,
+                                            epsilon=epsilon, sensitivity=1.0, neighbours=neighbours,
+                                            sampler=sampler)
+        return answer_codes(answers)
+
+    return run
+
+
+# --- the cases ---------------------------------------------------------------------------
+
+_X_LEFT = (0.0,) * 8 + (1.0,)
+_X_RIGHT = (1.0,) * 8 + (0.0,)
+
+
+def correct_cases() -> tuple[AuditCase, ...]:
+    """Every mechanism of the privacy core on its worst-case pair (all must pass)."""
+    return (
+        AuditCase("laplace", "laplace_mechanism, sensitivity 1", AR, 1.0, 0.0, 0.0, 1.0, "0 vs 1",
+                  laplace_runner(1.0), threshold_events()),
+        AuditCase("gaussian", "gaussian_mechanism, L2 sensitivity 1", AR, 1.0, 1e-2, 0.0, 1.0, "0 vs 1",
+                  gaussian_runner(1.0, 1e-2), threshold_events()),
+        AuditCase("exponential", "exponential_mechanism, sensitivity 1", RO, 1.0, 0.0, (0.0, 4.0), (1.0, 3.0),
+                  "(0,4) vs (1,3)",
+                  one_at_a_time(exponential_mechanism, epsilon=1.0, sensitivity=1.0, neighbours=RO),
+                  value_events(), runs=FULL_RUNS // 10, quick_runs=QUICK_RUNS // 10),
+        AuditCase("noisy_max", "report_noisy_max, sensitivity 1", RO, 1.0, 0.0, (0.0, 2.0), (1.0, 1.0),
+                  "(0,2) vs (1,1)",
+                  one_at_a_time(report_noisy_max, epsilon=1.0, sensitivity=1.0, neighbours=RO),
+                  value_events(), runs=FULL_RUNS // 10, quick_runs=QUICK_RUNS // 10),
+        AuditCase("sparse_vector", "above_threshold, cutoff 1, threshold 0", RO, 2.0, 0.0, _X_LEFT, _X_RIGHT,
+                  "0^8 1 vs 1^8 0", sparse_vector_runner(0.0, 1, 2.0),
+                  value_events(describe=lambda c: describe_answers(c, 9)), runs=2 * FULL_RUNS),
+        AuditCase("laplace_float_attack", "laplace_mechanism, SecureSampler, low-bit events", AR, 1.0, 0.0,
+                  0.0, 1.0, "0 vs 1", laplace_runner(1.0), low_bit_events(), is_secure_only=True),
+    )
+
+
+def all_cases(include_broken: bool = False) -> tuple[AuditCase, ...]:
+    """The correct cases, then (if asked) the planted bugs of :mod:`privgraph.audit.broken`."""
+    if not include_broken:
+        return correct_cases()
+    from privgraph.audit.broken import broken_cases
+
+    return correct_cases() + broken_cases()
+
+
+def find_cases(name: str | None, include_broken: bool = False) -> tuple[AuditCase, ...]:
+    """All cases, or the one called ``name`` (broken ones included when asked for by name).
+
+    >>> [c.name for c in find_cases("laplace")]
+    ['laplace']
+    >>> find_cases("nope")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown mechanism 'nope'; choose from laplace, gaussian, ...
+    """
+    if name is None:
+        return all_cases(include_broken)
+    cases = all_cases(include_broken=True)
+    found = tuple(c for c in cases if c.name == name)
+    if not found:
+        raise ValueError(f"unknown mechanism {name!r}; choose from {', '.join(c.name for c in cases)}")
+    return found
