@@ -33,14 +33,13 @@ from privgraph.privacy import (
     SieveAndExamine,
     SparseVector,
     amplify_without_replacement,
-    epsilon_before_amplification,
     fit_rounds_to_budget,
     gaussian_calibration,
     gaussian_mechanism,
     laplace_mechanism,
     sieve_rate,
 )
-from privgraph.privacy.sieve import MIN_RATE
+from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha
 
@@ -144,7 +143,7 @@ class SieveExamine(_Capped):
         self.rate = sieve_rate(eps_sieve, lower=min_rate)
         m = min(tables.n, max(MIN_SAMPLE, round(self.rate * tables.n)))
         self._check_useful(1.0 / (1 - self.share), margin.useful_noise(tables.n))
-        eps_pre = epsilon_before_amplification(eps_sieve, m / tables.n)
+        eps_pre = pre_amplification_epsilon(eps_sieve, m, tables.n)
         self.tables, self.sample_size = tables, m
         self.full = margin.prepare(tables, sampler)
         self._view = None
@@ -162,6 +161,10 @@ class SieveExamine(_Capped):
     @property
     def exhausted(self) -> bool:
         return self.session.exhausted
+
+    @property
+    def rounds_used(self) -> int:
+        return self.session.rounds_used
 
     def _resample(self) -> None:
         sub = self.tables.subsample(self.sample_size, self.sampler)

@@ -94,6 +94,8 @@ class PrivPC:
     n_tests_ : int
     complete_ : bool
         False if the cap was used up before PC finished (remaining edges kept).
+    rounds_, rounds_used_ : int or None
+        The cap of rounds (tests) reserved and how many were used (None for EM-PC and PC).
 
     Examples
     --------
@@ -152,9 +154,11 @@ class PrivPC:
         if method == "em-pc":
             sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self.epsilon,
                                         delta=self.delta, sampler=sampler, budget=budget, **kw)
+            self.rounds_, self.rounds_used_ = None, None
         else:
             decider = self._decider(method, test, tables, sampler, budget)
             sk, ledger = stable_pc_skeleton(tables.names, decider, **kw), decider.ledger
+            self.rounds_, self.rounds_used_ = getattr(decider, "rounds", None), getattr(decider, "rounds_used", None)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n

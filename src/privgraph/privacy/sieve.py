@@ -77,11 +77,10 @@ def sieve_rate(epsilon_sieve: float, *, lower: float = MIN_RATE) -> float:
     epsilon = check_epsilon(epsilon_sieve, "epsilon_sieve")
     if not (0 < lower <= 1):
         raise ValueError(f"lower rate must lie in (0, 1], got {lower!r}")
-    c = math.expm1(epsilon)
 
     def noise(log_q: float) -> float:
-        q = math.exp(log_q)
-        return math.sqrt(1 / q) / math.log1p(c / q)
+        q = math.exp(log_q)  # ln(1 + (e^eps - 1)/q), written to stay finite for any eps
+        return math.sqrt(1 / q) / (epsilon - log_q + math.log1p((q - 1) * math.exp(-epsilon)))
 
     res = minimize_scalar(noise, bounds=(math.log(lower), 0.0), method="bounded", options={"xatol": 1e-6})
     best = min((noise(math.log(lower)), lower), (noise(0.0), 1.0), (float(res.fun), math.exp(res.x)))
@@ -186,7 +185,7 @@ class SieveAndExamine:
         if not math.isfinite(tweak):
             raise ValueError(f"tweak must be finite, got {tweak!r}")
         self.tweak = float(tweak)
-        self._eps_pre = _pre_amplification(check_epsilon(epsilon_sieve, "epsilon_sieve"), sample_size, population)
+        self._eps_pre = pre_amplification_epsilon(check_epsilon(epsilon_sieve, "epsilon_sieve"), sample_size, population)
         self.epsilon_sieve, self.epsilon_examine = epsilon_sieve, check_epsilon(epsilon_examine, "epsilon_examine")
         self.sample_size, self.population = sample_size, population
         self.ledger = _reserve(self.round_charges(), self.rounds, budget)
@@ -280,11 +279,17 @@ def sieve_and_examine(
     return Release(answers, session.ledger)
 
 
-def _pre_amplification(epsilon_sieve: float, m: int, n: int) -> float:
-    """eps' whose Theorem-9 amplification over m of n rows is at most ``epsilon_sieve``."""
+def pre_amplification_epsilon(epsilon_sieve: float, m: int, n: int) -> float:
+    """eps' whose Theorem-9 amplification over m of n rows is at most ``epsilon_sieve``.
+
+    >>> pre_amplification_epsilon(0.5, 1000, 1000), round(pre_amplification_epsilon(0.1, 100, 1000), 4)
+    (0.5, 0.7187)
+    """
     m, n = check_count(m, "sample_size"), check_count(n, "population")
     if m > n:
         raise ValueError(f"sample_size {m} exceeds population {n}")
+    if m == n:
+        return epsilon_sieve
     eps = epsilon_before_amplification(epsilon_sieve, m / n)
     while amplify_without_replacement(eps, 0.0, m, n, _RO)[0] > epsilon_sieve:
         eps = math.nextafter(eps, 0.0)

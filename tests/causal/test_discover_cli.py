@@ -1,0 +1,52 @@
+"""``privgraph discover``: the main job's command."""
+
+import json
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from privgraph.cli import app, main
+
+
+def test_discover_on_a_network_prints_graph_privacy_and_metrics(tmp_path):
+    out, plot = tmp_path / "g.json", tmp_path / "g.png"
+    result = CliRunner().invoke(app, ["discover", "--network", "cancer", "--samples", "20000", "--epsilon", "5",
+                                      "--seed", "1", "--out", str(out), "--plot", str(plot)],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "NOT private" in text and "CPDAG" in text and "Privacy" in text
+    assert "spent epsilon=5.000000" in text and "replace-one" in text and "optimal" in text
+    assert "skeleton" in text and "SHD" in text
+    assert set(json.loads(out.read_text())["nodes"]) == {"Pollution", "Smoker", "Cancer", "Xray", "Dyspnoea"}
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_discover_on_a_file_without_truth(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from privgraph.datasets import load_network, sample
+
+    net = load_network("cancer")
+    path = tmp_path / "d.csv"
+    pd.DataFrame(sample(net, 5000, np.random.default_rng(0)), columns=net.domain.names).to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["discover", str(path), "--method", "pc"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "NOT private" in result.output and "SHD" not in result.output
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--network", "asia", "--samples", "100000", "--epsilon", "0.01"], "needs epsilon >="),
+    (["--network", "asia", "--alpha", "2"], "alpha must lie in (0, 1)"),
+    (["--network", "nowhere"], "no bundled network"),
+    ([], "exactly one"),
+])
+def test_bad_input_is_one_line_and_exit_status_2(monkeypatch, capsys, args, message):
+    monkeypatch.setattr(sys, "argv", ["privgraph", "discover", *args])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
