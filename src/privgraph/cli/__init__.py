@@ -11,6 +11,7 @@ import typer
 from privgraph.cli import demo
 from privgraph.cli import audit
 from privgraph.cli import direction
+from privgraph.cli import discover
 
 app = typer.Typer(
     name="privgraph",
@@ -29,6 +30,7 @@ def _root() -> None:
 app.command("demo")(demo.demo)
 app.command("audit")(audit.audit)
 app.command("direction")(direction.direction)
+app.command("discover")(discover.discover)
 
 
 def main() -> None:
