@@ -100,8 +100,7 @@ def test_large_epsilon_agrees_with_the_non_private_decision(score):
             q = [np.log(iqr(v)) for v in (fit.x, fit.res_y, fit.y, fit.res_x)]
             raw = (q[0] + q[1], q[2] + q[3])
         else:
-            raw = [dr.ds.dependence(score, c, r, residual_bandwidth=h)
-                   for (c, r), h in zip(((fit.x, fit.res_y), (fit.y, fit.res_x)), fit.bandwidths)]
+            raw = dr.raw_scores(fit, score)
         result, _ = private_direction(x, y, epsilon=1e5, score=score, sampler=SeededSampler(seed),
                                       rng=np.random.default_rng(seed))
         assert result.direction == ("x->y" if raw[0] < raw[1] else "y->x")

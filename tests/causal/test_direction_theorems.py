@@ -44,7 +44,7 @@ def test_observed_flip_rate_of_the_pipeline_agrees_with_theorem3():
     x, y = dd.validate_pair(x, y)
     fit = dd.fit_both_directions(x, y, privacy="test", bounds=(None, None), test_fraction=0.5,
                                  ridge=1e-3, lengthscale=1.0, rng=np.random.default_rng(1))
-    raw = [ds.dependence("kendall", c, r, residual_bandwidth=1.0) for c, r in ((fit.x, fit.res_y), (fit.y, fit.res_x))]
+    raw = dr.raw_scores(fit, "kendall")
     margin = raw[1] - raw[0]
     sens = ds.sensitivity_on_test_set("kendall", fit.x.size)
     epsilon = 2 * sens / abs(margin)  # noise scale about the margin: flips neither rare nor certain
@@ -52,7 +52,7 @@ def test_observed_flip_rate_of_the_pipeline_agrees_with_theorem3():
     runs = 3000
     same = 0
     for seed in range(runs):
-        (scores, _), _ = dr.release_laplace_scores(fit, "kendall", "test", epsilon, SeededSampler(seed), None)
+        (scores, _), _ = dr.release_laplace_scores(raw, sens, epsilon, SeededSampler(seed), None)
         same += (scores[0] < scores[1]) == (raw[0] < raw[1])
     assert abs(same / runs - ds.laplace_flip_free(margin, scale)) <= hoeffding(runs)
 

@@ -102,21 +102,30 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
         raise ValueError(f"the IQR score needs 0 < delta < 1, got {delta!r}")
 
 
-def release_laplace_scores(fit: FittedPair, score, privacy, epsilon, sampler, budget) -> Release:
-    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale)."""
+def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
+    """The score's sensitivity: the test-set bound, or under train+test the larger of both parts'."""
     m = fit.x.size
     sens = ds.sensitivity_on_test_set(score, m)
     if privacy == "train+test":
         sens = max(sens, *(ds.hsic_training_sensitivity(m, fit.shift, h) for h in fit.bandwidths))
-    raw = (ds.dependence(score, fit.x, fit.res_y, residual_bandwidth=fit.bandwidths[0]),
-           ds.dependence(score, fit.y, fit.res_x, residual_bandwidth=fit.bandwidths[1]))
+    return sens
+
+
+def raw_scores(fit: FittedPair, score: str) -> tuple[float, float]:
+    """The non-private scores ``(s(X->Y), s(Y->X))`` of a Laplace score (never released as is)."""
+    return (ds.dependence(score, fit.x, fit.res_y, residual_bandwidth=fit.bandwidths[0]),
+            ds.dependence(score, fit.y, fit.res_x, residual_bandwidth=fit.bandwidths[1]))
+
+
+def release_laplace_scores(raw, sensitivity: float, epsilon: float, sampler, budget) -> Release:
+    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale)."""
     ledger, noisy = Ledger(), []
     for value in raw:
-        rel = laplace_mechanism(value, epsilon=epsilon / 2, sensitivity=sens,
+        rel = laplace_mechanism(value, epsilon=epsilon / 2, sensitivity=sensitivity,
                                 neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
         noisy.append(rel.value)
         ledger = ledger + rel.ledger
-    return Release((tuple(noisy), laplace_scale(epsilon / 2, sens)), ledger)
+    return Release((tuple(noisy), laplace_scale(epsilon / 2, sensitivity)), ledger)
 
 
 def release_iqr_scores(fit: FittedPair, epsilon, delta, sampler, budget) -> Release:
@@ -206,7 +215,8 @@ def private_direction(
         (scores, scale), ledger = release_iqr_scores(fit, epsilon, delta, sampler, budget)
         flip_free = ds.iqr_flip_free
     else:
-        (scores, scale), ledger = release_laplace_scores(fit, score, privacy, epsilon, sampler, budget)
+        sens = laplace_sensitivity(fit, score, privacy)
+        (scores, scale), ledger = release_laplace_scores(raw_scores(fit, score), sens, epsilon, sampler, budget)
         flip_free = ds.laplace_flip_free
     return Release(decide(scores, scale, flip_free, score, privacy), ledger)
 
