@@ -27,8 +27,8 @@ from privgraph.audit.cases import (
     FULL_RUNS,
     RO,
     AuditCase,
-    _X_LEFT,
-    _X_RIGHT,
+    SVT_LEFT,
+    SVT_RIGHT,
     answer_codes,
     describe_answers,
 )
@@ -163,14 +163,14 @@ def broken_cases() -> tuple[AuditCase, ...]:
         for name, what, nb, eps, left, right, pair, run, events in (
             ("broken_laplace_scale", "Laplace, scale cut by a quarter", AR, 1.0, 0.0, 1.0, "0 vs 1",
              broken_laplace_scale_cut(1.0), threshold_events()),
-            ("broken_svt_no_query_noise", "sparse vector without query noise", RO, 1.0, _X_LEFT, _X_RIGHT,
+            ("broken_svt_no_query_noise", "sparse vector without query noise", RO, 1.0, SVT_LEFT, SVT_RIGHT,
              "0^8 1 vs 1^8 0", broken_svt_no_query_noise(1.0), codes),
             ("broken_svt_no_cutoff", "sparse vector without cutoff", RO, 1.0, half, half[::-1],
              "0^10 1^10 vs 1^10 0^10", broken_svt_no_cutoff(1.0), threshold_events()),
             ("broken_svt_noise_not_scaled", "sparse vector, c = 6, query noise not scaled by c", RO, 1.0,
              cut, cut[::-1], "-.5^4 .5^6 vs .5^4 -.5^6", broken_svt_noise_not_scaled(1.0, 6), codes),
             ("broken_svt_releases_value", "sparse vector releasing the noisy query value", RO, 1.0,
-             _X_LEFT, _X_RIGHT, "0^8 1 vs 1^8 0", broken_svt_releases_value(1.0), threshold_events()),
+             SVT_LEFT, SVT_RIGHT, "0^8 1 vs 1^8 0", broken_svt_releases_value(1.0), threshold_events()),
             ("broken_naive_float_laplace", "numpy Laplace on doubles, low-bit events", AR, 1.0, 0.0, 1.0,
              "0 vs 1", broken_naive_float_laplace(1.0), low_bit_events()),
         )

@@ -168,8 +168,8 @@ def sparse_vector_runner(threshold: float, cutoff: int, epsilon: float, neighbou
 
 # --- the cases ---------------------------------------------------------------------------
 
-_X_LEFT = (0.0,) * 8 + (1.0,)
-_X_RIGHT = (1.0,) * 8 + (0.0,)
+SVT_LEFT = (0.0,) * 8 + (1.0,)
+SVT_RIGHT = (1.0,) * 8 + (0.0,)
 
 
 def correct_cases() -> tuple[AuditCase, ...]:
@@ -187,7 +187,7 @@ def correct_cases() -> tuple[AuditCase, ...]:
                   "(0,2) vs (1,1)",
                   one_at_a_time(report_noisy_max, epsilon=1.0, sensitivity=1.0, neighbours=RO),
                   value_events(), runs=FULL_RUNS // 10, quick_runs=QUICK_RUNS // 10),
-        AuditCase("sparse_vector", "above_threshold, cutoff 1, threshold 0", RO, 2.0, 0.0, _X_LEFT, _X_RIGHT,
+        AuditCase("sparse_vector", "above_threshold, cutoff 1, threshold 0", RO, 2.0, 0.0, SVT_LEFT, SVT_RIGHT,
                   "0^8 1 vs 1^8 0", sparse_vector_runner(0.0, 1, 2.0),
                   value_events(describe=lambda c: describe_answers(c, 9)), runs=2 * FULL_RUNS),
         AuditCase("laplace_float_attack", "laplace_mechanism, SecureSampler, low-bit events", AR, 1.0, 0.0,

@@ -27,7 +27,8 @@ def audit_table(rows, alpha: float) -> Table:
     table = Table(title=f"Privacy audit (lower bounds hold with probability 1 - {alpha:g})")
     for col in ("mechanism", "neighbours", "pair", "claimed eps", "audited bound", "ratio", "verdict",
                 "runs", "seconds", "event"):
-        table.add_column(col, justify="right" if col in ("claimed eps", "audited bound", "ratio", "runs", "seconds") else "left")
+        table.add_column(col, justify="right" if col in ("claimed eps", "audited bound", "ratio", "runs", "seconds") else "left",
+                         no_wrap=col != "event")
     for case, result in rows:
         claim = f"{case.epsilon:g}" + (f" (delta {case.delta:g})" if case.delta else "")
         mark = {"pass": "green", "caught": "green"}.get(verdict(case, result), "bold red")
