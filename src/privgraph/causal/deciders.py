@@ -133,7 +133,7 @@ class SieveExamine(_Capped):
 
     def __init__(self, tables: Tables, margin, *, epsilon: float, delta: float, rounds: int,
                  sampler: NoiseSampler, budget: Budget | None = None, sieve_share: float = 0.5,
-                 tweak: float = 1.0, min_rate: float = MIN_RATE, max_queries: int = 2**20,
+                 tweak: float = 0.5, min_rate: float = MIN_RATE, max_queries: int = 2**20,
                  method: str | None = None):
         if not (0 < sieve_share < 1):
             raise ValueError(f"sieve_share must lie in (0, 1), got {sieve_share!r}")
