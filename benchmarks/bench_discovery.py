@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from privgraph.causal import BudgetTooSmall, NonPrivate, PrivPC, SieveExamine, Tables, make_margin, stable_pc_skeleton
+from privgraph.causal import BudgetTooSmall, PrivPC, SieveExamine, Tables, make_margin, stable_pc_skeleton
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 from privgraph.graphs import CPDAG, arc_f1, skeleton_scores

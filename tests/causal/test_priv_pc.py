@@ -37,6 +37,13 @@ def test_ledger_total_equals_the_budget_asked(method, asia):
         est.ledger_.charges[0].neighbours.value == "replace_one"
 
 
+def test_spearman_pays_the_budget_and_reaches_non_private_spearman_pc():
+    X = frame("survey", 50_000, seed=6)
+    truth = edges(PrivPC(method="pc", ci_test="spearman").fit(X))
+    est = PrivPC(epsilon=1e4, ci_test="spearman", random_state=0).fit(X)
+    assert edges(est) == truth and est.epsilon_spent_ == pytest.approx(1e4, rel=1e-8)
+
+
 def test_ledger_total_with_a_pure_budget_is_basic(asia):
     est = PrivPC(epsilon=3.0, delta=0.0, random_state=2).fit(asia)
     assert est.composition_ == "basic" and est.epsilon_spent_ == pytest.approx(3.0, rel=1e-8)

@@ -21,7 +21,7 @@ test, :class:`BudgetTooSmall` is raised before any budget is spent, saying what 
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Sequence
 
 from privgraph.causal.scores import RO, noise_needed
 from privgraph.causal.tables import Tables
@@ -96,7 +96,7 @@ class _Capped:
     def charges_of(self, r: float) -> Sequence[Charge]:
         return (Charge(self.mechanism, r, 0.0, RO, sensitivity=1.0),)
 
-    def _check_useful(self, noise_at_unit_eps: float, useful: float, r_of_noise: Callable[[float], float] = None):
+    def _check_useful(self, noise_at_unit_eps: float, useful: float) -> None:
         """Refuse (before spending) if the noise at the fitted budget exceeds ``useful``."""
         if noise_at_unit_eps / self.per_round <= useful:
             return
@@ -111,14 +111,28 @@ class _Capped:
         )
 
     def _reserve(self, budget: Budget | None) -> Ledger:
-        planned = tuple(c.times(self.rounds) for c in self.charges_of(self.per_round))
-        if budget is not None:
-            trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
-            for c in budget.ledger.charges + planned:
-                trial.reserve(c)  # the whole plan first: nothing is half-spent
-            for c in planned:
-                budget.reserve(c)
-        return Ledger(planned)
+        return reserve_plan(tuple(c.times(self.rounds) for c in self.charges_of(self.per_round)), budget)
+
+
+def reserve_plan(planned: Sequence[Charge], budget: Budget | None) -> Ledger:
+    """Reserve a whole plan on ``budget``, or none of it (checked on a copy first).
+
+    >>> b = Budget(1.0)
+    >>> reserve_plan([Charge("laplace", 0.5, 0.0, RO).times(3)], b)
+    Traceback (most recent call last):
+    ...
+    privgraph.privacy.budget.BudgetExceeded: budget exceeded: 'laplace' asks epsilon=0.5, ...
+    >>> len(b.ledger)
+    0
+    """
+    planned = tuple(planned)
+    if budget is not None:
+        trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
+        for c in budget.ledger.charges + planned:
+            trial.reserve(c)
+        for c in planned:
+            budget.reserve(c)
+    return Ledger(planned)
 
 
 class SieveExamine(_Capped):

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Sequence
 import networkx as nx
 import numpy as np
 
-from privgraph.causal.deciders import BudgetTooSmall, composition_for
+from privgraph.causal.deciders import BudgetTooSmall, composition_for, reserve_plan
 from privgraph.causal.scores import RO
 from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
 from privgraph.causal.tables import Tables
@@ -90,10 +90,7 @@ def em_pc_skeleton(
             f"epsilon={epsilon:g} over EM-PC's {len(_plan(1.0, levels))} selections ({levels} levels) "
             f"gives each an epsilon of {per_charge:.3g}: its utilities (margin {useful:.3g}) would be drowned"
         )
-    plan = tuple(_plan(per_charge, levels))
-    if budget is not None:
-        for c in plan:
-            budget.reserve(c)
+    plan = reserve_plan(_plan(per_charge, levels), budget)
     nodes = list(tables.names)
     graph = _start_graph(nodes, _pairs(forbidden, nodes, "forbidden"))
     keep = _pairs(required, nodes, "required")
@@ -105,7 +102,7 @@ def em_pc_skeleton(
         if on_level is not None:
             on_level(level, graph.number_of_edges())
         tests += _run_level(graph, level, full, margin, keep, sepsets, per_charge, sampler)
-    return Skeleton(graph, sepsets, tests, True), Ledger(plan)
+    return Skeleton(graph, sepsets, tests, True), plan
 
 
 def _plan(r: float, levels: int) -> list[Charge]:
