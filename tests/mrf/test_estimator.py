@@ -33,9 +33,10 @@ def test_gaussian_and_psgd_ledgers(frame):
     df, model = frame
     est = PrivateMRF(epsilon=1.0, cliques=model.cliques, noise="gaussian", delta=1e-5, random_state=1).fit(df)
     assert est.ledger_.total().delta == pytest.approx(1e-5)
-    est = PrivateMRF(epsilon=2.0, cliques=model.cliques, method="psgd", delta=1 / 3000, random_state=1,
-                     options={"steps": 20, "rate": 0.1}).fit(df)
-    assert est.ledger_.total("rdp", delta=1 / 3000).epsilon <= 2.0
+    # same public parameters as psgd's doctest, so the cached noise calibration is reused
+    est = PrivateMRF(epsilon=1.0, cliques=model.cliques, method="psgd", delta=1e-4, random_state=1,
+                     options={"steps": 50}).fit(df)
+    assert est.ledger_.total("rdp", delta=1e-4).epsilon <= 1.0
     assert est.marginals_ is None
 
 

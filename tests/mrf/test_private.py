@@ -104,3 +104,17 @@ def test_stopping_rule_caps_iterations(population, monkeypatch):
 
 def test_estimate_records_weights_by_cells():
     assert estimate_records([np.full(4, 2.5), np.full(2, 5.0)]) == pytest.approx(10.0)
+
+
+def test_em_runs_on_loopy_bp_when_the_tree_is_too_large():
+    d = Domain.of(a=2, b=2, c=2)
+    cliques = [("a", "b"), ("b", "c"), ("a", "c")]
+    rng = np.random.default_rng(7)
+    from privgraph.mrf.model import MarkovRandomField
+
+    true = MarkovRandomField.of(d, cliques, [rng.normal(0, 0.5, (2, 2)) for _ in cliques])
+    counts = [20_000 * m for m in infer(true).marginals]
+    noisy, _ = release_tables(counts, domain=d, cliques=cliques, epsilon=5.0,
+                              neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(3))
+    loopy = cgm_em(noisy, max_cells=1, max_iter=40)
+    assert kl_divergence(true, loopy) < 0.02  # Bethe error on a weakly coupled triangle
