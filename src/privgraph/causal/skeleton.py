@@ -2,7 +2,9 @@
 
 Stable PC (Colombo and Maathuis 2014): at level l, every edge x - y is tested given each
 set S of l nodes taken from the adjacencies of x (then of y) *as they were when the level
-started*, so the result does not depend on the order of the variables. The first S that
+started*, so the result does not depend on the order of the variables. Each set is tested
+once per edge (a set drawn from both sides is not asked again: for a private decider a
+repeated test costs budget and adds a chance of a wrong answer). The first S that
 the decider calls independent removes the edge and becomes its separating set. Levels
 go on while some node has more than l other neighbours, up to ``max_cond_size``.
 
@@ -67,7 +69,7 @@ def stable_pc_skeleton(
     >>> oracle = lambda x, y, S: {x, y} == {"a", "c"} and "b" in S
     >>> sk = stable_pc_skeleton(["a", "b", "c"], oracle)
     >>> sorted(sk.graph.edges()), sk.sepsets[frozenset("ac")], sk.n_tests
-    ([('a', 'b'), ('b', 'c')], frozenset({'b'}), 11)
+    ([('a', 'b'), ('b', 'c')], frozenset({'b'}), 6)
     """
     nodes = _check_nodes(nodes)
     if max_cond_size is not None and (isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size
@@ -94,11 +96,14 @@ def _run_level(graph: nx.Graph, level: int, decide: Decider, keep: set, sepsets:
     for x, y in sorted(graph.edges, key=lambda e: (order[e[0]], order[e[1]])):
         if frozenset((x, y)) in keep:
             continue
+        found, asked = None, set()
         for a, b in ((x, y), (y, x)):
-            found = None
             for S in combinations([v for v in snapshot[a] if v != b], level):
+                if frozenset(S) in asked:  # the same test from the other side: never twice
+                    continue
                 if getattr(decide, "exhausted", False):
                     return False, tests
+                asked.add(frozenset(S))
                 tests += 1
                 if decide(a, b, S):
                     found = S
