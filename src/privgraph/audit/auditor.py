@@ -71,7 +71,11 @@ class AuditResult:
     seconds: float
 
     def violates(self, epsilon: float) -> bool:
-        """True when the bound exceeds a claimed epsilon: a violation at level alpha."""
+        """True when the bound exceeds a claimed epsilon: a violation at level alpha.
+
+        >>> AuditResult(1.2, "y >= 1", 1, (10, 30), 100, 1e-3, 0.0, 0.1).violates(1.0)
+        True
+        """
         return self.epsilon_bound > epsilon
 
 

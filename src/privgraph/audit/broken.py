@@ -154,7 +154,11 @@ def broken_svt_releases_value(epsilon: float) -> Runner:
 
 
 def broken_cases() -> tuple[AuditCase, ...]:
-    """The planted bugs, each on a pair that exposes it (every one must be caught)."""
+    """The planted bugs, each on a pair that exposes it (every one must be caught).
+
+    >>> all(c.is_broken and c.mechanism.startswith("BROKEN") for c in broken_cases())
+    True
+    """
     half = (0.0,) * 10 + (1.0,) * 10
     cut = (-0.5,) * 4 + (0.5,) * 6
     codes = value_events(describe=describe_answers)
