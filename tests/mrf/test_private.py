@@ -75,7 +75,7 @@ def test_m_step_is_the_e_step_potentials(population):
     """The closed-form M-step: MLE of the E-step's counts is theta + g*."""
     noisy, _ = _release(population, 1.0)
     theta = [np.zeros(t.shape) for t in noisy.tables]
-    step = dual_e_step(noisy, theta)
+    step, _ = dual_e_step(noisy, theta)
     n = expected_tables(noisy, step)
     refit = fit_mle(noisy.domain, noisy.cliques, [t / noisy.records for t in n])
     for got, want in zip(infer(refit).marginals, n):
@@ -118,3 +118,11 @@ def test_em_runs_on_loopy_bp_when_the_tree_is_too_large():
                               neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(3))
     loopy = cgm_em(noisy, max_cells=1, max_iter=40)
     assert kl_divergence(true, loopy) < 0.02  # Bethe error on a weakly coupled triangle
+
+
+def test_overrelaxed_and_plain_em_agree_in_quality(population):
+    model, _, _ = population
+    noisy, _ = _release(population, 1.0)
+    fast, plain = cgm_em(noisy), cgm_em(noisy, overrelax=False)
+    kl_fast, kl_plain = kl_divergence(model, fast), kl_divergence(model, plain)
+    assert kl_fast < 2 * kl_plain + 1e-3

@@ -25,6 +25,13 @@ M-step (Algorithm 2)
     potentials ``theta_t + g``, that model matches them and is the MLE: the M-step is
     ``theta_{t+1} = theta_t + g`` exactly (for loopy BP, the Bethe-approximate MLE), so no
     inner optimiser is needed. ``theta_0 = 0`` (the uniform model).
+Over-relaxation (Salakhutdinov and Roweis 2003, adaptive over-relaxed bound optimisation)
+    Under Laplace noise a plain EM step moves each log-potential by at most ``1/b``
+    (``b = |C| / epsilon``), so at small epsilon EM needs thousands of iterations. The
+    M-step therefore moves ``theta + eta g*`` with ``eta`` doubling (up to 64) while the
+    approximate log marginal likelihood ``L(theta) = min_g [N A(theta + g) - <g, y>] -
+    N A(theta)`` (the E-step's dual optimum, free) keeps rising; when it falls, EM goes
+    back to the last accepted point, takes the plain step and resets ``eta = 1``.
 
 Stopping rule (it acts as regularisation: each step moves a log-potential by at most
 ``1/b`` under Laplace noise, and running to convergence fits the noise, the L1 projection
@@ -55,6 +62,8 @@ MAX_ITER = 2000
 #: EM also stops once the residual has not improved by STALL_GAIN (relative) for
 #: STALL_ITER iterations (it has reached the noise floor it can reach).
 STALL_ITER, STALL_GAIN = 20, 1e-3
+#: Largest over-relaxation factor of the M-step.
+MAX_OVERRELAX = 64.0
 
 
 def cgm_em(
@@ -63,9 +72,13 @@ def cgm_em(
     discrepancy: float = DISCREPANCY,
     max_iter: int = MAX_ITER,
     e_step=None,
+    overrelax: bool = True,
     max_cells: int = MAX_TREE_CELLS,
 ) -> MarkovRandomField:
     """Fit a model to noisy clique tables by CGM-EM (see the module docstring).
+
+    ``e_step`` is :func:`dual_e_step` (default) or :func:`nlbp_e_step`; ``overrelax``
+    enables the adaptive over-relaxed M-step (module docstring).
 
     Examples
     --------
@@ -83,17 +96,46 @@ def cgm_em(
     if not discrepancy >= 0:
         raise ValueError(f"discrepancy must be >= 0, got {discrepancy!r}")
     e_step = dual_e_step if e_step is None else e_step
-    theta = [np.zeros(t.shape) for t in noisy.tables]
     target = discrepancy * _noise_level(noisy)
-    best, since_best, step = np.inf, 0, None
+    theta = [np.zeros(t.shape) for t in noisy.tables]
+    step, eta, accepted, stall = None, 1.0, None, _Stall()
     for _ in range(max_iter):
-        residual = _residual(noisy, expected_tables(noisy, theta, max_cells))
-        if residual <= target or since_best >= STALL_ITER:
+        n, log_z = _expected_and_log_z(noisy, theta, max_cells)
+        new_step, dual = e_step(noisy, theta, start=step, max_cells=max_cells)
+        value = None if dual is None else dual - noisy.records * log_z
+        if accepted is not None and value is not None and value < accepted[2]:
+            # the over-relaxed step lowered the likelihood: take the plain EM step instead
+            theta, step, eta, accepted = _add(accepted[0], accepted[1], 1.0), accepted[1], 1.0, None
+            continue
+        if _residual(noisy, n) <= target or stall.is_stalled(_residual(noisy, n)):
             break
-        best, since_best = (residual, 0) if residual < best * (1 - STALL_GAIN) else (best, since_best + 1)
-        step = e_step(noisy, theta, start=step, max_cells=max_cells)
-        theta = [t + s for t, s in zip(theta, step)]
+        accepted, step = (theta, new_step, value), new_step
+        theta = _add(theta, new_step, eta)
+        eta = min(2.0 * eta, MAX_OVERRELAX) if overrelax and value is not None else 1.0
     return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
+
+
+class _Stall:
+    """True once the residual has not improved by STALL_GAIN for STALL_ITER iterations."""
+
+    def __init__(self):
+        self.best, self.since = np.inf, 0
+
+    def is_stalled(self, residual: float) -> bool:
+        if residual < self.best * (1 - STALL_GAIN):
+            self.best, self.since = residual, 0
+        else:
+            self.since += 1
+        return self.since >= STALL_ITER
+
+
+def _add(theta, step, eta: float) -> list[np.ndarray]:
+    return [t + eta * s for t, s in zip(theta, step)]
+
+
+def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
+    beliefs = infer_potentials(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties], max_cells=max_cells)
+    return _group_means(noisy, beliefs.marginals, [t.shape for t in theta]), beliefs.log_partition
 
 
 def dual_e_step(
@@ -114,7 +156,10 @@ def dual_e_step(
 
     def f(flat):
         shifted = [t + s for t, s in zip(theta, _unflatten(flat, sizes, shapes))]
-        beliefs = infer_potentials(noisy.domain, noisy.cliques, [shifted[g] for g in noisy.ties], max_cells=max_cells)
+        try:
+            beliefs = infer_potentials(noisy.domain, noisy.cliques, [shifted[g] for g in noisy.ties], max_cells=max_cells)
+        except FloatingPointError:  # a line-search step far too long: reject it
+            return np.inf, np.zeros_like(flat)
         n = np.concatenate([m.ravel() for m in _group_means(noisy, beliefs.marginals, shapes)])
         value = noisy.records * beliefs.log_partition - float(flat @ (mult * y))
         grad = mult * (n - y)
@@ -134,7 +179,7 @@ def dual_e_step(
     with single_threaded_blas():
         res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
                        options={"maxiter": max_iter, "gtol": 1e-12, "ftol": 1e-12})
-    return _unflatten(res.x, sizes, shapes)
+    return _unflatten(res.x, sizes, shapes), float(res.fun)
 
 
 def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:
@@ -158,7 +203,7 @@ def nlbp_e_step(
     for j in range(max_iter):
         grad = _loglik_gradient(noisy, expected_tables(noisy, [t + s for t, s in zip(theta, step)], max_cells))
         step = [s + (g - s) / (j + 1) for s, g in zip(step, grad)]
-    return step
+    return step, None
 
 
 def expected_tables(noisy: NoisyMarginals, theta, max_cells: int = MAX_TREE_CELLS) -> list[np.ndarray]:

@@ -76,7 +76,10 @@ def fit_mle(
 
     def objective(flat):
         theta = unpack(flat)
-        beliefs = infer_potentials(domain, cliques, [theta[g] for g in groups], max_cells=max_cells)
+        try:
+            beliefs = infer_potentials(domain, cliques, [theta[g] for g in groups], max_cells=max_cells)
+        except FloatingPointError:  # a line-search step far too long: reject it
+            return np.inf, np.zeros_like(flat)
         value = beliefs.log_partition + 0.5 * ridge * float(flat @ flat)
         grad = [-t for t in targets]
         for k, g in enumerate(groups):

@@ -198,6 +198,8 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
             continue
         m = beliefs[c].sum(axis=edges[c][0], keepdims=True)
         s = m.sum()
+        if not 0 < s < math.inf:
+            raise FloatingPointError(f"message from tree clique {tree.cliques[c]} under/overflowed (sum {s})")
         upward[c] = m / s
         log_scale += math.log(s)
         beliefs[p] = beliefs[p] * upward[c].reshape(edges[c][1])
