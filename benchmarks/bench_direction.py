@@ -175,32 +175,57 @@ def time_pairs(n: int, seeds, peer: bool) -> list[dict]:
 
 def report(args) -> list[dict]:
     seeds = list(REPORT_SEEDS[: args.pairs])
-    rows = []
     sizes = (1000,) if args.quick else SIZES
+    rows = []
+    parts = {"nonprivate": report_nonprivate, "private": report_private, "train": report_train, "time": report_time}
+    for part in args.parts:
+        rows.extend(parts[part](seeds, sizes, args))
+    return rows
+
+
+def _emit(rows: list[dict], row: dict) -> None:
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+
+
+def report_nonprivate(seeds, sizes, args) -> list[dict]:
+    rows = []
     for n in sizes:
         for confounded in (False, True):
             for score in ds.SCORES:
                 acc = nonprivate_accuracy(seeds, n, score, confounded)
-                rows.append(dict(kind="non-private", n=n, confounded=confounded, score=score, accuracy=acc))
-                print(json.dumps(rows[-1]), flush=True)
+                _emit(rows, dict(kind="non-private", n=n, confounded=confounded, score=score, accuracy=acc))
+    return rows
+
+
+def report_private(seeds, sizes, args) -> list[dict]:
+    rows = []
     for n in sizes:
-        pairs = []
-        for seed in seeds:
-            a, b, truth = sim_pair(n, seed)
-            pairs.append((seed, fitted(a, b, seed), truth))
-        epsilons = EPSILONS if n == 1000 else (1.0,)
+        pairs = [(seed, fitted(*sim_pair(n, seed)[:2], seed), sim_pair(n, seed)[2]) for seed in seeds]
         for score in ds.SCORES:
-            for eps in epsilons:
+            for eps in EPSILONS if n == 1000 else (1.0,):
                 draws = args.draws // 4 if score == "iqr" else args.draws
-                rows.append(dict(kind="private", **private_row(pairs, score, eps, draws)))
-                print(json.dumps(rows[-1]), flush=True)
-        train_pairs = [(seed, fitted(*sim_pair(n, seed)[:2], seed, privacy="train+test", bounds=TRAIN_BOUNDS),
-                        sim_pair(n, seed)[2]) for seed in seeds]
-        for eps in epsilons:
-            rows.append(dict(kind="private", **private_row(train_pairs, "hsic", eps, args.draws, "train+test")))
-            print(json.dumps(rows[-1]), flush=True)
-    for n, count in ((1000, args.peer_pairs), (5000, args.peer_pairs)):
-        for r in time_pairs(n, seeds[:count], peer=args.peer and n == 1000):
+                _emit(rows, dict(kind="private", **private_row(pairs, score, eps, draws)))
+    return rows
+
+
+def report_train(seeds, sizes, args) -> list[dict]:
+    rows = []
+    for n in sizes:
+        pairs = [(seed, fitted(*sim_pair(n, seed)[:2], seed, privacy="train+test", bounds=TRAIN_BOUNDS),
+                  sim_pair(n, seed)[2]) for seed in seeds]
+        plain = np.mean([(lambda s: "x->y" if s[0] < s[1] else "y->x")(dr.raw_scores(f, "hsic")) == t
+                         for _, f, t in pairs])
+        _emit(rows, dict(kind="non-private", privacy="train+test", n=n, score="hsic", accuracy=float(plain)))
+        for eps in EPSILONS if n == 1000 else (1.0,):
+            _emit(rows, dict(kind="private", **private_row(pairs, "hsic", eps, args.draws, "train+test")))
+    return rows
+
+
+def report_time(seeds, sizes, args) -> list[dict]:
+    rows = []
+    for n in (1000, 5000):
+        for r in time_pairs(n, seeds[: args.peer_pairs], peer=args.peer and n == 1000):
             rows.append(dict(kind="time", **r))
     return rows
 
@@ -249,6 +274,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=FLIP_DRAWS, help="noise draws per pair")
     parser.add_argument("--peer", action="store_true", help="time causal-learn's ANM on the same pairs")
     parser.add_argument("--peer-pairs", type=int, default=3)
+    parser.add_argument("--parts", nargs="+", default=["nonprivate", "private", "train", "time"],
+                        choices=["nonprivate", "private", "train", "time"])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/direction.json"))
     args = parser.parse_args()
     rows = tune(args) if args.tune else report(args)

@@ -115,3 +115,22 @@ def test_rho_a_raw_equals_scipy_without_ties():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=300), rng.normal(size=300)
     assert abs(ds.spearman_rho_a_raw(a, a + b) - spearmanr(a, a + b).statistic) < 1e-12
+
+
+def test_bin_distance_bisection_matches_the_envelope_scan():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m = int(rng.integers(8, 300))
+        x = np.sort(np.round(rng.lognormal(size=m) * rng.uniform(0.1, 3), int(rng.integers(0, 3))))
+        ranks, cap = quartile_ranks(m), int(rng.integers(1, 100))
+        for shift in (0.0, 0.5):
+            a, b = ranks
+            width = x[b - 1] - x[a - 1]
+            expected = 0
+            if width > 0:
+                k = np.floor(np.log(width) + shift)
+                lo, hi = np.exp(k - shift), np.exp(k + 1 - shift)
+                up, low = quartile_envelope(x, ranks, cap + 1)
+                out = np.flatnonzero((up[1:] >= hi) | (low[1:] < lo))
+                expected = int(out[0]) if out.size else cap
+            assert bin_distance(x, ranks, shift, cap) == expected

@@ -18,7 +18,7 @@ from privgraph.causal.regression import fit_fourier_ridge, stability_bound
 #: Fewest test (and training) rows accepted: below it the noise of every score exceeds its range.
 MIN_TEST_ROWS = 100
 #: Residual-kernel bandwidth under train+test privacy (on the [-2, 2] scale of the bounds).
-TRAIN_RESIDUAL_BANDWIDTH = 0.25
+TRAIN_RESIDUAL_BANDWIDTH = 0.5
 #: Half-width of the scale public bounds are mapped to: ``[lo, hi] -> [-2, 2]``.
 BOUNDED_HALF_WIDTH = 2.0
 
