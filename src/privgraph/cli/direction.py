@@ -81,7 +81,7 @@ def direction(
     x: str = typer.Option(..., "--x", help="Column of the first variable."),
     y: str = typer.Option(..., "--y", help="Column of the second variable."),
     epsilon: float = typer.Option(..., help="Privacy budget epsilon per pair."),
-    score: str = typer.Option("hsic", help="Dependence score: hsic, spearman, kendall or iqr."),
+    score: str = typer.Option("kendall", help="Dependence score: kendall, spearman, hsic or iqr."),
     privacy: str = typer.Option("test", help="'test' (test records protected) or 'train+test' (all; hsic only)."),
     delta: float = typer.Option(1e-6, help="Delta per pair (the iqr score only)."),
     x_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of x (train+test)."),
