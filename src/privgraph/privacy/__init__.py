@@ -38,7 +38,7 @@ from privgraph.privacy.samplers import (
     resolve_sampler,
 )
 from privgraph.privacy.sieve import SieveAndExamine, fit_rounds_to_budget, sieve_and_examine, sieve_rate
-from privgraph.privacy.sparse_vector import SparseVector, above_threshold
+from privgraph.privacy.sparse_vector import SparseVector, above_threshold, sparse_vector_sessions
 from privgraph.privacy.stability import (
     propose_test_release,
     ptr_threshold,
@@ -79,4 +79,5 @@ __all__ = [
     "sieve_and_examine",
     "sieve_rate",
     "smooth_sensitivity_median",
+    "sparse_vector_sessions",
 ]
