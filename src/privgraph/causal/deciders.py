@@ -46,6 +46,8 @@ from privgraph.stats.ci_test import check_alpha
 #: Smallest sub-sample the sieve or the sub-sampled Gaussian will test on.
 MIN_SAMPLE = 100
 
+_PLANS: dict = {}  # per-round epsilons already fitted, by public parameters
+
 
 class BudgetTooSmall(ValueError):
     """The budget cannot pay for the cap at a noise level that leaves the tests any power."""
@@ -91,7 +93,12 @@ class _Capped:
             raise ValueError(f"the cap of rounds must be a positive integer, got {rounds!r}")
         self.rounds, self.method = int(rounds), method or composition_for(delta)
         self.epsilon, self.delta = epsilon, delta
-        return fit_rounds_to_budget(self.charges_of, self.rounds, epsilon, delta, self.method)
+        key = (type(self).__name__, epsilon, delta, self.rounds, self.method, getattr(self, "share", None),
+               getattr(self, "sample_size", None), getattr(self, "test_delta", None),
+               getattr(getattr(self, "tables", None), "n", None))
+        if key not in _PLANS:  # a pure function of public parameters: safe to remember
+            _PLANS[key] = fit_rounds_to_budget(self.charges_of, self.rounds, epsilon, delta, self.method)
+        return _PLANS[key]
 
     def charges_of(self, r: float) -> Sequence[Charge]:
         return (Charge(self.mechanism, r, 0.0, RO, sensitivity=1.0),)
