@@ -156,3 +156,13 @@ def test_attributes_after_fit(asia):
     assert est.graph_.nodes == tuple(asia.columns)
     assert est.n_tests_ > 0 and est.rounds_ == 56 and 1 <= est.rounds_used_ <= 56
     assert set(est.sepsets_) <= {frozenset((a, b)) for a in asia.columns for b in asia.columns if a != b}
+
+
+def test_a_round_that_reaches_its_query_cap_ends_the_run(asia):
+    from privgraph.causal import stable_pc_skeleton
+
+    tables = Tables.from_engine(NumpyEngine.from_frame(asia))
+    decider = SieveExamine(tables, make_margin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, rounds=56,
+                           sampler=SeededSampler(0), max_queries=2)
+    sk = stable_pc_skeleton(tables.names, decider)
+    assert decider.exhausted and not sk.complete and sk.n_tests <= 3 * 56

@@ -154,7 +154,7 @@ class SieveExamine(_Capped):
 
     def __init__(self, tables: Tables, margin, *, epsilon: float, delta: float, rounds: int,
                  sampler: NoiseSampler, budget: Budget | None = None, sieve_share: float = 0.5,
-                 tweak: float = 0.5, min_rate: float = MIN_RATE, max_queries: int = 2**20,
+                 tweak: float = 0.5, min_rate: float = MIN_RATE, max_queries: int | None = None,
                  method: str | None = None):
         if not (0 < sieve_share < 1):
             raise ValueError(f"sieve_share must lie in (0, 1), got {sieve_share!r}")
@@ -171,7 +171,7 @@ class SieveExamine(_Capped):
         self.session = SieveAndExamine(
             epsilon_sieve=eps_sieve, epsilon_examine=eps_examine, rounds=self.rounds, sample_size=m,
             population=tables.n, tweak=tweak * 2.0 / eps_pre, sampler=sampler, resample=self._resample,
-            max_queries=max_queries, budget=budget,
+            max_queries=max_queries or queries_bound(len(tables.names)), budget=budget,
         )
         self.ledger = self.session.ledger
 
@@ -192,8 +192,11 @@ class SieveExamine(_Capped):
         self._view = self.margin.prepare(sub, self.sampler)
 
     def __call__(self, x: str, y: str, S: tuple) -> bool:
-        return self.session.test(lambda: self.margin(self._view, x, y, S),
-                                 lambda: self.margin(self.full, x, y, S))
+        try:
+            return self.session.test(lambda: self.margin(self._view, x, y, S),
+                                     lambda: self.margin(self.full, x, y, S))
+        except RuntimeError:  # a round reached its query cap: the session is over, keep the edge
+            return False
 
 
 class SparseVectorPC(_Capped):
@@ -206,11 +209,12 @@ class SparseVectorPC(_Capped):
     mechanism = "sparse_vector"
 
     def __init__(self, tables: Tables, margin, *, epsilon: float, delta: float, rounds: int,
-                 sampler: NoiseSampler, budget: Budget | None = None, max_queries: int = 2**20,
+                 sampler: NoiseSampler, budget: Budget | None = None, max_queries: int | None = None,
                  method: str | None = None):
         self.per_round = self._plan(epsilon, delta, rounds, method)
         self._check_useful(4.0, margin.useful_noise(tables.n))
-        self.margin, self.sampler, self.max_queries = margin, sampler, max_queries
+        self.margin, self.sampler = margin, sampler
+        self.max_queries = max_queries or queries_bound(len(tables.names))
         self.full = margin.prepare(tables, sampler)
         self.ledger = self._reserve(budget)
         self.rounds_used, self._svt = 0, None
@@ -224,7 +228,11 @@ class SparseVectorPC(_Capped):
             self.rounds_used += 1
             self._svt = SparseVector(threshold=0.0, cutoff=1, epsilon=self.per_round, sensitivity=1.0,
                                      neighbours=RO, sampler=self.sampler, max_queries=self.max_queries)
-        hit = self._svt.test(self.margin(self.full, x, y, S))
+        try:
+            hit = self._svt.test(self.margin(self.full, x, y, S))
+        except RuntimeError:  # the round's query cap: stop here, keep the edge
+            self._svt, self.rounds_used = None, self.rounds
+            return False
         if hit:
             self._svt = None
         return hit
@@ -308,6 +316,18 @@ class SubsampledGaussian(_Capped):
         value = self.margin(view, x, y, S)
         return gaussian_mechanism(value, epsilon=self.per_round, delta=self.test_delta, sensitivity=1.0,
                                   neighbours=RO, sampler=self.sampler).value >= 0.0
+
+
+def queries_bound(d: int) -> int:
+    """A cap on the tests one PC run can ask over d variables: ``d (d-1) 2^(d-2)``, at most 2^20.
+
+    (Each unordered pair, each side, each subset of the other d - 2 variables, at most
+    once.) The sparse vector's slack for the sampler's error is sized to it.
+
+    >>> queries_bound(8), queries_bound(40)
+    (3584, 1048576)
+    """
+    return int(min(2**20, d * (d - 1) * 2 ** max(0, d - 2)))
 
 
 def spent(ledger: Ledger, method: str, delta: float) -> float:
