@@ -150,6 +150,25 @@ class SieveExamine(_Capped):
     ``1 - sieve_share`` between sieve (after amplification) and examine (the reference
     code's 1/2, 1/2); the sub-sampling rate minimises the sieve's noise over
     q in [1/20, 1]; the sieve's threshold is lowered by ``tweak`` threshold-noise scales.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privgraph.causal import make_margin, stable_pc_skeleton
+    >>> from privgraph.data import NumpyEngine
+    >>> from privgraph.datasets import load_network, sample
+    >>> from privgraph.privacy import SeededSampler
+    >>> from privgraph.stats import KendallTest
+    >>> net = load_network("cancer")
+    >>> tables = Tables.from_engine(NumpyEngine(net.domain, sample(net, 100_000, np.random.default_rng(0))))
+    >>> budget = Budget(1.0, 1e-6, composition="optimal")
+    >>> decide = SieveExamine(tables, make_margin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, rounds=20,
+    ...                       sampler=SeededSampler(0), budget=budget)
+    >>> decide.sample_size, round(budget.spent().epsilon, 6)   # the whole cap, reserved up front
+    (5000, 1.0)
+    >>> sk = stable_pc_skeleton(tables.names, decide)
+    >>> decide.rounds_used <= 20
+    True
     """
 
     def __init__(self, tables: Tables, margin, *, epsilon: float, delta: float, rounds: int,
