@@ -114,18 +114,18 @@ def nonprivate_accuracy(seeds, n: int, score: str, confounded=False, **settings)
 
 
 def private_draws(fit, score: str, epsilon: float, draws: int, seed: int, privacy="test", delta=1e-6):
-    """``draws`` private decisions on one fitted pair, and the noise scale (None for bottom)."""
-    out, scale = [], None
+    """``draws`` private decisions on one fitted pair (None for bottom), the noise scale, one draw's ledger."""
+    out, scale, ledger = [], None, None
     sens = None if score == "iqr" else dr.laplace_sensitivity(fit, score, privacy)
     raw = None if score == "iqr" else dr.raw_scores(fit, score)
     for d in range(draws):
         sampler = SeededSampler(seed * 100_003 + d)
         if score == "iqr":
-            (scores, scale), _ = dr.release_iqr_scores(fit, epsilon, delta, sampler, None)
+            (scores, scale), ledger = dr.release_iqr_scores(fit, epsilon, delta, sampler, None)
         else:
-            (scores, scale), _ = dr.release_laplace_scores(raw, sens, epsilon, sampler, None)
+            (scores, scale), ledger = dr.release_laplace_scores(raw, sens, epsilon, sampler, None)
         out.append(None if scores is None else ("x->y" if scores[0] < scores[1] else "y->x"))
-    return out, scale
+    return out, scale, ledger
 
 
 def private_row(pairs, score, epsilon, draws, privacy="test") -> dict:
@@ -135,7 +135,7 @@ def private_row(pairs, score, epsilon, draws, privacy="test") -> dict:
     for seed, fit, truth in pairs:
         raw = raw_pair_scores(fit, score)
         plain = "x->y" if raw[0] < raw[1] else "y->x"
-        decisions, scale = private_draws(fit, score, epsilon, draws, seed, privacy)
+        decisions, scale, ledger = private_draws(fit, score, epsilon, draws, seed, privacy)
         made = [d for d in decisions if d is not None]
         undecided.append(1 - len(made) / len(decisions))
         acc.extend(d == truth for d in decisions)  # bottom counts as a miss
@@ -145,7 +145,8 @@ def private_row(pairs, score, epsilon, draws, privacy="test") -> dict:
     return dict(score=score, privacy=privacy, epsilon=epsilon, n=pairs[0][1].x.size * 2, pairs=len(pairs),
                 accuracy=float(np.mean(acc)), undecided=float(np.mean(undecided)),
                 flip_observed=float(np.mean(flips)) if flips else None,
-                flip_theorem=float(np.mean(predicted)) if predicted else None)
+                flip_theorem=float(np.mean(predicted)) if predicted else None,
+                ledger_total=tuple(ledger.total()), ledger=ledger.rows())
 
 
 def time_pairs(n: int, seeds, peer: bool) -> list[dict]:
@@ -207,7 +208,7 @@ def report_private(seeds, sizes, args) -> list[dict]:
         pairs = [(seed, fitted(*sim_pair(n, seed)[:2], seed), sim_pair(n, seed)[2]) for seed in seeds]
         for score in ds.SCORES:
             for eps in EPSILONS if n == 1000 else (1.0,):
-                draws = args.draws // 4 if score == "iqr" else args.draws
+                draws = max(1, args.draws // 4) if score == "iqr" else args.draws
                 _emit(rows, dict(kind="private", **private_row(pairs, score, eps, draws)))
     return rows
 
