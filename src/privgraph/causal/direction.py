@@ -86,7 +86,14 @@ class DirectionResult:
 
 
 def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> None:
-    """Refuse unknown scores and modes, and the combinations that have no guarantee."""
+    """Refuse unknown scores and modes, and the combinations that have no guarantee.
+
+    >>> check_settings("kendall", "test", 1.0, 1e-6)
+    >>> check_settings("hsic", "train+test", 0.0, 1e-6)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be positive and finite, got 0.0
+    """
     if score not in ds.SCORES:
         raise ValueError(f"score must be one of {ds.SCORES}, got {score!r}")
     if privacy not in PRIVACY_MODES:
@@ -103,7 +110,12 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
 
 
 def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
-    """The score's sensitivity: the test-set bound, or under train+test the larger of both parts'."""
+    """The score's sensitivity: the test-set bound, or under train+test the larger of both parts'.
+
+    >>> fit = FittedPair(*(np.zeros(400),) * 4, bandwidths=(0.5, 0.5), shift=0.0)
+    >>> laplace_sensitivity(fit, "kendall", "test")
+    0.01
+    """
     m = fit.x.size
     sens = ds.sensitivity_on_test_set(score, m)
     if privacy == "train+test":
@@ -112,13 +124,26 @@ def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
 
 
 def raw_scores(fit: FittedPair, score: str) -> tuple[float, float]:
-    """The non-private scores ``(s(X->Y), s(Y->X))`` of a Laplace score (never released as is)."""
+    """The non-private scores ``(s(X->Y), s(Y->X))`` of a Laplace score (never released as is).
+
+    >>> c, noise = np.linspace(-1, 1, 200), np.random.default_rng(0).normal(size=200)
+    >>> fit = FittedPair(c, c, noise, noise * np.abs(c), bandwidths=(1.0, 1.0), shift=0.0)
+    >>> s_xy, s_yx = raw_scores(fit, "kendall")
+    >>> s_xy < s_yx
+    True
+    """
     return (ds.dependence(score, fit.x, fit.res_y, residual_bandwidth=fit.bandwidths[0]),
             ds.dependence(score, fit.y, fit.res_x, residual_bandwidth=fit.bandwidths[1]))
 
 
 def release_laplace_scores(raw, sensitivity: float, epsilon: float, sampler, budget) -> Release:
-    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale)."""
+    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale).
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> (scores, scale), ledger = release_laplace_scores((0.1, 0.3), 0.01, 1.0, SeededSampler(0), None)
+    >>> len(scores), round(scale, 3), ledger.total().epsilon
+    (2, 0.02, 1.0)
+    """
     ledger, noisy = Ledger(), []
     for value in raw:
         rel = laplace_mechanism(value, epsilon=epsilon / 2, sensitivity=sensitivity,
@@ -133,6 +158,13 @@ def release_iqr_scores(fit: FittedPair, epsilon, delta, sampler, budget) -> Rele
 
     Each is :func:`~privgraph.privacy.iqr_release.log_iqr_release` at (epsilon/4, delta/4);
     the ledger composes the four charges. The value is ``(scores or None, noise scale)``.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> v = np.random.default_rng(0).normal(size=(4, 5000))
+    >>> fit = FittedPair(*v, bandwidths=(1.0, 1.0), shift=0.0)
+    >>> (scores, scale), ledger = release_iqr_scores(fit, 40.0, 1e-6, SeededSampler(0), None)
+    >>> scores is not None, round(scale, 2), tuple(ledger.total()), len(ledger)
+    (True, 0.3, (40.0, 1e-06), 4)
     """
     ranks = quartile_ranks(fit.x.size)
     ledger, logs = Ledger(), []

@@ -107,7 +107,15 @@ def to_common_scale(v: np.ndarray, train: np.ndarray, bounds: tuple[float, float
 
 
 def check_bounds(bounds, privacy: str):
-    """Validate ``bounds = ((x_lo, x_hi), (y_lo, y_hi))``; required under train+test privacy."""
+    """Validate ``bounds = ((x_lo, x_hi), (y_lo, y_hi))``; required under train+test privacy.
+
+    >>> check_bounds(((0, 1), (-2, 2)), "train+test")
+    ((0.0, 1.0), (-2.0, 2.0))
+    >>> check_bounds(((1, 0), (-2, 2)), "test")
+    Traceback (most recent call last):
+    ...
+    ValueError: bounds for x must be finite with lo < hi, got (1, 0)
+    """
     if bounds is None:
         if privacy == "train+test":
             raise ValueError("privacy='train+test' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): "
@@ -136,7 +144,15 @@ class FittedPair:
 
 
 def fit_both_directions(x, y, *, privacy, bounds, test_fraction, ridge, lengthscale, rng) -> FittedPair:
-    """Split, scale, regress both ways on the training part, residuals on the test part."""
+    """Split, scale, regress both ways on the training part, residuals on the test part.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=400)
+    >>> fit = fit_both_directions(x, np.sin(x) + 0.1 * rng.normal(size=400), privacy="test",
+    ...                           bounds=(None, None), test_fraction=0.5, ridge=1e-3, lengthscale=1.0, rng=rng)
+    >>> fit.x.shape, fit.res_y.shape, bool(np.std(fit.res_y) < 0.5), fit.shift
+    ((200,), (200,), True, 0.0)
+    """
     train, test = split_indices(x.size, test_fraction, rng)
     bx, by = bounds
     zx, zy = to_common_scale(x, x[train], bx), to_common_scale(y, y[train], by)

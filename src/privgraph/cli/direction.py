@@ -32,7 +32,11 @@ from privgraph.privacy.ledger import merge
 
 
 def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str]):
-    """Yield ``(name, x_values, y_values)`` for every pair in the files."""
+    """Yield ``(name, x_values, y_values)`` for every pair in the files.
+
+    One file without ``pair_column`` is one pair named after the file; with it, one pair
+    per value of that column (prefixed by the file's name when there are several files).
+    """
     for path in paths:
         frame = _read(check_path(path))
         missing = [c for c in (x, y, pair_column) if c is not None and c not in frame.columns]
@@ -50,7 +54,14 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def write_atomically(rows: list[dict], out: Path) -> None:
-    """Write rows as JSON or CSV (by extension) to a temporary file, then rename it over ``out``."""
+    """Write rows as JSON or CSV (by extension) to a temporary file, then rename it over ``out``.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "r.json"
+    >>> write_atomically([{"pair": "a", "direction": "x->y"}], out)
+    >>> json.loads(out.read_text())[0]["direction"], [p.name for p in out.parent.iterdir()]
+    ('x->y', ['r.json'])
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     try:
@@ -66,6 +77,11 @@ def write_atomically(rows: list[dict], out: Path) -> None:
 
 
 def result_row(name: str, model: PrivateANM | None, n: int, error: str | None) -> dict:
+    """One output row: the private result of a fitted model, or the error that stopped it.
+
+    >>> result_row("p", None, 10, "column x is constant")["direction"] is None
+    True
+    """
     row = {"pair": name, "rows": n, "direction": None, "score_x_to_y": None, "score_y_to_x": None,
            "confidence_estimate": None, "epsilon": None, "delta": None, "error": error}
     if model is not None:
