@@ -111,13 +111,14 @@ def direction(
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
-    model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, random_state=seed)
     pairs = list(read_pairs(list(data), x, y, pair_column))
     batch = len(pairs) > 1
     rows, ledgers = [], []
     with Progress(console=console, transient=True, disable=not batch) as progress:
         task = progress.add_task("pairs", total=len(pairs))
-        for name, xs, ys in pairs:
+        for i, (name, xs, ys) in enumerate(pairs):
+            model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds,
+                               random_state=None if seed is None else seed + i)  # one noise stream per pair
             try:
                 model.fit(xs, ys)
                 rows.append(result_row(name, model, len(xs), None))
