@@ -45,7 +45,14 @@ def amplify_poisson(epsilon: float, delta: float, rate: float, neighbours: Neigh
             "Poisson sub-sampling amplification holds under add_remove neighbours, "
             f"got {Neighbours.parse(neighbours).value}"
         )
-    return math.log1p(rate * math.expm1(epsilon)), rate * delta
+    return _amplified(epsilon, rate), rate * delta
+
+
+def _amplified(epsilon: float, q: float) -> float:
+    """``ln(1 + q (e^eps - 1))`` without overflow: ``eps + ln(q + (1 - q) e^-eps)`` for large eps."""
+    if epsilon < 30:
+        return math.log1p(q * math.expm1(epsilon))
+    return epsilon + math.log(q + (1 - q) * math.exp(-epsilon))
 
 
 def amplify_without_replacement(
@@ -67,7 +74,7 @@ def amplify_without_replacement(
             f"replace_one neighbours, got {Neighbours.parse(neighbours).value}"
         )
     q = m / n
-    return math.log1p(q * math.expm1(epsilon)), q * delta
+    return _amplified(epsilon, q), q * delta
 
 
 def epsilon_before_amplification(target: float, rate: float) -> float:
@@ -77,6 +84,10 @@ def epsilon_before_amplification(target: float, rate: float) -> float:
 
     >>> round(epsilon_before_amplification(0.1586, 0.1), 3)
     1.0
+    >>> round(epsilon_before_amplification(1000.0, 0.05) - 1000.0, 4)  # no overflow
+    2.9957
     """
     target, rate = check_epsilon(target, "target epsilon"), check_rate(rate, "sampling rate")
-    return math.log1p(math.expm1(target) / rate)
+    if target < 30:
+        return math.log1p(math.expm1(target) / rate)
+    return target + math.log(-math.expm1(-target) / rate + math.exp(-target))
