@@ -101,3 +101,20 @@ def test_fit_rounds_to_budget_meets_the_budget_from_below():
         from privgraph.privacy import Ledger
         total = Ledger(tuple(c.times(30) for c in one(r))).total(method, None if method == "basic" else delta)
         assert total.epsilon <= 1.0 and total.epsilon == pytest.approx(1.0, rel=1e-8)
+
+
+def test_sieve_noise_scales_are_lyu_su_li_at_the_pre_amplification_epsilon():
+    # m = n: eps' = eps_sieve; threshold Lap(2/eps'), query Lap(4/eps') (c = 1). A query
+    # `gap` below the threshold clears the sieve with P(nu - rho > gap); the examine always
+    # says "above", so the session's answer is the sieve's. Halving either scale moves it.
+    from tests.privacy.test_mechanisms import _laplace_difference_survival
+
+    n, eps, gap = 20_000, 1.0, 3.0
+    above = 0
+    for i in range(n):
+        s = SieveAndExamine(epsilon_sieve=eps, epsilon_examine=1.0, rounds=1, sample_size=10,
+                            population=10, tweak=0.0, sampler=SeededSampler(i), resample=lambda: None,
+                            max_queries=1)
+        above += s.test(lambda: -gap, lambda: 1e6)
+    expected = _laplace_difference_survival(gap, 4 / eps, 2 / eps)
+    assert abs(above / n - expected) <= hoeffding(n) + 1e-3
