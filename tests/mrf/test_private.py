@@ -126,3 +126,14 @@ def test_overrelaxed_and_plain_em_agree_in_quality(population):
     fast, plain = cgm_em(noisy), cgm_em(noisy, overrelax=False)
     kl_fast, kl_plain = kl_divergence(model, fast), kl_divergence(model, plain)
     assert kl_fast < 2 * kl_plain + 1e-3
+
+
+def test_gaussian_em_and_nlbp_e_step_run(population):
+    model, _, counts = population
+    noisy, _ = _release(population, 50.0, noise="gaussian", delta=1e-6)
+    kl_np = kl_divergence(model, nonprivate_mle(model.domain, model.cliques, counts))
+    assert kl_divergence(model, cgm_em(noisy)) < 3 * kl_np + 1e-3
+    laplace, _ = _release(population, 1.0)
+    from privgraph.mrf.cgm import nlbp_e_step
+
+    assert np.isfinite(kl_divergence(model, cgm_em(laplace, e_step=nlbp_e_step, max_iter=20)))
