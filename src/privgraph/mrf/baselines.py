@@ -20,7 +20,7 @@ import numpy as np
 
 from privgraph.mrf.fit import fit_mle
 from privgraph.mrf.inference import infer
-from privgraph.mrf.model import MarkovRandomField
+from privgraph.mrf.model import MarkovRandomField, check_cliques
 from privgraph.mrf.release import NoisyMarginals
 from privgraph.mrf.synthetic import dirichlet_potentials
 
@@ -63,8 +63,15 @@ def project_to_simplex(table: np.ndarray) -> np.ndarray:
 
 
 def nonprivate_mle(domain, cliques, counts: Sequence[np.ndarray], *, ties=None) -> MarkovRandomField:
-    """Plain MLE on exact count tables (the reference; no privacy at all)."""
-    return fit_mle(domain, cliques, [project_to_simplex(c) for c in counts], ties=ties, max_iter=300)
+    """Plain MLE on exact count tables (the reference; no privacy at all).
+
+    >>> from privgraph.data.domain import Domain
+    >>> m = nonprivate_mle(Domain.of(a=2, b=2), ["a,b"], [np.array([[30.0, 10], [10, 50]])])
+    >>> from privgraph.mrf.inference import infer
+    >>> infer(m).marginals[0].round(3).tolist()
+    [[0.3, 0.1], [0.1, 0.5]]"""
+    return fit_mle(domain, check_cliques(domain, cliques), [project_to_simplex(c) for c in counts],
+                   ties=ties, max_iter=300)
 
 
 def random_estimator(domain, cliques, *, rng: np.random.Generator) -> MarkovRandomField:
@@ -72,6 +79,11 @@ def random_estimator(domain, cliques, *, rng: np.random.Generator) -> MarkovRand
 
     The marginals are those of a model with Dirichlet(1) potentials, so they lie in the
     marginal polytope and the MLE exists.
+
+    >>> from privgraph.data.domain import Domain
+    >>> random_estimator(Domain.of(a=2, b=3), ["a,b"], rng=np.random.default_rng(1)).cliques
+    (('a', 'b'),)
     """
+    cliques = check_cliques(domain, cliques)
     source = MarkovRandomField.of(domain, cliques, dirichlet_potentials(domain, cliques, rng=rng))
     return fit_mle(domain, source.cliques, infer(source).marginals, max_iter=300)

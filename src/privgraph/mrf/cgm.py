@@ -146,8 +146,19 @@ def dual_e_step(
     ``min_g N A(theta + g) - <g, m y>`` (``+ (m sigma)^2 |g|^2 / 2`` for Gaussian noise)
     over ``|g| <= 1/(m b)`` (Laplace), by L-BFGS-B with BP marginals as gradients; ``m``
     is the number of cliques sharing a group's table (1 without ties), whose table holds
-    per-unit averages. Returns ``g*`` per group; the E-step's tables are
-    ``expected_tables(noisy, theta + g*)``.
+    per-unit averages. Returns ``g*`` per group (the E-step's tables are
+    ``expected_tables(noisy, theta + g*)``) and the dual optimum, which minus
+    ``N A(theta)`` is the approximate log marginal likelihood ``log p(y; theta)`` that EM
+    ascends. ``start`` (the previous ``g*``) warm-starts the solver.
+
+    >>> from privgraph.data.domain import Domain
+    >>> from privgraph.mrf.release import release_tables
+    >>> from privgraph.privacy import SeededSampler
+    >>> noisy, _ = release_tables([np.array([[300.0, 100], [100, 500]])], domain=Domain.of(a=2, b=2),
+    ...     cliques=["a,b"], epsilon=1.0, neighbours="add_remove", sampler=SeededSampler(0))
+    >>> step, value = dual_e_step(noisy, [np.zeros((2, 2))])
+    >>> bool(np.abs(step[0]).max() <= 1 / noisy.scale + 1e-12)
+    True
     """
     shapes = [t.shape for t in theta]
     sizes = np.cumsum([0] + [t.size for t in theta])
@@ -207,7 +218,15 @@ def nlbp_e_step(
 
 
 def expected_tables(noisy: NoisyMarginals, theta, max_cells: int = MAX_TREE_CELLS) -> list[np.ndarray]:
-    """``N`` times the model's marginal of each group (mean over tied cliques)."""
+    """``N`` times the model's marginal of each group (mean over tied cliques).
+
+    >>> from privgraph.data.domain import Domain
+    >>> from privgraph.mrf.release import release_tables
+    >>> from privgraph.privacy import SeededSampler
+    >>> noisy, _ = release_tables([np.array([10.0, 30.0])], domain=Domain.of(a=2), cliques=["a"],
+    ...     epsilon=1.0, neighbours="replace_one", sampler=SeededSampler(0), records=40)
+    >>> expected_tables(noisy, [np.zeros(2)])[0].tolist()
+    [20.0, 20.0]"""
     beliefs = infer_potentials(
         noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties], max_cells=max_cells
     )

@@ -56,7 +56,11 @@ def infer_potentials(
     *,
     max_cells: int = MAX_TREE_CELLS,
 ) -> Beliefs:
-    """:func:`infer` on raw log-potential arrays (the estimators' inner loops use this)."""
+    """:func:`infer` on raw log-potential arrays (the estimators' inner loops use this).
+
+    >>> b = infer_potentials(Domain.of(a=2, b=2), [("a",), ("b",)], [np.zeros(2), np.log([1.0, 3.0])])
+    >>> b.marginals[1].tolist(), round(float(np.exp(b.log_partition)), 6)
+    ([0.25, 0.75], 8.0)"""
     tree = junction_tree(domain, tuple(cliques))
     if tree.cells <= max_cells:
         beliefs, log_z = calibrate(tree, potentials)
@@ -84,7 +88,11 @@ def _log_unnormalised_joint(model: MarkovRandomField) -> np.ndarray:
 
 
 def enumerate_beliefs(model: MarkovRandomField) -> Beliefs:
-    """Clique marginals and log Z by summing over every configuration (the reference)."""
+    """Clique marginals and log Z by summing over every configuration (the reference).
+
+    >>> m = MarkovRandomField.of(Domain.of(a=2, b=2), ["a,b"], [np.log([[1.0, 1.0], [1.0, 5.0]])])
+    >>> round(float(np.exp(enumerate_beliefs(m).log_partition)), 6)
+    8.0"""
     names = model.domain.names
     total = _log_unnormalised_joint(model)
     log_z = float(logsumexp(total, None))

@@ -217,7 +217,12 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
 
 
 def clique_marginals(tree: JunctionTree, beliefs: list[np.ndarray]) -> list[np.ndarray]:
-    """The marginal of every model clique (axes in the clique's own order) from beliefs."""
+    """The marginal of every model clique (axes in the clique's own order) from beliefs.
+
+    >>> t = junction_tree(Domain.of(a=2, b=2), (("b", "a"),))
+    >>> beliefs, _ = calibrate(t, [np.log([[1.0, 3.0], [1.0, 3.0]])])
+    >>> clique_marginals(t, beliefs)[0].round(3).tolist()
+    [[0.125, 0.375], [0.125, 0.375]]"""
     _, _, marg, _ = tree._plans
     out = []
     for k, (axes, perm) in enumerate(marg):

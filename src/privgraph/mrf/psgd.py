@@ -96,6 +96,10 @@ def psgd_charge(multiplier: float, rate: float, steps: int, delta: float, sensit
 
     Its (epsilon, delta) per step are those of one step at delta/steps (RDP), so basic
     composition stays valid; ``Ledger.total("rdp", delta)`` uses the exact curve.
+
+    >>> c = psgd_charge(noise_multiplier(1.0, 1e-4, 0.05, 50, 50.0), 0.05, 50, 1e-4, 1.0)
+    >>> c.count, c.sampling, round(Ledger.of(c).total("rdp", delta=1e-4).epsilon, 2) <= 1.0
+    (50, ('poisson', 0.05), True)
     """
     one = Charge("psgd_gaussian", 0.0, 0.0, Neighbours.ADD_REMOVE, sensitivity=sensitivity,
                  curve=("gaussian", multiplier), sampling=("poisson", rate))
@@ -112,6 +116,9 @@ def noise_multiplier(epsilon: float, delta: float, rate: float, steps: int, max_
     """Smallest noise multiplier (to 1%) whose ``steps``-fold RDP total is at most epsilon.
 
     Public parameters only, so the result is cached (each accountant call costs ~0.5 s).
+
+    >>> noise_multiplier(1.0, 1e-4, 0.05, 50, 50.0) > 0.5
+    True
     """
 
     def cost(m):

@@ -50,7 +50,10 @@ def erdos_renyi(
 def pairwise_model(
     n_nodes: int, size: int, edges: Sequence[tuple[int, int]], *, rng: np.random.Generator
 ) -> MarkovRandomField:
-    """Nodes ``x0..`` of ``size`` levels, one Dirichlet(1) log-potential per edge."""
+    """Nodes ``x0..`` of ``size`` levels, one Dirichlet(1) log-potential per edge.
+
+    >>> pairwise_model(3, 2, [(0, 1), (1, 2)], rng=np.random.default_rng(0)).cliques
+    (('x0', 'x1'), ('x1', 'x2'))"""
     domain = Domain(tuple(f"x{i}" for i in range(n_nodes)), (size,) * n_nodes)
     cliques = [(f"x{i}", f"x{j}") for i, j in edges]
     return MarkovRandomField.of(domain, cliques, dirichlet_potentials(domain, cliques, rng=rng))
@@ -59,7 +62,11 @@ def pairwise_model(
 def dirichlet_potentials(
     domain: Domain, cliques, *, rng: np.random.Generator, concentration: float = 1.0
 ) -> list[np.ndarray]:
-    """Log of a Dirichlet(concentration) draw over the cells of each clique table."""
+    """Log of a Dirichlet(concentration) draw over the cells of each clique table.
+
+    >>> p = dirichlet_potentials(Domain.of(a=2, b=3), [("a", "b")], rng=np.random.default_rng(0))
+    >>> p[0].shape, round(float(np.exp(p[0]).sum()), 9)
+    ((2, 3), 1.0)"""
     out = []
     for c in cliques:
         shape = domain.project(c).shape
