@@ -169,7 +169,7 @@ def mbi_rows(python, trials) -> list[dict]:
 def grid(args) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"grid_{'_'.join(args.family)}.csv"
+    path = out / f"grid_{'_'.join(args.family)}{args.tag}.csv"
     fields = ["family", "n", "epsilon", "population", "draw", "method", "kl", "seconds", "cold_seconds",
               "ledger_epsilon", "ledger_delta", "note"]
     with open(path, "w", newline="") as fh:
@@ -362,6 +362,7 @@ def main(argv=None) -> None:
         p.add_argument("--psgd-draws", type=int, default=DRAWS, help="noise draws per population that run PSGD")
         p.add_argument("--psgd", action="store_true", help="calibrate PSGD's learning rate too")
         p.add_argument("--mbi-python", default=None, help="an interpreter with mbi installed")
+        p.add_argument("--tag", default="", help="suffix of the output file names")
     w = sub.add_parser("worker")
     w.add_argument("src")
     w.add_argument("dst")
