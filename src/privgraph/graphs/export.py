@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import networkx as nx
 
 from privgraph.graphs.cpdag import CPDAG
+from privgraph.outputs import write_atomically
 
 _JSON_FORMAT = "privgraph.cpdag"
 
@@ -106,7 +105,7 @@ def write_json(cpdag: CPDAG, path: str | os.PathLike) -> Path:
     (('a', 'b'),)
     """
     text = to_json(cpdag)
-    return _write_atomically(path, lambda tmp: Path(tmp).write_text(text + "\n"))
+    return write_atomically(path, lambda tmp: Path(tmp).write_text(text + "\n"))
 
 
 def to_graphml(cpdag: CPDAG, path: str | os.PathLike) -> Path:
@@ -125,7 +124,7 @@ def to_graphml(cpdag: CPDAG, path: str | os.PathLike) -> Path:
     True
     """
     graph = cpdag.to_networkx()
-    return _write_atomically(path, lambda tmp: nx.write_graphml(graph, tmp))
+    return write_atomically(path, lambda tmp: nx.write_graphml(graph, tmp))
 
 
 def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> Path:
@@ -153,7 +152,7 @@ def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> 
     if title:
         ax.set_title(title)
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    return _write_atomically(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=100))
+    return write_atomically(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=100))
 
 
 def _figure_size(n_nodes: int) -> tuple[float, float]:
@@ -188,30 +187,3 @@ def _layout(cpdag: CPDAG) -> dict[str, tuple[float, float]]:
 def _label_area(name: str) -> float:
     """A marker area (points^2) that stops edges near the label's box (a circle, so roughly)."""
     return (0.35 * _FONT_SIZE * len(name) + 1.5 * _FONT_SIZE) ** 2
-
-
-def _write_atomically(path: str | os.PathLike, write: Callable[[str], object]) -> Path:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
-
-    On any error the temporary file is removed and the error propagates; ``path`` is
-    untouched (an older file there stays as it was).
-    """
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {str(target)!r}: directory {str(target.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
