@@ -12,6 +12,7 @@ from privgraph.cli import demo
 from privgraph.cli import audit
 from privgraph.cli import direction
 from privgraph.cli import discover
+from privgraph.cli import fit_mrf
 
 app = typer.Typer(
     name="privgraph",
@@ -31,6 +32,7 @@ app.command("demo")(demo.demo)
 app.command("audit")(audit.audit)
 app.command("direction")(direction.direction)
 app.command("discover")(discover.discover)
+app.command("fit-mrf")(fit_mrf.fit_mrf)
 
 
 def main() -> None:

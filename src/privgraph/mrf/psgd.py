@@ -32,6 +32,7 @@ from privgraph.data.domain import Domain
 from privgraph.mrf.inference import infer_potentials
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 from privgraph.privacy import Charge, Ledger, Neighbours, NoiseSampler, Release
+from privgraph.privacy.composition import rdp_epsilon
 from privgraph.privacy.neighbours import check_delta, check_epsilon, check_rate
 from privgraph.privacy.samplers import power_of_two_at_most
 
@@ -101,9 +102,10 @@ def psgd_charge(multiplier: float, rate: float, steps: int, delta: float, sensit
     >>> c.count, c.sampling, round(Ledger.of(c).total("rdp", delta=1e-4).epsilon, 2) <= 1.0
     (50, ('poisson', 0.05), True)
     """
+    # an accountant query on the exact curve only (epsilon 0 is a placeholder, never a ledger entry)
     one = Charge("psgd_gaussian", 0.0, 0.0, Neighbours.ADD_REMOVE, sensitivity=sensitivity,
                  curve=("gaussian", multiplier), sampling=("poisson", rate))
-    per_step = Ledger.of(one).total("rdp", delta=delta / steps).epsilon
+    per_step = rdp_epsilon((one,), delta / steps)
     return Charge(
         "psgd_gaussian", per_step, delta / steps, Neighbours.ADD_REMOVE, sensitivity=sensitivity,
         count=steps, curve=("gaussian", multiplier), sampling=("poisson", rate),
@@ -122,9 +124,10 @@ def noise_multiplier(epsilon: float, delta: float, rate: float, steps: int, max_
     """
 
     def cost(m):
+        # curve-only accountant query; never a ledger entry
         c = Charge("psgd_gaussian", 0.0, 0.0, Neighbours.ADD_REMOVE, count=steps,
                    curve=("gaussian", m), sampling=("poisson", rate))
-        return Ledger.of(c).total("rdp", delta=delta).epsilon
+        return rdp_epsilon((c,), delta)
 
     if cost(max_multiplier) > epsilon:
         raise ValueError(

@@ -22,7 +22,10 @@ Methods (all over charges whose number and parameters are fixed in advance; see
     using each charge's exact curve when it has one and its (epsilon, delta) otherwise.
 ``rdp``
     Google's ``dp_accounting`` Renyi accountant at integer orders 2..256 and a few larger
-    ones. Pure-DP charges without a Gaussian curve enter as randomized response with the
+    ones.
+
+Every method reports at most what basic composition gives when the target delta covers
+the charges' own deltas (a valid bound may always be replaced by a tighter valid one). Pure-DP charges without a Gaussian curve enter as randomized response with the
     same epsilon (the worst case of any eps-DP mechanism). Charges with delta > 0 and no
     Gaussian curve cannot be expressed in RDP and are refused.
 """
@@ -57,13 +60,19 @@ def compose(charges: Sequence[Charge], method: str, delta: float | None) -> Priv
     if delta is None:
         raise ValueError(f"composition method {method!r} needs a target total delta")
     check_delta(delta, "delta")
-    if method == "advanced":
-        return PrivacyCost(advanced_epsilon(charges, delta), delta, method)
-    if method == "optimal":
-        return PrivacyCost(optimal_epsilon(charges, delta), delta, method)
-    if method == "pld":
-        return PrivacyCost(pld_epsilon(charges, delta), delta, method)
-    return PrivacyCost(rdp_epsilon(charges, delta), delta, method)
+    eps = {"advanced": advanced_epsilon, "optimal": optimal_epsilon,
+           "pld": pld_epsilon, "rdp": rdp_epsilon}[method](charges, delta)
+    return PrivacyCost(min(eps, _basic_if_covered(charges, delta)), delta, method)
+
+
+def _basic_if_covered(charges: Sequence[Charge], delta: float) -> float:
+    """Basic composition's epsilon when its delta fits in ``delta`` (else infinity).
+
+    A ledger that is (sum eps, sum delta)-DP is also (sum eps, delta)-DP for any larger
+    delta, so no method needs to report more than basic composition does.
+    """
+    own = math.fsum(c.count * c.delta for c in charges)
+    return math.fsum(c.count * c.epsilon for c in charges) if own <= delta else math.inf
 
 
 def _own_delta(charges: Sequence[Charge], delta: float) -> float:
