@@ -103,20 +103,6 @@ def test_hsic_moves_less_than_the_training_bound_when_residuals_shift():
         assert abs(hsic(c, shifted, bandwidth_x=1.0, bandwidth_y=h) - base) <= bound
 
 
-def test_blocked_hsic_equals_stats_hsic():
-    rng = np.random.default_rng(1)
-    a, b = rng.normal(size=900), rng.normal(size=900)
-    assert abs(ds.blocked_hsic(a, a * b, 1.0, 0.3) - hsic(a, a * b, bandwidth_x=1.0, bandwidth_y=0.3)) < 1e-12
-
-
-def test_rho_a_raw_equals_scipy_without_ties():
-    from scipy.stats import spearmanr
-
-    rng = np.random.default_rng(3)
-    a, b = rng.normal(size=300), rng.normal(size=300)
-    assert abs(ds.spearman_rho_a_raw(a, a + b) - spearmanr(a, a + b).statistic) < 1e-12
-
-
 def test_bin_distance_bisection_matches_the_envelope_scan():
     rng = np.random.default_rng(0)
     for _ in range(200):

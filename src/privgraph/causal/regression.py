@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privgraph.mrf.threads import single_threaded_blas
+from privgraph.threads import single_threaded_blas
 
 #: Default number of frequencies D (2 D features).
 DEFAULT_FREQUENCIES = 100

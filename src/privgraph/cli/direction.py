@@ -15,8 +15,6 @@ appear in several pairs, the guarantee is the sum, which the summary also prints
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -28,6 +26,7 @@ from rich.progress import Progress
 from privgraph.causal.direction import PrivateANM
 from privgraph.cli.ledger_table import print_ledger
 from privgraph.data.files import check_path
+from privgraph.outputs import write_atomically
 from privgraph.privacy.ledger import merge
 
 
@@ -53,27 +52,20 @@ def _read(path: Path) -> pd.DataFrame:
     return pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
 
 
-def write_atomically(rows: list[dict], out: Path) -> None:
-    """Write rows as JSON or CSV (by extension) to a temporary file, then rename it over ``out``.
+def write_rows(rows: list[dict], out: Path) -> None:
+    """Write rows as JSON or CSV (by extension), atomically, creating the folder if needed.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "r.json"
-    >>> write_atomically([{"pair": "a", "direction": "x->y"}], out)
+    >>> write_rows([{"pair": "a", "direction": "x->y"}], out)
     >>> json.loads(out.read_text())[0]["direction"], [p.name for p in out.parent.iterdir()]
     ('x->y', ['r.json'])
     """
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            if out.suffix.lower() == ".csv":
-                pd.DataFrame(rows).to_csv(handle, index=False)
-            else:
-                json.dump(rows, handle, indent=1)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    if out.suffix.lower() == ".csv":
+        write_atomically(out, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
+    else:
+        write_atomically(out, lambda tmp: Path(tmp).write_text(json.dumps(rows, indent=1)))
 
 
 def result_row(name: str, model: PrivateANM | None, n: int, error: str | None) -> dict:
@@ -130,7 +122,7 @@ def direction(
             progress.advance(task)
     _report(console, rows, ledgers, delta, batch)
     if out is not None:
-        write_atomically(rows, out)
+        write_rows(rows, out)
         console.print(f"results written to {out}")
 
 

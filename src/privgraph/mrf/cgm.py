@@ -50,7 +50,7 @@ import numpy as np
 
 from scipy.optimize import minimize
 
-from privgraph.mrf.threads import single_threaded_blas
+from privgraph.threads import single_threaded_blas
 from privgraph.mrf.inference import MAX_TREE_CELLS, infer_potentials
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import NoisyMarginals

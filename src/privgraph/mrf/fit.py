@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from privgraph.data.domain import Domain
-from privgraph.mrf.threads import single_threaded_blas
+from privgraph.threads import single_threaded_blas
 from privgraph.mrf.inference import MAX_TREE_CELLS, infer_potentials
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 

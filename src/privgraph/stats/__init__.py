@@ -16,6 +16,7 @@ from privgraph.stats.kendall import (
 from privgraph.stats.spearman import (
     conditional_spearman,
     spearman_rho_a,
+    spearman_rho_a_raw,
     spearman_rho_b,
     spearman_rho_raw,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "kendall_tau_a_raw",
     "kendall_tau_b",
     "spearman_rho_a",
+    "spearman_rho_a_raw",
     "spearman_rho_b",
     "spearman_rho_raw",
 ]

@@ -105,3 +105,21 @@ def conditional_spearman(table, *, min_stratum: int = MIN_STRATUM) -> Stratified
     q, _, _ = rank_cross_products(strata[keep])
     m = sizes[keep].astype(np.float64)
     return combine_z(12.0 * q / (m * (m + 1.0)), m - 1.0, sizes[keep])
+
+
+def spearman_rho_a_raw(x, y) -> float:
+    """Spearman's rho-a (mid-ranks, no tie correction) of raw paired values.
+
+    ``12 sum(u v) / (m (m^2 - 1))`` with u, v the centred mid-ranks; equals scipy's rho
+    without ties. Unlike rho-b (:func:`spearman_rho_raw`), its replace-one sensitivity
+    holds with ties (:func:`~privgraph.stats.sensitivity.spearman_rho_a_sensitivity_replace_one`).
+
+    >>> spearman_rho_a_raw(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+    0.5
+    """
+    from scipy.stats import rankdata
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    m = x.size
+    u, v = rankdata(x) - (m + 1) / 2, rankdata(y) - (m + 1) / 2
+    return float(12.0 * np.dot(u, v) / (m * (m * m - 1.0)))

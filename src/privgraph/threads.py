@@ -1,4 +1,4 @@
-"""Keep BLAS single-threaded around the small optimisations of this package.
+"""Keep BLAS single-threaded around the small solves of privgraph (MRF fitting, ridge regressions).
 
 scipy's L-BFGS-B calls BLAS on vectors of a few hundred entries. With OpenBLAS's thread
 pool on a busy machine each call can cost milliseconds of thread wake-ups; measured here,
@@ -20,6 +20,6 @@ def single_threaded_blas():
     """
     try:
         from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: not a declared dependency
+    except ImportError:  # declared, but keep working if it is missing
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
