@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -90,3 +92,25 @@ def test_individuals_are_the_privacy_unit():
     assert "individual" in est.ledger_.charges[0].note
     assert est.ledger_.charges[0].sensitivity == 2  # two tables: pairs and first node
     np.testing.assert_allclose(est.model_.potentials[0], est.model_.potentials[2])
+
+
+def test_psgd_noise_is_the_calibrated_multiplier_and_the_count_is_noisy():
+    # a sampler that records the Gaussian sigma PSGD asks for: halving the noise fails here
+    from privgraph.mrf.psgd import COUNT_SHARE
+
+    class Recording(SeededSampler):
+        sigmas: list = []
+
+        def gaussian_on_grid(self, sigma, grid, size=1):
+            self.sigmas.append(sigma)
+            return super().gaussian_on_grid(sigma, grid, size)
+
+    x = np.random.default_rng(0).integers(0, 2, size=(2000, 3))
+    sampler = Recording(0)
+    _, ledger = psgd(x, domain=Domain.of(a=2, b=2, c=2), cliques=["a,b", "b,c"], epsilon=1.0, delta=1e-4,
+                     sampler=sampler, steps=50)
+    expected = noise_multiplier(1.0 * (1 - COUNT_SHARE), 1e-4, 0.05, 50, 50.0)
+    clip = math.sqrt(2)
+    assert len(sampler.sigmas) == 50 and all(s == pytest.approx(expected * clip, rel=1e-4) for s in sampler.sigmas)
+    assert [c.mechanism for c in ledger.charges] == ["laplace", "psgd_gaussian"]
+    assert ledger.total("rdp", delta=1e-4).epsilon <= 1.0

@@ -106,3 +106,18 @@ def test_smooth_median_bad_input():
     with pytest.raises(ValueError, match="at least 3"):
         smooth_sensitivity_median([1.0], epsilon=1.0, delta=1e-6, lower=0.0, upper=1.0,
                                   neighbours=RO, sampler=SeededSampler(0))
+
+
+def test_smooth_median_noise_is_smooth_sensitivity_over_alpha():
+    # (release - median) * alpha / S is standard Laplace: P(|.| <= ln 2) = 1/2; halving fails
+    x = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+    eps, delta = 1.0, 1e-6
+    slack = 2.0**-18
+    alpha = (eps - slack) / 2
+    beta = (eps - slack) / (2 * (1 + 2 * math.log(2 / delta)))
+    s = smooth_sensitivity_of_median(x, 0.0, 1.0, beta)
+    n = 20_000
+    out = np.array([smooth_sensitivity_median(x, epsilon=eps, delta=delta, lower=0.0, upper=1.0,
+                                              neighbours=RO, sampler=SeededSampler(i)).value for i in range(n)])
+    z = (out - 0.5) * alpha / s
+    assert abs(np.mean(np.abs(z) <= math.log(2)) - 0.5) <= hoeffding(n) + 1e-3

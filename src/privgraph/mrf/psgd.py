@@ -16,8 +16,11 @@ binomial thinning of the multiplicities (exactly a Poisson sub-sample).
 Reach: with the steps and rate fixed in advance, a small epsilon needs a large noise
 multiplier. Past ``max_noise_multiplier`` the gradient is all noise; the function then
 raises instead of returning a useless model (the text omits such points from its plots).
-The step size divides by ``q N`` with ``N`` the number of records, which PSGD treats as
-public (as does the text, which also sets ``delta = 1/N``).
+The step size divides by the expected batch size ``q N``. Under add/remove ``N`` is
+private, so it is released first with the Laplace mechanism (sensitivity 1, a share
+:data:`COUNT_SHARE` of epsilon) and the noisy count is used; the text treats N as public.
+The Gaussian steps get the rest of epsilon; since a pure eps_N-DP release has Renyi
+divergence at most eps_N at every order, the RDP total of the ledger stays within epsilon.
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ import numpy as np
 from privgraph.data.domain import Domain
 from privgraph.mrf.inference import infer_potentials
 from privgraph.mrf.model import MarkovRandomField, check_cliques
-from privgraph.privacy import Charge, Ledger, Neighbours, NoiseSampler, Release
+from privgraph.privacy import Charge, Ledger, Neighbours, NoiseSampler, Release, laplace_mechanism
 from privgraph.privacy.composition import rdp_epsilon
 from privgraph.privacy.neighbours import check_delta, check_epsilon, check_rate
 from privgraph.privacy.samplers import power_of_two_at_most
+
+#: Share of epsilon spent on the noisy number of records (the step size needs it).
+COUNT_SHARE = 0.02
 
 
 def psgd(
@@ -75,10 +81,12 @@ def psgd(
     indicators = _indicators(rows, domain, cliques)
     grid = power_of_two_at_most(clip * 2.0**-20)
     sensitivity = clip + grid * math.sqrt(indicators.shape[1])  # clipping plus grid rounding
-    multiplier = noise_multiplier(epsilon, delta, rate, steps, max_noise_multiplier)
+    multiplier = noise_multiplier(epsilon * (1 - COUNT_SHARE), delta, rate, steps, max_noise_multiplier)
     charge = psgd_charge(multiplier, rate, steps, delta, sensitivity)
+    n_hat, ledger = laplace_mechanism(float(counts.sum()), epsilon=epsilon * COUNT_SHARE, sensitivity=1.0,
+                                      neighbours=Neighbours.ADD_REMOVE, sampler=sampler)
     theta = np.zeros(indicators.shape[1])
-    batch = rate * counts.sum()
+    batch = rate * max(n_hat, 1.0)
     for t in range(1, steps + 1):
         mu = _model_marginals(domain, cliques, theta)
         grads = indicators - mu
@@ -88,7 +96,7 @@ def psgd(
         total = np.round((taken @ grads) / grid) * grid
         total += sampler.gaussian_on_grid(multiplier * sensitivity, grid, total.size)
         theta += learning_rate / math.sqrt(t) * total / batch
-    return Release(_as_model(domain, cliques, theta), Ledger.of(charge))
+    return Release(_as_model(domain, cliques, theta), ledger + Ledger.of(charge))
 
 
 @functools.lru_cache(maxsize=256)
