@@ -286,12 +286,14 @@ class SubsampledGaussian(_Capped):
     """Sub-sampled Gaussian: each test's margin on a fresh secret sub-sample, Gaussian noise.
 
     The paper does not specify it; here each test draws exactly m = ``rate`` n rows
-    without replacement and releases its margin with the discrete Gaussian; the cap of
-    tests composes by exact optimal composition of each test's amplified (epsilon, delta)
-    (Balle et al. Theorem 9; PLD gives the same total). Each test's delta is set so that the
-    cap's deltas take half of the total delta. ``dp_accounting``'s RDP accountant for
-    sampling without replacement (kept in each charge's curve, so ``ledger.total("rdp")``
-    works) takes about 5 s per evaluation here, too slow to invert over the cap.
+    without replacement (replace-one, n public) and releases its margin with the discrete
+    Gaussian; the cap of tests composes by the RDP accountant (``dp_accounting``'s
+    sub-sampling without replacement, Wang, Balle, Kasiviswanathan 2019) on each charge's
+    exact Gaussian curve, and the per-test noise is the smallest whose RDP total over the cap
+    meets (epsilon, delta). Each charge also states its amplified (epsilon, delta) (Balle et
+    al. Theorem 9), with per-test deltas taking half of the total delta, so basic and optimal
+    composition of the same ledger remain valid (looser) readings. ``method="optimal"``
+    calibrates by exact optimal composition of those instead.
     """
 
     mechanism = "gaussian"
@@ -307,7 +309,7 @@ class SubsampledGaussian(_Capped):
         self.sample_size = min(tables.n, max(MIN_SAMPLE, round(rate * tables.n)))
         q = self.sample_size / tables.n
         self.test_delta = min(0.1, delta / (2 * int(rounds) * q))  # amplified: half of delta over the cap
-        self.per_round = self._plan(epsilon, delta, rounds, method or "optimal")
+        self.per_round = self._plan(epsilon, delta, rounds, method or "rdp")
         sigma = gaussian_calibration(self.per_round, self.test_delta, 1.0)[0]
         if sigma > margin.useful_noise(self.sample_size):
             raise BudgetTooSmall(

@@ -148,7 +148,8 @@ class PrivPC:
         check_data(tables)
         cond = self._max_cond_size(tables)
         sampler = resolve_sampler(self.random_state)
-        self.composition_ = "basic" if method == "pc" else composition_for(self.delta)
+        self.composition_ = ("basic" if method == "pc" else "rdp" if method == "sg-pc" and self.delta > 0
+                             else composition_for(self.delta))
         budget = None if method == "pc" else Budget(self.epsilon, self.delta, composition=self.composition_)
         kw = dict(max_cond_size=cond, forbidden=self.forbidden, required=self.required, on_level=on_level)
         if method == "em-pc":

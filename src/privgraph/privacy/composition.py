@@ -21,8 +21,8 @@ Methods (all over charges whose number and parameters are fixed in advance; see
     Google's ``dp_accounting`` privacy-loss distributions (pessimistic, connect-the-dots),
     using each charge's exact curve when it has one and its (epsilon, delta) otherwise.
 ``rdp``
-    Google's ``dp_accounting`` Renyi accountant at integer orders 2..256 and a few larger
-    ones.
+    Google's ``dp_accounting`` Renyi accountant at integer orders (:data:`RDP_ORDERS`: every
+    order up to 32, then sparser up to 2048).
 
 Every method reports at most what basic composition gives when the target delta covers
 the charges' own deltas (a valid bound may always be replaced by a tighter valid one). Pure-DP charges without a Gaussian curve enter as randomized response with the
@@ -41,8 +41,11 @@ from privgraph.privacy.ledger import METHODS, Charge, PrivacyCost
 from privgraph.privacy.neighbours import Neighbours, check_delta
 
 #: Orders of the RDP accountant: integers only, where the discrete Gaussian's Renyi
-#: divergences equal the continuous Gaussian's (Poisson summation; see mechanisms).
-RDP_ORDERS = tuple(range(2, 257)) + (320, 512, 1024, 2048)
+#: divergences equal the continuous Gaussian's (Poisson summation; see mechanisms). Dense
+#: where the optimum usually lies, sparse above: sub-sampling without replacement costs
+#: ~0.1 s per total here against ~3 s for every order up to 256 (any subset of orders
+#: gives a valid bound; a sparser one is at most slightly looser).
+RDP_ORDERS = tuple(range(2, 33)) + (40, 48, 56, 64, 80, 96, 128, 192, 256, 384, 512, 768, 1024, 2048)
 
 _MAX_SUPPORT = 2_000_000
 
