@@ -34,7 +34,6 @@ import json
 import math
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path

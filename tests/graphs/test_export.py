@@ -2,7 +2,6 @@ import json
 import os
 
 import networkx as nx
-import numpy as np
 import pytest
 
 from privgraph.graphs import CPDAG, draw, from_json, to_dot, to_graphml, to_json, write_json

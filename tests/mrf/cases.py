@@ -4,7 +4,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.model import MarkovRandomField
-from privgraph.mrf.synthetic import dirichlet_potentials, erdos_renyi, third_order_chain
+from privgraph.mrf.synthetic import erdos_renyi, third_order_chain
 
 
 def _random(domain, cliques, seed):

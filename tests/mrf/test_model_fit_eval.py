@@ -7,7 +7,7 @@ from privgraph.data.domain import Domain, Kind
 from privgraph.mrf import evaluation
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.fit import fit_mle
-from privgraph.mrf.inference import enumerate_beliefs, infer, log_joint
+from privgraph.mrf.inference import infer, log_joint
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 from privgraph.mrf.sampling import gibbs_sample, sample
 from privgraph.mrf.synthetic import erdos_renyi, third_order_chain

@@ -8,7 +8,7 @@ synthetic records are post-processing of the noisy release; both are written ato
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import pandas as pd
 import typer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost
-from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
+from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon  # noqa: F401 (doctests)
 
 _TOLERANCE = 1e-12
 

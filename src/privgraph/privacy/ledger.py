@@ -14,7 +14,7 @@ A :class:`Ledger` is an immutable tuple of charges; ledgers add with ``+`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from privgraph.privacy.neighbours import Neighbours, check_count, check_delta
@@ -84,8 +84,6 @@ class Charge:
 
     def times(self, count: int) -> "Charge":
         """The same charge reserved ``count`` times in advance."""
-        from dataclasses import replace
-
         return replace(self, count=self.count * check_count(count, "count"))
 
 
