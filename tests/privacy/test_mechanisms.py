@@ -138,3 +138,10 @@ def test_sparse_vector_refuses_after_halt_and_cap():
     capped.test(-1e9)
     with pytest.raises(RuntimeError, match="cap"):
         capped.test(-1e9)
+
+
+def test_exponential_mechanism_with_zero_sensitivity_is_uniform_over_the_maximisers():
+    n = 4000
+    picks = np.array([exponential_mechanism([1.0, 3.0, 3.0, 0.0], epsilon=1.0, sensitivity=0.0, neighbours=AR,
+                                            sampler=SeededSampler(i)).value for i in range(n)])
+    assert set(picks) == {1, 2} and abs(np.mean(picks == 1) - 0.5) <= hoeffding(n)

@@ -31,7 +31,6 @@ from privgraph.privacy.calibration import (
 from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.neighbours import (
     Neighbours,
-    check_count,
     check_delta,
     check_epsilon,
     check_sensitivity,
@@ -264,9 +263,8 @@ def exponential_mechanism(
     u, epsilon, ledger = _selection(utilities, "utilities", "exponential", epsilon=epsilon,
                                     sensitivity=sensitivity, neighbours=neighbours,
                                     monotone=monotone, budget=budget)
-    sensitivity = float(sensitivity)
-    if sensitivity == 0:
-        return Release(int(sampler.race(np.zeros_like(u)) if np.ptp(u) == 0 else np.argmax(u)), ledger)
+    if float(sensitivity) == 0:  # data-independent utilities: the limit is uniform over the maximisers
+        return Release(sampler.race(np.where(u == u.max(), 0.0, -np.inf)), ledger)
     factor = (epsilon - PURE_DP_SLACK) / (sensitivity if monotone else 2 * sensitivity)
     return Release(sampler.race(factor * u), ledger)
 
