@@ -90,21 +90,18 @@ def _ks(a, b):
     return np.max(np.abs(ca - cb))
 
 
-@pytest.mark.parametrize("make", SAMPLERS)
-def test_discrete_laplace_matches_opendp(make):
-    scale, n, m = 3.0, 40_000, 200_000
-    ref = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=scale)
-    theirs = np.array(ref([0] * n))
-    ours = make().discrete_laplace(scale, size=m)
-    assert _ks(theirs, ours) <= ks_two_sample(n, m)
+def _opendp_reference(kind: str, scale: float):
+    if kind == "laplace":
+        return dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=scale)
+    return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int), scale=scale)
 
 
 @pytest.mark.parametrize("make", SAMPLERS)
-def test_discrete_gaussian_matches_opendp(make):
-    sigma, n, m = 4.0, 40_000, 200_000
-    ref = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int), scale=sigma)
-    theirs = np.array(ref([0] * n))
-    ours = make().discrete_gaussian(sigma, size=m)
+@pytest.mark.parametrize("kind,scale", [("laplace", 3.0), ("gaussian", 4.0)])
+def test_discrete_noise_matches_opendp(make, kind, scale):
+    n, m = 40_000, 200_000
+    theirs = np.array(_opendp_reference(kind, scale)([0] * n))
+    ours = getattr(make(), f"discrete_{kind}")(scale, size=m)
     assert _ks(theirs, ours) <= ks_two_sample(n, m)
 
 
