@@ -7,10 +7,10 @@ import pytest
 from privgraph.data.domain import Domain
 from privgraph.mrf.estimator import PrivateMRF
 from privgraph.mrf.individuals import individual_tables, time_homogeneous_chain
-from privgraph.mrf.psgd import noise_multiplier, psgd
+from privgraph.mrf.psgd import psgd
 from privgraph.mrf.sampling import sample
 from privgraph.mrf.synthetic import third_order_chain
-from privgraph.privacy import SeededSampler
+from privgraph.privacy import Neighbours, SeededSampler, sampled_gaussian_multiplier
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +40,6 @@ def test_gaussian_and_psgd_ledgers(frame):
                      options={"steps": 50}).fit(df)
     assert est.ledger_.total("rdp", delta=1e-4).epsilon <= 1.0
     assert est.marginals_ is None
-
-
-def test_psgd_reports_unreachable_epsilon():
-    with pytest.raises(ValueError, match="out of PSGD's reach"):
-        noise_multiplier(1e-3, 1e-4, 0.5, 1000, 5.0)
 
 
 @pytest.mark.parametrize(
@@ -109,8 +104,26 @@ def test_psgd_noise_is_the_calibrated_multiplier_and_the_count_is_noisy():
     sampler = Recording(0)
     _, ledger = psgd(x, domain=Domain.of(a=2, b=2, c=2), cliques=["a,b", "b,c"], epsilon=1.0, delta=1e-4,
                      sampler=sampler, steps=50)
-    expected = noise_multiplier(1.0 * (1 - COUNT_SHARE), 1e-4, 0.05, 50, 50.0)
+    expected = sampled_gaussian_multiplier(1.0 * (1 - COUNT_SHARE), 1e-4, sampling=("poisson", 0.05), steps=50,
+                                           neighbours=Neighbours.ADD_REMOVE, max_multiplier=50.0)
     clip = math.sqrt(2)
     assert len(sampler.sigmas) == 50 and all(s == pytest.approx(expected * clip, rel=1e-4) for s in sampler.sigmas)
-    assert [c.mechanism for c in ledger.charges] == ["laplace", "psgd_gaussian"]
+    assert [c.mechanism for c in ledger.charges] == ["laplace", "gaussian_sums"]
     assert ledger.total("rdp", delta=1e-4).epsilon <= 1.0
+
+
+def test_psgd_fits_a_tied_chain_of_individuals_under_replace_one():
+    rng = np.random.default_rng(4)
+    names = [f"h{i}" for i in range(4)]
+    df = pd.DataFrame(rng.integers(0, 3, size=(600, 4)), columns=names).assign(user=rng.integers(0, 200, 600))
+    users = df["user"].nunique()
+    cliques, ties = time_homogeneous_chain(names)
+    est = PrivateMRF(epsilon=2.0, cliques=cliques, ties=ties, method="psgd", delta=1e-3, individual="user",
+                     neighbours="replace_one", random_state=2, options={"steps": 20}).fit(df)
+    (charge,) = est.ledger_.charges
+    assert charge.neighbours is Neighbours.REPLACE_ONE and "unit=individual" in charge.note
+    assert charge.sampling == ("without_replacement", round(0.05 * users), users)
+    assert est.ledger_.total("rdp", delta=1e-3).epsilon <= 2.0
+    np.testing.assert_array_equal(est.model_.potentials[0], est.model_.potentials[2])
+    with pytest.raises(ValueError, match="null=0"):
+        PrivateMRF(epsilon=2.0, cliques=cliques, method="psgd", delta=1e-3, individual="user", null=0).fit(df)

@@ -44,15 +44,18 @@ class PrivateMRF:
         :class:`~privgraph.mrf.release.NoisyMarginals` returning a model.
     neighbours : ``"add_remove"`` (default) or ``"replace_one"``
         The neighbouring relation of the guarantee. Under add/remove the number of units
-        is private and estimated from the noisy tables.
+        is private and estimated from the noisy tables (PSGD releases it with the Laplace
+        mechanism); under replace-one it is public.
     noise : ``"laplace"`` (pure epsilon-DP, default) or ``"gaussian"`` (needs ``delta``).
     delta : float, optional
-        For Gaussian noise and PSGD (the text uses 1/N for PSGD).
+        For Gaussian noise and PSGD (the text uses 1/N for PSGD; read PSGD's ledger with
+        ``ledger_.total("rdp", delta=delta)``).
     individual : str, optional
         A column naming the individual; the privacy unit becomes the individual and each
         one's contribution to each table is normalised (see :mod:`privgraph.mrf.individuals`).
     ties, null
-        Tied potentials (a group label per clique) and the null code for ``individual``.
+        Tied potentials (a group label per clique) and the null code for ``individual``
+        (the marginal methods only; PSGD refuses it).
     random_state : None, int or NoiseSampler
         None: secure noise. An int: reproducible noise (NOT private) and sampling.
     options : dict
@@ -113,7 +116,7 @@ class PrivateMRF:
         if self.method == "psgd":
             self.model_, self.ledger_ = psgd(
                 codes, domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
-                sampler=sampler, **self.options,
+                sampler=sampler, neighbours=self.neighbours, individuals=ids, ties=self.ties, **self.options,
             )
             self.marginals_ = None
             return self
@@ -151,15 +154,16 @@ class PrivateMRF:
 
     def _check_parameters(self, n_cliques: int) -> None:
         check_epsilon(self.epsilon)
-        neighbours = Neighbours.parse(self.neighbours)
+        Neighbours.parse(self.neighbours)  # raises on an unknown relation
         if isinstance(self.method, str) and self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS} or a function, got {self.method!r}")
         if self.delta is not None:
             check_delta(self.delta)
         if (self.noise == "gaussian" or self.method == "psgd") and not self.delta:
             raise ValueError(f"method {self.method!r} with {self.noise} noise needs delta > 0")
-        if self.method == "psgd" and (self.individual or neighbours is not Neighbours.ADD_REMOVE):
-            raise ValueError("psgd supports record-level data under add_remove neighbours only")
+        if self.method == "psgd" and self.null is not None:
+            raise ValueError(f"null={self.null!r} applies to the marginal methods' normalised tables; psgd fits "
+                             "the likelihood of whole records (a null code is an ordinary level): drop null")
         if self.ties is not None and len(self.ties) != n_cliques:
             raise ValueError(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
 

@@ -61,7 +61,7 @@ def fit_mle(
     [True, True]
     """
     cliques = check_cliques(domain, cliques)
-    groups, members = _groups(domain, cliques, ties)
+    groups, members = tie_groups(domain, cliques, ties)
     if len(marginals) != len(members):
         raise ValueError(f"got {len(marginals)} marginal tables for {len(members)} parameter groups")
     shapes = [domain.project(cliques[m[0]]).shape for m in members]
@@ -95,8 +95,15 @@ def fit_mle(
     return MarkovRandomField.of(domain, cliques, [theta[g] for g in groups])
 
 
-def _groups(domain: Domain, cliques, ties) -> tuple[list[int], list[list[int]]]:
-    """Group index per clique, and the clique indices of each group."""
+def tie_groups(domain: Domain, cliques, ties) -> tuple[list[int], list[list[int]]]:
+    """Group index per clique, and the clique indices of each group (groups by first appearance).
+
+    ``ties`` is a label per clique (None: every clique its own group); tied cliques must
+    have tables of the same shape.
+
+    >>> tie_groups(Domain.of(a=2, b=2, c=2), [("a", "b"), ("b", "c"), ("a",)], ["pair", "pair", "node"])
+    ([0, 0, 1], [[0, 1], [2]])
+    """
     if ties is None:
         return list(range(len(cliques))), [[k] for k in range(len(cliques))]
     if len(ties) != len(cliques):

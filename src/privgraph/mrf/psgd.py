@@ -1,46 +1,93 @@
 """PSGD: private stochastic gradient ascent on the log-likelihood (the text's third method).
 
-Each step draws a secret Poisson sub-sample (rate ``q``) of the records, clips every
-record's gradient ``e(x) - mu(theta)`` (``e(x)`` the record's indicator in every clique
-table) to L2 norm ``clip``, sums them, adds Gaussian noise of standard deviation
-``noise_multiplier * clip`` (on a power-of-two grid, from the sampler) and takes a step
-of ``learning_rate / sqrt(t)`` along the sum divided by the expected batch size. The
-guarantee is (epsilon, delta)-DP under add/remove, by the RDP accountant of the Poisson
-sub-sampled Gaussian over the fixed number of steps (``Ledger.total("rdp", delta)``); the
-noise multiplier is the smallest meeting the target (bisection on the accountant).
+Each of a fixed number of steps draws a secret sub-sample of the privacy units, clips
+every unit's gradient to L2 norm ``clip``, sums them, releases the sum with Gaussian noise
+(:class:`~privgraph.privacy.gaussian_sums.GaussianSums`, which also derives the sensitivity
+and pays the charge for all steps before any noise is drawn) and takes a step of
+``learning_rate / sqrt(t)`` along the noisy sum divided by the batch size. The noise
+multiplier is the smallest whose RDP total over the steps meets the target
+(:func:`~privgraph.privacy.gaussian_sums.sampled_gaussian_multiplier`); read the ledger
+with ``Ledger.total("rdp", delta)``.
 
-Records are handled as distinct rows with multiplicities, so a step costs one BP call
-plus work proportional to the number of distinct rows, and the sub-sample is drawn by
-binomial thinning of the multiplicities (exactly a Poisson sub-sample).
+Gradients. With log-potentials ``theta`` the log-likelihood of a record is
+``sum_C theta_C(x_C) - A(theta)``; its gradient in clique C's table is ``e_C(x) - mu_C(theta)``
+(``e_C(x)`` the record's one-hot cell, ``mu_C`` the model's marginal). With ``ties`` (a
+group label per clique) one table ``theta_g`` serves every clique of group g, so by the
+chain rule the gradient in ``theta_g`` is ``sum_{C in g} (e_C(x) - mu_C(theta))``.
+
+The privacy unit (the thing one neighbour adds, removes or replaces):
+
+* a record (default): its gradient as above;
+* an individual (``individuals``, one id per record): the gradient of the individual's
+  mean log-likelihood, ``(1/K) sum_r (e(x_r) - mu)`` over their K records. So each
+  individual weighs the same whatever K (the 1/K weighting of the marginal release in
+  :mod:`privgraph.mrf.individuals`, here without its null-null exclusion: PSGD fits the
+  likelihood of whole records). The whole individual's gradient is clipped once, so an
+  individual moves the clipped sum by at most ``clip`` however many records they hold.
+
+Units are stored as distinct rows (records) or one row per individual, with
+multiplicities; a sub-sample is a draw on the multiplicities, so a step costs one BP call
+plus work proportional to the sampled rows.
+
+Neighbouring relations, and why each piece is right:
+
+* ``add_remove``: each unit is kept independently with probability ``rate`` (binomial
+  thinning of the multiplicities: exactly a Poisson sub-sample). Adding or removing a unit
+  moves the clipped sum by at most ``clip``; the accountant is dp_accounting's Poisson
+  sub-sampled Gaussian, which it supports under add/remove only. The number of units N is
+  private, so it is released first with the Laplace mechanism (sensitivity 1: one unit,
+  however many records, changes N by one; a share :data:`COUNT_SHARE` of epsilon) and the
+  step divides by ``rate * N_hat`` (post-processing). A pure eps_N-DP release has Renyi
+  divergence at most eps_N at every order, so the RDP total stays within epsilon. The
+  text treats N as public.
+* ``replace_one``: neighbours have the same number of units, so N is public: it is taken
+  from the data (``records``, if given, must agree). Each step draws exactly
+  ``m = round(rate N)`` units without replacement (a multivariate hypergeometric draw on
+  the multiplicities: exactly the counts of a uniform m-subset). Replacing a unit moves
+  the clipped sum by at most ``2 clip``; the accountant is dp_accounting's sampled-without-
+  replacement Gaussian (Wang, Balle, Kasiviswanathan 2019), which it supports under
+  replace-one only, with the multiplier relative to that 2 clip. No count is released;
+  the step divides by m. All of epsilon goes to the steps.
+
+Poisson sampling under replace-one and sampling without replacement under add/remove are
+refused: dp_accounting's RDP accountant does not account them.
 
 Reach: with the steps and rate fixed in advance, a small epsilon needs a large noise
 multiplier. Past ``max_noise_multiplier`` the gradient is all noise; the function then
 raises instead of returning a useless model (the text omits such points from its plots).
-The step size divides by the expected batch size ``q N``. Under add/remove ``N`` is
-private, so it is released first with the Laplace mechanism (sensitivity 1, a share
-:data:`COUNT_SHARE` of epsilon) and the noisy count is used; the text treats N as public.
-The Gaussian steps get the rest of epsilon; since a pure eps_N-DP release has Renyi
-divergence at most eps_N at every order, the RDP total of the ledger stays within epsilon.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
+from scipy import sparse
 
+from privgraph.data import NumpyEngine
 from privgraph.data.domain import Domain
+from privgraph.mrf.fit import tie_groups
 from privgraph.mrf.inference import infer_potentials
 from privgraph.mrf.model import MarkovRandomField, check_cliques
-from privgraph.privacy import Charge, Ledger, Neighbours, NoiseSampler, Release, laplace_mechanism
-from privgraph.privacy.composition import rdp_epsilon
-from privgraph.privacy.neighbours import check_delta, check_epsilon, check_rate
-from privgraph.privacy.samplers import power_of_two_at_most
+from privgraph.privacy import (
+    Budget,
+    GaussianSums,
+    Ledger,
+    Neighbours,
+    NoiseSampler,
+    Release,
+    laplace_mechanism,
+    sampled_gaussian_multiplier,
+)
+from privgraph.privacy.neighbours import check_count, check_delta, check_epsilon, check_rate
 
-#: Share of epsilon spent on the noisy number of records (the step size needs it).
+#: Share of epsilon spent on the noisy number of units under add/remove (the step size needs it).
 COUNT_SHARE = 0.02
+
+#: Dense gradient block size (floats) when clipping a sampled batch.
+_BLOCK = 2**22
 
 
 def psgd(
@@ -51,15 +98,26 @@ def psgd(
     epsilon: float,
     delta: float,
     sampler: NoiseSampler,
+    neighbours: Neighbours | str = "add_remove",
+    individuals: Sequence | None = None,
+    ties: Sequence | None = None,
+    records: int | None = None,
     steps: int = 300,
     rate: float = 0.05,
     clip: float | None = None,
     learning_rate: float = 2.0,
     max_noise_multiplier: float = 50.0,
+    budget: Budget | None = None,
 ) -> Release[MarkovRandomField]:
-    """Fit a model to integer-coded records by PSGD; (epsilon, delta)-DP under add/remove.
+    """Fit a model to integer-coded records by PSGD: (epsilon, delta)-DP under ``neighbours``.
 
-    ``clip`` defaults to ``sqrt(|C|)``, the norm of a record's indicator part.
+    ``individuals`` makes the individual the privacy unit; ``ties`` shares one potential
+    among cliques with the same label; ``records`` is the public number of units under
+    replace-one (default: the data's). ``clip`` defaults to ``sqrt(|C|)``, the norm of a
+    record's indicator part without ties. Every argument is checked before ``budget`` is
+    charged. The budget is charged for all steps before any noise is drawn, then (under
+    add/remove) for the count before its noise; if it refuses the count, the steps stay
+    reserved, unused.
 
     Examples
     --------
@@ -70,109 +128,154 @@ def psgd(
     ...                      epsilon=1.0, delta=1e-4, sampler=SeededSampler(0), steps=50)
     >>> round(ledger.total("rdp", delta=1e-4).epsilon, 2) <= 1.0
     True
+    >>> model, ledger = psgd(x, domain=Domain.of(a=2, b=2, c=2), cliques=["a,b", "b,c"], ties=[0, 0],
+    ...                      individuals=np.arange(2000) // 4, neighbours="replace_one",
+    ...                      epsilon=1.0, delta=1e-4, sampler=SeededSampler(0), steps=20)
+    >>> [c.sampling for c in ledger], bool(np.all(model.potentials[0] == model.potentials[1]))
+    ([('without_replacement', 25, 500)], True)
     """
     cliques = check_cliques(domain, cliques)
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    rate = check_rate(rate, "rate")
+    neighbours = Neighbours.parse(neighbours)
+    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_count(steps, "steps")
     if delta == 0:
         raise ValueError("PSGD needs delta > 0 (the text uses delta = 1/N)")
-    clip = math.sqrt(len(cliques)) if clip is None else float(clip)
-    rows, counts = np.unique(np.asarray(codes, dtype=np.int64), axis=0, return_counts=True)
-    indicators = _indicators(rows, domain, cliques)
-    grid = power_of_two_at_most(clip * 2.0**-20)
-    sensitivity = clip + grid * math.sqrt(indicators.shape[1])  # clipping plus grid rounding
-    multiplier = noise_multiplier(epsilon * (1 - COUNT_SHARE), delta, rate, steps, max_noise_multiplier)
-    charge = psgd_charge(multiplier, rate, steps, delta, sensitivity)
-    n_hat, ledger = laplace_mechanism(float(counts.sum()), epsilon=epsilon * COUNT_SHARE, sensitivity=1.0,
-                                      neighbours=Neighbours.ADD_REMOVE, sampler=sampler)
-    theta = np.zeros(indicators.shape[1])
-    batch = rate * max(n_hat, 1.0)
+    groups, _ = tie_groups(domain, cliques, ties)
+    shapes = _group_shapes(domain, cliques, groups)
+    clip = math.sqrt(len(cliques)) if clip is None else check_epsilon(clip, "clip")
+    units, counts = unit_indicators(codes, domain=domain, cliques=cliques, groups=groups, shapes=shapes,
+                                    individuals=individuals)
+    sampling = _sampling(neighbours, check_rate(rate, "rate"), int(counts.sum()), records)
+    share = COUNT_SHARE if neighbours is Neighbours.ADD_REMOVE else 0.0
+    multiplier = sampled_gaussian_multiplier(epsilon * (1 - share), delta, sampling=sampling, steps=steps,
+                                             neighbours=neighbours, max_multiplier=max_noise_multiplier)
+    unit = "record" if individuals is None else "individual"
+    sums = GaussianSums(clip=clip, dimension=units.shape[1], multiplier=multiplier, steps=steps, delta=delta,
+                        sampling=sampling, neighbours=neighbours, sampler=sampler, budget=budget,
+                        note=f"unit={unit}")
+    batch, ledger = _batch_size(sampling, int(counts.sum()), epsilon * share, sampler, budget, unit)
+    theta = np.zeros(units.shape[1])
     for t in range(1, steps + 1):
-        mu = _model_marginals(domain, cliques, theta)
-        grads = indicators - mu
+        mu = _model_marginals(domain, cliques, groups, shapes, theta)
+        total = clipped_sum(units, mu, _draw(sampling, counts, sampler), clip)
+        theta += learning_rate / math.sqrt(t) * sums.release(total) / batch
+    tables = _split(theta, shapes)
+    return Release(MarkovRandomField.of(domain, cliques, [tables[g] for g in groups]), ledger + sums.ledger)
+
+
+def unit_indicators(
+    codes: np.ndarray,
+    *,
+    domain: Domain,
+    cliques: Sequence[tuple[str, ...]],
+    groups: Sequence[int],
+    shapes: Sequence[tuple[int, ...]],
+    individuals: Sequence | None = None,
+) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """Each privacy unit's mean indicator vector ``a_u`` (its gradient is ``a_u - mu``) and multiplicities.
+
+    Records: one row per distinct record, with its count. Individuals: one row per
+    individual, the mean over their records of the record indicators, count 1. Columns are
+    the parameter groups' tables, flattened and concatenated; a record adds 1 in each of
+    its cliques' cells (so 2 in a cell two tied cliques share).
+
+    >>> d = Domain.of(a=2, b=2)
+    >>> a, n = unit_indicators(np.array([[0, 1], [1, 1], [0, 1]]), domain=d, cliques=[("a", "b"), ("b",)],
+    ...                        groups=[0, 1], shapes=[(2, 2), (2,)], individuals=["u", "u", "v"])
+    >>> a.toarray().tolist(), n.tolist()
+    ([[0.0, 0.5, 0.0, 0.5, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0, 0.0, 1.0]], [1, 1])
+    """
+    codes = np.asarray(NumpyEngine(domain, codes).codes, dtype=np.int64)
+    if individuals is None:
+        rows, counts = np.unique(codes, axis=0, return_counts=True)
+        return _record_indicators(rows, domain, cliques, groups, shapes), counts.astype(np.int64)
+    ids = np.asarray(individuals)
+    if ids.ndim != 1 or ids.shape[0] != codes.shape[0]:
+        raise ValueError(f"individuals must hold one id per record: got shape {ids.shape} for {codes.shape[0]} records")
+    owner = np.unique(ids, return_inverse=True)[1].ravel()
+    k = np.bincount(owner)
+    mean = sparse.csr_matrix((1.0 / k[owner], (owner, np.arange(owner.size))), shape=(k.size, owner.size))
+    return (mean @ _record_indicators(codes, domain, cliques, groups, shapes)).tocsr(), np.ones(k.size, np.int64)
+
+
+def clipped_sum(units: sparse.csr_matrix, mu: np.ndarray, taken: np.ndarray, clip: float) -> np.ndarray:
+    """``sum_u taken_u * clip(a_u - mu)``: the sub-sample's sum of per-unit gradients clipped to ``clip``.
+
+    Each unit's gradient ``a_u - mu`` (one row of ``units`` minus the model marginals) is
+    scaled to norm at most ``clip`` as a whole, so one unit moves the sum by at most ``clip``.
+
+    >>> a = sparse.csr_matrix(np.array([[3.0, 0.0], [0.0, 0.5]]))
+    >>> clipped_sum(a, np.zeros(2), np.array([1, 2]), 1.0).tolist()
+    [1.0, 1.0]
+    """
+    rows = np.flatnonzero(taken)
+    out = np.zeros(units.shape[1])
+    step = max(1, _BLOCK // max(1, units.shape[1]))
+    for start in range(0, rows.size, step):
+        block = rows[start:start + step]
+        grads = units[block].toarray() - mu
         norms = np.linalg.norm(grads, axis=1)
-        grads *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
-        taken = sampler.binomial(counts, rate)
-        total = np.round((taken @ grads) / grid) * grid
-        total += sampler.gaussian_on_grid(multiplier * sensitivity, grid, total.size)
-        theta += learning_rate / math.sqrt(t) * total / batch
-    return Release(_as_model(domain, cliques, theta), ledger + Ledger.of(charge))
+        out += (taken[block] * np.minimum(1.0, clip / np.maximum(norms, 1e-300))) @ grads
+    return out
 
 
-@functools.lru_cache(maxsize=256)
-def psgd_charge(multiplier: float, rate: float, steps: int, delta: float, sensitivity: float) -> Charge:
-    """The ledger entry of ``steps`` Poisson-sub-sampled Gaussian steps (add/remove).
-
-    Its (epsilon, delta) per step are those of one step at delta/steps (RDP), so basic
-    composition stays valid; ``Ledger.total("rdp", delta)`` uses the exact curve.
-
-    >>> c = psgd_charge(noise_multiplier(1.0, 1e-4, 0.05, 50, 50.0), 0.05, 50, 1e-4, 1.0)
-    >>> c.count, c.sampling, round(Ledger.of(c).total("rdp", delta=1e-4).epsilon, 2) <= 1.0
-    (50, ('poisson', 0.05), True)
-    """
-    # an accountant query on the exact curve only (epsilon 0 is a placeholder, never a ledger entry)
-    one = Charge("psgd_gaussian", 0.0, 0.0, Neighbours.ADD_REMOVE, sensitivity=sensitivity,
-                 curve=("gaussian", multiplier), sampling=("poisson", rate))
-    per_step = rdp_epsilon((one,), delta / steps)
-    return Charge(
-        "psgd_gaussian", per_step, delta / steps, Neighbours.ADD_REMOVE, sensitivity=sensitivity,
-        count=steps, curve=("gaussian", multiplier), sampling=("poisson", rate),
-        note=f"noise multiplier {multiplier:.4g}, rate {rate:g}, {steps} steps",
-    )
+def _sampling(neighbours: Neighbours, rate: float, n: int, records: int | None) -> tuple:
+    """The sub-sampling of each step: Poisson at ``rate`` (add/remove) or exactly round(rate N) of N."""
+    if neighbours is Neighbours.ADD_REMOVE:
+        if records is not None:
+            raise ValueError(f"records={records!r} is the public number of units under replace_one; under "
+                             "add_remove it is private (PSGD releases it with the Laplace mechanism): drop it")
+        return ("poisson", rate)
+    if records is not None and check_count(records, "records", minimum=0) != n:
+        raise ValueError(f"records={records} but the data holds {n} units (under replace_one N is public)")
+    m = round(rate * n)
+    if m < 1:
+        raise ValueError(f"rate={rate} of N={n} units rounds to a sample of {m}: raise rate or use more data")
+    return ("without_replacement", m, n)
 
 
-@functools.lru_cache(maxsize=256)
-def noise_multiplier(epsilon: float, delta: float, rate: float, steps: int, max_multiplier: float) -> float:
-    """Smallest noise multiplier (to 1%) whose ``steps``-fold RDP total is at most epsilon.
-
-    Public parameters only, so the result is cached (each accountant call costs ~0.5 s).
-
-    >>> noise_multiplier(1.0, 1e-4, 0.05, 50, 50.0) > 0.5
-    True
-    """
-
-    def cost(m):
-        # curve-only accountant query; never a ledger entry
-        c = Charge("psgd_gaussian", 0.0, 0.0, Neighbours.ADD_REMOVE, count=steps,
-                   curve=("gaussian", m), sampling=("poisson", rate))
-        return rdp_epsilon((c,), delta)
-
-    if cost(max_multiplier) > epsilon:
-        raise ValueError(
-            f"epsilon={epsilon} is out of PSGD's reach with {steps} steps at rate {rate} and "
-            f"delta={delta:g}: it would need a noise multiplier above {max_multiplier}"
-        )
-    lo, hi = 0.05, max_multiplier
-    for _ in range(40):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if cost(mid) <= epsilon else (mid, hi)
-        if hi / lo < 1.01:
-            break
-    return hi
+def _batch_size(sampling, n: int, epsilon_count: float, sampler, budget, unit: str) -> tuple[float, Ledger]:
+    """The step's divisor: m under replace-one (public); rate * noisy N under add/remove."""
+    if sampling[0] == "without_replacement":
+        return float(sampling[1]), Ledger()
+    n_hat, ledger = laplace_mechanism(float(n), epsilon=epsilon_count, sensitivity=1.0,
+                                      neighbours=Neighbours.ADD_REMOVE, sampler=sampler, budget=budget)
+    ledger = Ledger(tuple(replace(c, note=f"{c.note}; number of units; unit={unit}") for c in ledger))
+    return sampling[1] * max(n_hat, 1.0), ledger
 
 
-def _indicators(rows: np.ndarray, domain: Domain, cliques) -> np.ndarray:
-    """One-hot of each distinct row in every clique table, concatenated."""
-    blocks = []
-    for c in cliques:
-        shape = domain.project(c).shape
-        flat = np.ravel_multi_index(tuple(rows[:, domain.index(n)] for n in c), shape)
-        block = np.zeros((rows.shape[0], int(np.prod(shape))))
-        block[np.arange(rows.shape[0]), flat] = 1.0
-        blocks.append(block)
-    return np.hstack(blocks)
+def _draw(sampling: tuple, counts: np.ndarray, sampler: NoiseSampler) -> np.ndarray:
+    """How many of each unit row the step's secret sub-sample holds."""
+    if sampling[0] == "poisson":
+        return sampler.binomial(counts, sampling[1])
+    return sampler.multivariate_hypergeometric(counts, sampling[1])
 
 
-def _split(domain: Domain, cliques, flat: np.ndarray) -> list[np.ndarray]:
-    shapes = [domain.project(c).shape for c in cliques]
-    ends = np.cumsum([int(np.prod(s)) for s in shapes])
+def _group_shapes(domain: Domain, cliques, groups) -> list[tuple[int, ...]]:
+    first = {}
+    for c, g in zip(cliques, groups):
+        first.setdefault(g, domain.project(c).shape)
+    return [tuple(first[g]) for g in range(len(first))]
+
+
+def _record_indicators(rows: np.ndarray, domain: Domain, cliques, groups, shapes) -> sparse.csr_matrix:
+    """One row per record: 1 in each clique's cell of its group's table (duplicates add)."""
+    offsets = np.cumsum([0] + [math.prod(s) for s in shapes])
+    cols = [offsets[g] + np.ravel_multi_index(tuple(rows[:, domain.index(n)] for n in c), shapes[g])
+            for c, g in zip(cliques, groups)]
+    owner = np.tile(np.arange(rows.shape[0]), len(cliques))
+    return sparse.csr_matrix((np.ones(owner.size), (owner, np.concatenate(cols))), shape=(rows.shape[0], offsets[-1]))
+
+
+def _split(flat: np.ndarray, shapes) -> list[np.ndarray]:
+    ends = np.cumsum([math.prod(s) for s in shapes])
     return [p.reshape(s) for p, s in zip(np.split(flat, ends[:-1]), shapes)]
 
 
-def _model_marginals(domain, cliques, theta: np.ndarray) -> np.ndarray:
-    beliefs = infer_potentials(domain, cliques, _split(domain, cliques, theta))
-    return np.concatenate([m.ravel() for m in beliefs.marginals])
-
-
-def _as_model(domain, cliques, theta) -> MarkovRandomField:
-    return MarkovRandomField.of(domain, cliques, _split(domain, cliques, theta))
+def _model_marginals(domain, cliques, groups, shapes, theta: np.ndarray) -> np.ndarray:
+    """``mu`` per group: the sum of the model marginals of the group's cliques, flattened."""
+    tables = _split(theta, shapes)
+    beliefs = infer_potentials(domain, cliques, [tables[g] for g in groups])
+    mu = [np.zeros(s) for s in shapes]
+    for g, m in zip(groups, beliefs.marginals):
+        mu[g] += m
+    return np.concatenate([m.ravel() for m in mu])

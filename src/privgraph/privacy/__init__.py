@@ -6,7 +6,7 @@ Public names::
         Charge, Ledger, Budget, BudgetExceeded, laplace_mechanism, gaussian_mechanism,
         exponential_mechanism, report_noisy_max, above_threshold, SparseVector,
         amplify_poisson, amplify_without_replacement, propose_test_release,
-        smooth_sensitivity_median)
+        smooth_sensitivity_median, GaussianSums, sampled_gaussian_multiplier)
 """
 
 from privgraph.privacy.amplification import (
@@ -15,6 +15,12 @@ from privgraph.privacy.amplification import (
     epsilon_before_amplification,
 )
 from privgraph.privacy.budget import Budget, BudgetExceeded
+from privgraph.privacy.gaussian_sums import (
+    GaussianSums,
+    clipped_sum_sensitivity,
+    sampled_gaussian_charge,
+    sampled_gaussian_multiplier,
+)
 from privgraph.privacy.iqr_release import log_iqr_release, log_iqr_scale
 from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
 from privgraph.privacy.mechanisms import (
@@ -49,6 +55,7 @@ __all__ = [
     "Budget",
     "BudgetExceeded",
     "Charge",
+    "GaussianSums",
     "Ledger",
     "Neighbours",
     "NoiseSampler",
@@ -61,6 +68,7 @@ __all__ = [
     "above_threshold",
     "amplify_poisson",
     "amplify_without_replacement",
+    "clipped_sum_sensitivity",
     "epsilon_before_amplification",
     "exponential_mechanism",
     "fit_rounds_to_budget",
@@ -76,6 +84,8 @@ __all__ = [
     "ptr_threshold",
     "report_noisy_max",
     "resolve_sampler",
+    "sampled_gaussian_charge",
+    "sampled_gaussian_multiplier",
     "sieve_and_examine",
     "sieve_rate",
     "smooth_sensitivity_median",
