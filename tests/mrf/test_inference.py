@@ -63,3 +63,14 @@ def test_infer_falls_back_to_loopy_when_tree_too_large():
     b = infer_potentials(model.domain, model.cliques, model.potentials, max_cells=1)
     assert not b.is_exact
     np.testing.assert_allclose(b.marginals[0], enumerate_beliefs(model).marginals[0], atol=1e-7)
+
+
+def test_potentials_whose_beliefs_vanish_raise_floating_point_error():
+    # exp underflows to zero off one cell in each table, and the two cells disagree on b:
+    # the root's belief sums to zero. Optimisers catch FloatingPointError and back off.
+    d = Domain.of(a=2, b=2, c=2)
+    big = -1e4
+    ab = np.array([[0.0, big], [big, big]])  # only a=0, b=0
+    bc = np.array([[big, big], [0.0, big]])  # only b=1, c=0
+    with pytest.raises(FloatingPointError, match="under/overflowed"):
+        infer_potentials(d, [("a", "b"), ("b", "c")], [ab, bc])

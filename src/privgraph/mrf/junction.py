@@ -210,6 +210,8 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
             up = upward[c]
             beliefs[c] = beliefs[c] * np.divide(down, up, out=np.zeros_like(up), where=up > 0)
         s = beliefs[c].sum()
+        if not 0 < s < math.inf:
+            raise FloatingPointError(f"belief of tree clique {tree.cliques[c]} under/overflowed (sum {s})")
         if p < 0:
             log_scale += math.log(s)
         beliefs[c] = beliefs[c] / s
