@@ -69,9 +69,11 @@ def population(family: str, n: int, seed: int):
     return model, codes, count_tables(NumpyEngine(model.domain, codes), model.cliques)
 
 
-def noisy_release(model, counts, epsilon: float, seed: int):
+def noisy_release(model, counts, epsilon: float, seed: int, noise: str = "laplace"):
+    """Noisy tables of one trial; Gaussian noise takes delta = 1/N, the text's delta for PSGD."""
+    delta = 1.0 / float(np.sum(counts[0])) if noise == "gaussian" else None
     return release_tables(counts, domain=model.domain, cliques=model.cliques, epsilon=epsilon,
-                          neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(seed))
+                          neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(seed), noise=noise, delta=delta)
 
 
 def timed(fit, *args, **kwargs):
@@ -92,6 +94,8 @@ def score_methods(model, codes, counts, noisy, ledger, epsilon, seed, methods, k
                 fitted, sec = timed(cgm_em, noisy, discrepancy=knobs.get("discrepancy", 1.0))
             elif name == "naive-mle":
                 fitted, sec = timed(naive_mle, noisy, ridge_factor=knobs.get("ridge_factor", 1.0))
+            elif name == "naive-mle-text":  # the text's: the non-private routine on the noisy tables
+                fitted, sec = timed(nonprivate_mle, model.domain, model.cliques, noisy.tables)
             elif name == "psgd":
                 (fitted, led), sec = timed(psgd, codes, domain=model.domain, cliques=model.cliques,
                                            epsilon=epsilon, delta=1.0 / n, sampler=SeededSampler(seed),
@@ -106,6 +110,8 @@ def score_methods(model, codes, counts, noisy, ledger, epsilon, seed, methods, k
         except ValueError as err:  # e.g. epsilon out of PSGD's reach
             rows.append({"method": name, "kl": "", "seconds": "", "note": str(err)[:80]})
             continue
+        if name not in ("psgd", "nonprivate", "random"):
+            delta = ledger.total().delta
         eps_row = eps_total_m if name == "psgd" else (0.0 if name in ("nonprivate", "random") else eps_total)
         rows.append({"method": name, "kl": kl, "seconds": sec, "ledger_epsilon": eps_row,
                      "ledger_delta": delta, "note": ""})
@@ -152,7 +158,8 @@ def mbi_worker(src: str, dst: str) -> None:
 
 def mbi_rows(python, trials) -> list[dict]:
     jobs = [{"names": list(m.domain.names), "sizes": list(m.domain.sizes), "cliques": [list(c) for c in m.cliques],
-             "tables": [t.tolist() for t in noisy.tables], "sd": math.sqrt(2) * noisy.scale}
+             "tables": [t.tolist() for t in noisy.tables],
+             "sd": math.sqrt(2) * noisy.scale if noisy.noise == "laplace" else noisy.scale}
             for m, noisy in trials]
     rows = []
     for (model, noisy), res in zip(trials, run_mbi(python, jobs)):
@@ -182,7 +189,7 @@ def grid(args) -> None:
                         model, codes, counts = population(family, n, p)
                         for d in range(DRAWS):
                             seed = 100 + 10 * p + d
-                            noisy, ledger = noisy_release(model, counts, eps, seed)
+                            noisy, ledger = noisy_release(model, counts, eps, seed, args.noise)
                             methods = args.methods if d < args.psgd_draws else [m for m in args.methods if m != "psgd"]
                             key = {"family": family, "n": n, "epsilon": eps, "population": p, "draw": d}
                             for row in score_methods(model, codes, counts, noisy, ledger, eps, seed, methods, {}):
@@ -191,7 +198,8 @@ def grid(args) -> None:
                             keys.append(key)
                     if args.mbi_python:
                         for key, row in zip(keys, mbi_rows(args.mbi_python, mbi_trials)):
-                            w.writerow({**key, **row, "ledger_epsilon": eps, "ledger_delta": 0.0})
+                            w.writerow({**key, **row, "ledger_epsilon": eps,
+                                        "ledger_delta": 1.0 / n if args.noise == "gaussian" else 0.0})
                     fh.flush()
                     print(f"{family} n={n} eps={eps} done", flush=True)
     summarise(path)
@@ -325,19 +333,28 @@ def individuals(args) -> None:
                 from privgraph.mrf.fit import fit_mle
                 from privgraph.mrf.baselines import project_to_simplex
 
+                people = n_people - test_people.size
                 fits = {
-                    "cgm-em": lambda: cgm_em(noisy),
-                    "naive-mle": lambda: naive_mle(noisy),
-                    "nonprivate": lambda: fit_mle(domain, cliques, [project_to_simplex(t) for t in train], ties=ties),
+                    "cgm-em": lambda: (cgm_em(noisy), ledger.total().epsilon),
+                    "naive-mle": lambda: (naive_mle(noisy), ledger.total().epsilon),
+                    # PSGD at the individual level: each individual's mean record gradient,
+                    # clipped as a whole; Poisson sampling of individuals; delta = 1/individuals
+                    "psgd": lambda: _psgd_individuals(x[~is_test], owner[~is_test], domain, cliques, ties, eps,
+                                                      1.0 / people, SeededSampler(700 + trial)),
+                    "nonprivate": lambda: (fit_mle(domain, cliques, [project_to_simplex(t) for t in train],
+                                                   ties=ties), 0.0),
                 }
                 for name, fit in fits.items():
                     t0 = time.perf_counter()
-                    model = fit()
+                    try:
+                        model, spent = fit()
+                    except ValueError as err:  # epsilon out of PSGD's reach
+                        print(f"  {name} skipped at eps={eps}: {str(err)[:70]}", flush=True)
+                        continue
                     sec = time.perf_counter() - t0
                     rows.append({"individuals": n_people, "epsilon": eps, "trial": trial, "method": name,
                                  "heldout_loglik": log_likelihood(model, x[is_test]), "seconds": sec,
-                                 "ledger_epsilon": 0.0 if name == "nonprivate" else ledger.total().epsilon,
-                                 "unit": noisy.unit})
+                                 "ledger_epsilon": spent, "unit": noisy.unit})
             print(f"individuals n={n_people} eps={eps}", flush=True)
     import pandas as pd
 
@@ -346,6 +363,12 @@ def individuals(args) -> None:
     summary = df.groupby(["individuals", "epsilon", "method"])["heldout_loglik"].agg(["mean", "std"])
     summary.to_csv(out / "individuals_summary.csv")
     print(summary.to_string())
+
+
+def _psgd_individuals(codes, owner, domain, cliques, ties, epsilon, delta, sampler):
+    model, ledger = psgd(codes, domain=domain, cliques=cliques, ties=ties, individuals=owner,
+                         epsilon=epsilon, delta=delta, sampler=sampler)
+    return model, ledger.total("rdp", delta=delta).epsilon
 
 
 def main(argv=None) -> None:
@@ -357,7 +380,10 @@ def main(argv=None) -> None:
         p.add_argument("--n", type=int, nargs="+", default=list(GRID_N))
         p.add_argument("--epsilon", type=float, nargs="+", default=list(GRID_EPS))
         p.add_argument("--family", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
-        p.add_argument("--methods", nargs="+", default=["cgm-em", "naive-mle", "psgd", "nonprivate", "random"])
+        p.add_argument("--methods", nargs="+",
+                       default=["cgm-em", "naive-mle", "naive-mle-text", "psgd", "nonprivate", "random"])
+        p.add_argument("--noise", default="laplace", choices=("laplace", "gaussian"),
+                       help="noise on the tables (gaussian: delta = 1/N); PSGD is unaffected")
         p.add_argument("--psgd-draws", type=int, default=DRAWS, help="noise draws per population that run PSGD")
         p.add_argument("--psgd", action="store_true", help="calibrate PSGD's learning rate too")
         p.add_argument("--mbi-python", default=None, help="an interpreter with mbi installed")

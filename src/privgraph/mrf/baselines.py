@@ -10,6 +10,13 @@ with ``s`` the noise scale (Laplace b or Gaussian sigma) and ``N`` the estimated
 units: the penalty shrinks towards the uniform model in proportion to the relative noise
 of one cell. ``ridge_factor`` was settled on separate seeds
 (``benchmarks/bench_mrf.py --calibrate``).
+
+The text's own naive MLE takes the noisy tables as exact counts and runs the same
+maximum-likelihood routine as the non-private reference:
+``nonprivate_mle(domain, cliques, noisy.tables)`` (clipped, normalised, no ridge, the
+reference's iteration cap). Its potentials diverge wherever a clipped cell is zero or the
+tables disagree, so its KL depends on that cap; the benchmark reports it as
+``naive-mle-text`` beside the regularised estimator above.
 """
 
 from __future__ import annotations
