@@ -37,6 +37,7 @@ from privgraph.privacy import (
     gaussian_calibration,
     gaussian_mechanism,
     laplace_mechanism,
+    reserve_plan,
     sieve_rate,
 )
 from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
@@ -119,27 +120,6 @@ class _Capped:
 
     def _reserve(self, budget: Budget | None) -> Ledger:
         return reserve_plan(tuple(c.times(self.rounds) for c in self.charges_of(self.per_round)), budget)
-
-
-def reserve_plan(planned: Sequence[Charge], budget: Budget | None) -> Ledger:
-    """Reserve a whole plan on ``budget``, or none of it (checked on a copy first).
-
-    >>> b = Budget(1.0)
-    >>> reserve_plan([Charge("laplace", 0.5, 0.0, RO).times(3)], b)
-    Traceback (most recent call last):
-    ...
-    privgraph.privacy.budget.BudgetExceeded: budget exceeded: 'laplace' asks epsilon=0.5, ...
-    >>> len(b.ledger)
-    0
-    """
-    planned = tuple(planned)
-    if budget is not None:
-        trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
-        for c in budget.ledger.charges + planned:
-            trial.reserve(c)
-        for c in planned:
-            budget.reserve(c)
-    return Ledger(planned)
 
 
 class SieveExamine(_Capped):

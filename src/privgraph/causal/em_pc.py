@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Sequence
 import networkx as nx
 import numpy as np
 
-from privgraph.causal.deciders import BudgetTooSmall, composition_for, reserve_plan
+from privgraph.causal.deciders import BudgetTooSmall, composition_for
 from privgraph.causal.scores import RO
 from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
 from privgraph.causal.tables import Tables
@@ -47,6 +47,7 @@ from privgraph.privacy import (
     exponential_mechanism,
     fit_rounds_to_budget,
     report_noisy_max,
+    reserve_plan,
 )
 from privgraph.privacy.samplers import PURE_DP_SLACK
 

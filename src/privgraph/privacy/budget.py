@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon  # noqa: F401 (doctests)
 
@@ -115,3 +117,24 @@ class Budget:
                 would = (self._ledger + Ledger.of(charge)).total("basic")
             raise BudgetExceeded(charge, self.remaining(), would)
         self._ledger = self._ledger + Ledger.of(charge)
+
+
+def reserve_plan(planned: Sequence[Charge], budget: Budget | None) -> Ledger:
+    """Reserve a whole plan on ``budget``, or none of it (checked on a copy first).
+
+    >>> b = Budget(1.0)
+    >>> reserve_plan([Charge("laplace", 0.5, 0.0, Neighbours.REPLACE_ONE).times(3)], b)
+    Traceback (most recent call last):
+    ...
+    privgraph.privacy.budget.BudgetExceeded: budget exceeded: 'laplace' asks epsilon=0.5, ...
+    >>> len(b.ledger)
+    0
+    """
+    planned = tuple(planned)
+    if budget is not None:
+        trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
+        for c in budget.ledger.charges + planned:
+            trial.reserve(c)
+        for c in planned:
+            budget.reserve(c)
+    return Ledger(planned)

@@ -51,7 +51,14 @@ from privgraph.privacy.budget import Budget
 from privgraph.privacy.composition import rdp_epsilon
 from privgraph.privacy.ledger import Charge
 from privgraph.privacy.mechanisms import _as_array, _pay, _snap
-from privgraph.privacy.neighbours import Neighbours, check_count, check_delta, check_epsilon, check_rate
+from privgraph.privacy.neighbours import (
+    Neighbours,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_rate,
+    histogram_l1_sensitivity,
+)
 from privgraph.privacy.samplers import NoiseSampler, power_of_two_at_most
 
 #: Grid of the released sums: a power of two at most ``2**-GRID_BITS`` of the clip norm.
@@ -68,7 +75,9 @@ def clipped_sum_sensitivity(clip: float, neighbours: Neighbours) -> float:
     >>> clipped_sum_sensitivity(1.5, Neighbours.ADD_REMOVE), clipped_sum_sensitivity(1.5, "replace_one")
     (1.5, 3.0)
     """
-    return {Neighbours.ADD_REMOVE: 1.0, Neighbours.REPLACE_ONE: 2.0}[Neighbours.parse(neighbours)] * float(clip)
+    # the number of unit vectors that differ: one (added or removed) or two (v out, v' in),
+    # the same count as a histogram's L1 sensitivity
+    return histogram_l1_sensitivity(neighbours) * float(clip)
 
 
 def check_sampling(sampling: tuple, neighbours: Neighbours) -> tuple:
