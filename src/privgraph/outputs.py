@@ -1,24 +1,143 @@
-"""Writing results: atomically, so that a failed run leaves no half-written output behind.
+"""Writing results: checked before any privacy is spent, written all or nothing.
 
-Every file privgraph writes (graphs, models, synthetic data, result tables) goes through
-:func:`write_atomically`: the content is written to a temporary file beside the target and
-renamed over it only once complete.
+A command that spends privacy budget checks every output it was asked for with
+:func:`check_outputs` *before* it fits anything, so that a bad path costs no budget and
+loses no result. At the end it writes them with :func:`write_all`: every file is rendered
+to a temporary file beside its target first, and only when all are complete are they
+renamed over their targets, so a failed run leaves no half-written output and no partial
+set of outputs behind. :func:`write_atomically` is the one-file case.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+Writer = Callable[[str], object]
 
-def write_atomically(path: str | os.PathLike, write: Callable[[str], object]) -> Path:
+
+def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str]) -> Path:
+    """``path`` as a Path if a file can be written there, else a one-line error naming ``flag``.
+
+    The target must not be a directory, its name must end in one of ``suffixes`` (any
+    case), and its directory must exist (it is never created) and be writable.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> check_output(d / "g.JSON", flag="--out", suffixes=(".json",)).name
+    'g.JSON'
+    >>> check_output(d / "g.txt", flag="--plot", suffixes=(".png", ".svg"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --plot '...g.txt' must end in .png or .svg
+    >>> check_output(d, flag="--out", suffixes=(".json",))
+    Traceback (most recent call last):
+    ...
+    ValueError: --out '...' is a directory; give a file name ending in .json
+    >>> check_output(d / "no" / "g.json", flag="--out", suffixes=(".json",))
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: --out '...g.json': directory '...no' does not exist
+    """
+    target = Path(os.fspath(path))
+    allowed = " or ".join(suffixes)
+    if target.is_dir():
+        raise ValueError(f"{flag} {str(target)!r} is a directory; give a file name ending in {allowed}")
+    if not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
+        raise ValueError(f"{flag} {str(target)!r} must end in {allowed}")
+    parent = target.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise FileNotFoundError(f"{flag} {str(target)!r}: directory {str(parent)!r} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"{flag} {str(target)!r}: directory {str(parent)!r} is not writable")
+    return target
+
+
+def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence[str]]]) -> dict[str, Path]:
+    """Check every output a command was asked for, and that no two name the same file.
+
+    ``outputs`` maps each flag to ``(path or None, allowed suffixes)``; a ``None`` path
+    (the option was not given) is skipped. Returns the checked paths by flag.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> sorted(check_outputs({"--out": (d / "g.json", (".json",)), "--plot": (None, (".png",))}))
+    ['--out']
+    >>> check_outputs({"--out": (d / "r.csv", (".csv",)), "--synthetic": (d / "." / "r.csv", (".csv",))})
+    Traceback (most recent call last):
+    ...
+    ValueError: --out and --synthetic both name '...r.csv'; give each output its own file
+    """
+    checked = {flag: check_output(path, flag=flag, suffixes=suffixes)
+               for flag, (path, suffixes) in outputs.items() if path is not None}
+    seen: dict[Path, str] = {}
+    for flag, path in checked.items():
+        key = path.resolve()
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {flag} both name {str(path)!r}; give each output its own file")
+        seen[key] = flag
+    return checked
+
+
+def write_all(writers: Mapping[str | os.PathLike, Writer]) -> list[Path]:
+    """Render every output to a temporary file beside its target, then rename them all.
+
+    ``writers`` maps each target to a function ``write(tmp)`` that writes the whole file
+    to the path ``tmp``. If any of them raises, every temporary file is removed, no target
+    is touched (older files there stay as they were) and the error propagates. A missing
+    directory is an error that names it. (The renames themselves are separate system
+    calls: only a failing file system between two renames could leave a partial set.)
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> [p.name for p in write_all({d / "a.txt": lambda tmp: Path(tmp).write_text("a"),
+    ...                             d / "b.txt": lambda tmp: Path(tmp).write_text("b")})]
+    ['a.txt', 'b.txt']
+    >>> def fail(tmp):
+    ...     raise RuntimeError("disk full")
+    >>> write_all({d / "a.txt": lambda tmp: Path(tmp).write_text("new"), d / "c.txt": fail})
+    Traceback (most recent call last):
+    ...
+    RuntimeError: disk full
+    >>> (d / "a.txt").read_text(), sorted(p.name for p in d.iterdir())
+    ('a', ['a.txt', 'b.txt'])
+    """
+    targets = [Path(os.fspath(p)) for p in writers]
+    for target in targets:
+        if not target.parent.is_dir():
+            raise FileNotFoundError(f"cannot write {str(target)!r}: directory {str(target.parent)!r} does not exist")
+    temps: list[str] = []
+    try:
+        for target, write in zip(targets, writers.values()):
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            os.close(fd)
+            temps.append(tmp)
+            write(tmp)
+            os.chmod(tmp, 0o666 & ~_umask())
+        for tmp, target in zip(temps, targets):
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp in temps:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    return targets
+
+
+def write_atomically(path: str | os.PathLike, write: Writer) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
 
     On any error the temporary file is removed and the error propagates; ``path`` is
     untouched (an older file there stays as it was). A missing directory is an error
-    that names it.
+    that names it. The one-file case of :func:`write_all`.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "x.txt"
@@ -33,19 +152,7 @@ def write_atomically(path: str | os.PathLike, write: Callable[[str], object]) ->
     >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
     ('ok', ['x.txt'])
     """
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {str(target)!r}: directory {str(target.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_all({path: write})[0]
 
 
 def _umask() -> int:

@@ -30,6 +30,7 @@ def test_one_pair_prints_result_and_ledger(tmp_path):
 def test_long_table_batch_writes_one_row_per_pair(tmp_path):
     path, out = tmp_path / "pairs.parquet", tmp_path / "res" / "out.json"
     pd.concat([_frame(600, s, f"p{s}") for s in range(3)]).to_parquet(path)
+    out.parent.mkdir()  # a missing directory is an error, as in every command (issue 11)
     result = CliRunner().invoke(app, ["direction", str(path), "--pair-column", "pair", "--x", "a", "--y", "b",
                                       "--epsilon", "2", "--score", "kendall", "--seed", "1", "--out", str(out)])
     assert result.exit_code == 0, result.output

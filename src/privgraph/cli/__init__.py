@@ -38,13 +38,16 @@ app.command("fit-mrf")(fit_mrf.fit_mrf)
 def main() -> None:
     """Entry point of the ``privgraph`` script and of ``python -m privgraph``.
 
-    Bad input (ValueError, KeyError, FileNotFoundError, BudgetExceeded) is reported in
+    Bad input (ValueError, KeyError, BudgetExceeded, and a file or directory that is
+    missing, is a directory where a file is expected, or may not be written) is reported in
     one line on stderr with exit status 2, not as a traceback.
     """
     from privgraph.privacy import BudgetExceeded
 
+    bad_input = (ValueError, KeyError, BudgetExceeded, FileNotFoundError, IsADirectoryError,
+                 NotADirectoryError, PermissionError)
     try:
         app()
-    except (ValueError, KeyError, FileNotFoundError, BudgetExceeded) as err:
+    except bad_input as err:
         typer.echo(f"privgraph: error: {err}", err=True)
         raise SystemExit(2) from None

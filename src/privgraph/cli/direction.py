@@ -3,7 +3,8 @@
 One pair: ``privgraph direction data.csv --x age --y income --epsilon 1``.
 Batch: several files (one pair per file, the same --x/--y column names in each), or one
 long table with a pair column: ``privgraph direction pairs.parquet --pair-column pair
---x a --y b --epsilon 1 --out results.json``. Results are written atomically (a temporary
+--x a --y b --epsilon 1 --out results.json``. The settings and ``--out`` are checked before
+any data is read (a bad one costs no budget); results are written atomically (a temporary
 file in the same folder, then renamed), as JSON or CSV by the extension of ``--out``.
 
 Accounting across pairs: each pair gets the full ``--epsilon``. If the pairs hold disjoint
@@ -23,10 +24,10 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
-from privgraph.causal.direction import PrivateANM
+from privgraph.causal.direction import PrivateANM, check_settings
 from privgraph.cli.ledger_table import print_ledger
 from privgraph.data.files import check_path
-from privgraph.outputs import write_atomically
+from privgraph.outputs import check_outputs, write_atomically
 from privgraph.privacy.ledger import merge
 
 
@@ -53,7 +54,7 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def write_rows(rows: list[dict], out: Path) -> None:
-    """Write rows as JSON or CSV (by extension), atomically, creating the folder if needed.
+    """Write rows as JSON or CSV (by extension), atomically; the folder must exist.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "r.json"
@@ -61,7 +62,6 @@ def write_rows(rows: list[dict], out: Path) -> None:
     >>> json.loads(out.read_text())[0]["direction"], [p.name for p in out.parent.iterdir()]
     ('x->y', ['r.json'])
     """
-    out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".csv":
         write_atomically(out, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
     else:
@@ -100,6 +100,8 @@ def direction(
 ) -> None:
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
+    check_settings(score, privacy, epsilon, delta)
+    check_outputs({"--out": (out, (".json", ".csv"))})
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
@@ -130,7 +132,7 @@ def _report(console: Console, rows: list[dict], ledgers: list, delta: float, bat
     from rich.table import Table
 
     table = Table(title="Private causal direction (confidence: an estimate, Theorem 3/5 at the private margin)")
-    for col in ("pair", "rows", "direction", "score x->y", "score y->x", "confidence", "error"):
+    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "confidence", "error"):
         table.add_column(col)
     for r in rows:
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731

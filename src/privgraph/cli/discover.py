@@ -2,7 +2,8 @@
 
 Prints the CPDAG, the privacy report (budget, what was reserved and spent, the
 composition used) and, when the data comes from a bundled network, the scores against
-its true graph. Output files are written atomically.
+its true graph. Output paths are checked before anything is fitted (a bad one costs no
+budget), and the outputs are written all or nothing once the fit is done.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ def discover(
     max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
     seed: Optional[int] = typer.Option(None, help="Seed the noise (experiments only: seeded noise is NOT private)."),
     data_seed: int = typer.Option(0, help="Seed for sampling --network (public synthetic data)."),
-    out: Optional[Path] = typer.Option(None, help="Write the CPDAG as JSON here."),
-    plot: Optional[Path] = typer.Option(None, help="Draw the CPDAG to this PNG."),
+    out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml)."),
+    plot: Optional[Path] = typer.Option(None, help="Draw the CPDAG to this image (.png, .svg or .pdf)."),
 ) -> None:
     """Learn a causal graph (CPDAG) under a total privacy budget."""
     from privgraph.causal import PrivPC
+    from privgraph.graphs.export import DRAWING_SUFFIXES, GRAPH_SUFFIXES
+    from privgraph.outputs import check_outputs
 
     console = Console()
+    check_outputs({"--out": (out, GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
     X, truth, label = load_input(data, network, samples, data_seed)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed)
@@ -125,9 +129,15 @@ def metrics_table(graph, truth) -> Table:
 
 
 def write_outputs(est, out, plot, console: Console) -> None:
-    from privgraph.graphs import draw, write_json
+    """Write the graph and its drawing (those asked for) all or nothing."""
+    from privgraph.graphs.export import drawing_writer, graph_writer
+    from privgraph.outputs import write_all
 
+    writers = {}
     if out is not None:
-        console.print(f"wrote {write_json(est.graph_, out)}")
+        writers[out] = graph_writer(est.graph_, out.suffix)
     if plot is not None:
-        console.print(f"wrote {draw(est.graph_, plot, title=f'{est.method}, epsilon={est.epsilon:g}')}")
+        writers[plot] = drawing_writer(est.graph_, plot.suffix.lstrip(".").lower(),
+                                       title=f"{est.method}, epsilon={est.epsilon:g}")
+    for path in write_all(writers):
+        console.print(f"wrote {path}")

@@ -2,7 +2,10 @@
 
 ``privgraph fit-mrf data.csv --cliques "a,b;b,c" --epsilon 1 --out model.json
 --synthetic 1000 synthetic.csv``. The model (structure, log-potentials, ledger) and the
-synthetic records are post-processing of the noisy release; both are written atomically.
+synthetic records are post-processing of the noisy release. Output paths are checked before
+the data is read (a bad one costs no budget); both outputs are written all or nothing.
+Nothing printed is derived from the data except released values: under add/remove the
+number of records is private, so only the model's noisy estimate of it is shown.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from rich.console import Console
 
 from privgraph.cli.ledger_table import print_ledger
 from privgraph.data.files import check_path, file_format
-from privgraph.outputs import write_atomically
+from privgraph.privacy import Neighbours
+from privgraph.outputs import check_outputs, write_all
 
 
 def read_table(path: Path) -> pd.DataFrame:
@@ -42,24 +46,37 @@ def fit_mrf(
     from privgraph.mrf import PrivateMRF
 
     console = Console()
-    frame = read_table(data)
-    for path in [p for p in (out, synthetic[1] if synthetic else None) if p is not None]:
-        if not path.parent.is_dir():
-            raise FileNotFoundError(f"output directory {str(path.parent)!r} does not exist")
     if synthetic and synthetic[0] < 1:
         raise ValueError(f"--synthetic needs a positive number of records, got {synthetic[0]}")
+    check_outputs({"--out": (out, (".json",)), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
+    frame = read_table(data)
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
                      delta=delta, individual=individual, random_state=seed).fit(frame)
-    console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]} "
-                  f"from {len(frame)} rows")
+    console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
+    writers = {}
     if out is not None:
-        write_atomically(out, lambda tmp: Path(tmp).write_text(est.to_json()))
+        writers[out] = lambda tmp: Path(tmp).write_text(est.to_json())
+    if synthetic:
+        records = est.sample(synthetic[0])
+        writers[synthetic[1]] = lambda tmp: records.to_csv(tmp, index=False)
+    write_all(writers)
+    if out is not None:
         console.print(f"model written to {out}")
     if synthetic:
-        n, path = synthetic
-        records = est.sample(n)
-        write_atomically(path, lambda tmp: records.to_csv(tmp, index=False))
-        console.print(f"{n} synthetic records written to {path}")
+        console.print(f"{synthetic[0]} synthetic records written to {synthetic[1]}")
     print_ledger(est.ledger_, delta or 1e-6)
+
+
+def _units(est) -> str:
+    """The number of privacy units as released: public under replace-one, a noisy estimate under add/remove.
+
+    PSGD keeps no released count, so nothing is printed for it.
+    """
+    noisy = est.marginals_
+    if noisy is None:
+        return ""
+    if Neighbours.parse(est.neighbours) is Neighbours.REPLACE_ONE:
+        return f" from {noisy.records:.0f} privacy units, unit={noisy.unit} (public under replace-one)"
+    return f"; privacy units (unit={noisy.unit}): about {noisy.records:.1f}, a noisy estimate (add/remove)"

@@ -2,6 +2,9 @@
 
 Files are written atomically: to a temporary file in the target's directory, renamed
 over the target once complete, so a failed write leaves no partial output behind.
+:func:`graph_writer` and :func:`drawing_writer` only render (to whatever path they are
+given), so that a command can render all its outputs before committing any of them
+with :func:`privgraph.outputs.write_all`.
 matplotlib is imported only when :func:`draw` is called (with the Agg backend).
 """
 
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import networkx as nx
@@ -17,6 +21,11 @@ from privgraph.graphs.cpdag import CPDAG
 from privgraph.outputs import write_atomically
 
 _JSON_FORMAT = "privgraph.cpdag"
+
+GRAPH_SUFFIXES = (".json", ".dot", ".graphml")
+"""The file formats :func:`graph_writer` writes, by file name suffix."""
+DRAWING_SUFFIXES = (".png", ".svg", ".pdf")
+"""The image formats the command line offers for :func:`draw` (matplotlib writes more)."""
 
 
 def to_dot(cpdag: CPDAG) -> str:
@@ -104,8 +113,7 @@ def write_json(cpdag: CPDAG, path: str | os.PathLike) -> Path:
     ...     from_json(p.read_text()).directed_edges
     (('a', 'b'),)
     """
-    text = to_json(cpdag)
-    return write_atomically(path, lambda tmp: Path(tmp).write_text(text + "\n"))
+    return write_atomically(path, graph_writer(cpdag, ".json"))
 
 
 def to_graphml(cpdag: CPDAG, path: str | os.PathLike) -> Path:
@@ -123,8 +131,37 @@ def to_graphml(cpdag: CPDAG, path: str | os.PathLike) -> Path:
     >>> CPDAG.from_networkx(back) == g
     True
     """
-    graph = cpdag.to_networkx()
-    return write_atomically(path, lambda tmp: nx.write_graphml(graph, tmp))
+    return write_atomically(path, graph_writer(cpdag, ".graphml"))
+
+
+def graph_writer(cpdag: CPDAG, suffix: str) -> Callable[[str], object]:
+    """A function that writes the graph, in the format named by ``suffix``, to the path it is given.
+
+    ``suffix`` is one of :data:`GRAPH_SUFFIXES`: ``.json`` (:func:`to_json`), ``.dot``
+    (:func:`to_dot`) or ``.graphml``. For :func:`privgraph.outputs.write_all`, which
+    renders every output of a command before committing any.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     tmp = pathlib.Path(d) / "any.tmp"
+    ...     _ = graph_writer(CPDAG(["a", "b"], directed=[("a", "b")]), ".DOT")(tmp)
+    ...     tmp.read_text().splitlines()[0]
+    'digraph cpdag {'
+    >>> graph_writer(CPDAG(["a"]), ".txt")
+    Traceback (most recent call last):
+    ...
+    ValueError: a graph is written as .json, .dot or .graphml, got '.txt'
+    """
+    kind = suffix.lower()
+    if kind == ".graphml":
+        graph = cpdag.to_networkx()
+        return lambda tmp: nx.write_graphml(graph, tmp)
+    if kind not in (".json", ".dot"):
+        raise ValueError(f"a graph is written as {', '.join(GRAPH_SUFFIXES[:-1])} or {GRAPH_SUFFIXES[-1]}, got {suffix!r}")
+    text = to_json(cpdag) if kind == ".json" else to_dot(cpdag)
+    return lambda tmp: Path(tmp).write_text(text + "\n")
 
 
 def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> Path:
@@ -141,6 +178,25 @@ def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> 
     ...     draw(CPDAG(["a", "b"], directed=[("a", "b")]), pathlib.Path(d) / "g.png").stat().st_size > 0
     True
     """
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    return write_atomically(path, drawing_writer(cpdag, fmt, title=title))
+
+
+def drawing_writer(cpdag: CPDAG, fmt: str = "png", *, title: str | None = None) -> Callable[[str], object]:
+    """A function that draws the graph (see :func:`draw`) as ``fmt`` to the path it is given.
+
+    ``fmt`` is a matplotlib format name without the dot (the command line offers
+    :data:`DRAWING_SUFFIXES`). For :func:`privgraph.outputs.write_all`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     tmp = pathlib.Path(d) / "any.tmp"
+    ...     _ = drawing_writer(CPDAG(["a", "b"], directed=[("a", "b")]), "png")(tmp)
+    ...     tmp.read_bytes()[:4]
+    b'\\x89PNG'
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -151,8 +207,7 @@ def draw(cpdag: CPDAG, path: str | os.PathLike, *, title: str | None = None) -> 
     _draw_on(ax, cpdag)
     if title:
         ax.set_title(title)
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    return write_atomically(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=100))
+    return lambda tmp: fig.savefig(tmp, format=fmt, dpi=100)
 
 
 def _figure_size(n_nodes: int) -> tuple[float, float]:
