@@ -6,7 +6,7 @@ import pytest
 
 from privgraph.causal import BudgetTooSmall, PrivPC, SieveExamine, Tables, make_margin
 from privgraph.data import Domain, NumpyEngine
-from privgraph.datasets import load_network, sample
+from privgraph.datasets import load_network, sample, sample_frame
 from privgraph.privacy import Budget, SeededSampler
 from privgraph.stats import KendallTest
 
@@ -14,8 +14,8 @@ PRIVATE = ("priv-pc", "svt-pc", "laplace-pc", "sg-pc", "em-pc")
 
 
 def frame(name="asia", n=100_000, seed=0):
-    net = load_network(name)
-    return pd.DataFrame(sample(net, n, np.random.default_rng(seed)), columns=net.domain.names)
+    """Categorical columns: the public domain comes with the dtypes."""
+    return sample_frame(load_network(name), n, np.random.default_rng(seed))
 
 
 @pytest.fixture(scope="module")
@@ -107,11 +107,11 @@ def test_bad_data_is_refused():
     with pytest.raises(ValueError, match="duplicate column names"):
         PrivPC().fit(dup)
     with pytest.raises(ValueError, match="one value only|single value"):
-        PrivPC().fit(X.assign(const=1))
+        PrivPC().fit(X.assign(const=1), infer_domain=True)
     with pytest.raises(ValueError, match="fewer than the 5 variables"):
-        PrivPC().fit(NumpyEngine(load_network("cancer").domain, X.iloc[:3].to_numpy()))
+        PrivPC().fit(NumpyEngine(load_network("cancer").domain, X.iloc[:3].apply(lambda c: c.cat.codes).to_numpy()))
     with pytest.raises(ValueError, match="continuous"):
-        PrivPC().fit(X.assign(weight=np.linspace(0, 1, len(X))))
+        PrivPC().fit(X.assign(weight=np.linspace(0, 1, len(X))), infer_domain=True)
     engine = NumpyEngine(Domain(("a", "b"), (2, 1)), np.zeros((10, 2), dtype=int))
     with pytest.raises(ValueError, match=r"\['b'\] take a single value"):
         PrivPC().fit(engine)
@@ -121,12 +121,15 @@ def test_inputs_dataframe_array_and_path_agree(tmp_path):
     X = frame("cancer", 20_000, seed=5)
     path = tmp_path / "cancer.parquet"
     X.to_parquet(path)
+    net = load_network("cancer").domain
+    domain = Domain(net.names, net.sizes, net.kinds)  # levels 0..k-1: the file holds codes
+    codes = X.apply(lambda c: c.cat.codes).to_numpy()
     a = edges(PrivPC(method="pc").fit(X))
-    b = edges(PrivPC(method="pc").fit(X.to_numpy(), names=list(X.columns)))
-    c = edges(PrivPC(method="pc").fit(str(path)))
+    b = edges(PrivPC(method="pc").fit(codes, names=list(X.columns), domain=domain))
+    c = edges(PrivPC(method="pc").fit(str(path), domain=domain))
     assert a == b == c
     with pytest.raises(ValueError, match="names"):
-        PrivPC().fit(X.to_numpy())
+        PrivPC().fit(codes, domain=domain)
 
 
 def test_parameters_are_stored_verbatim_and_clone_works():

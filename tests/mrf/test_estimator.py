@@ -24,7 +24,7 @@ def frame():
 @pytest.mark.parametrize("method", ["cgm-em", "naive-mle"])
 def test_ledger_total_is_the_budget(frame, method):
     df, model = frame
-    est = PrivateMRF(epsilon=0.7, cliques=model.cliques, method=method, random_state=1).fit(df)
+    est = PrivateMRF(epsilon=0.7, cliques=model.cliques, method=method, random_state=1).fit(df, model.domain)
     assert est.ledger_.total().epsilon == pytest.approx(0.7)
     assert est.model_.cliques == model.cliques
     assert est.marginal(["x0", "x4"]).sum() == pytest.approx(1.0)
@@ -33,11 +33,11 @@ def test_ledger_total_is_the_budget(frame, method):
 
 def test_gaussian_and_psgd_ledgers(frame):
     df, model = frame
-    est = PrivateMRF(epsilon=1.0, cliques=model.cliques, noise="gaussian", delta=1e-5, random_state=1).fit(df)
+    est = PrivateMRF(epsilon=1.0, cliques=model.cliques, noise="gaussian", delta=1e-5, random_state=1).fit(df, model.domain)
     assert est.ledger_.total().delta == pytest.approx(1e-5)
     # same public parameters as psgd's doctest, so the cached noise calibration is reused
     est = PrivateMRF(epsilon=1.0, cliques=model.cliques, method="psgd", delta=1e-4, random_state=1,
-                     options={"steps": 50}).fit(df)
+                     options={"steps": 50}).fit(df, model.domain)
     assert est.ledger_.total("rdp", delta=1e-4).epsilon <= 1.0
     assert est.marginals_ is None
 
@@ -60,7 +60,8 @@ def test_bad_input_raises_before_any_noise(frame, cliques, match):
 def test_non_discrete_column_is_refused(frame):
     df, _ = frame
     with pytest.raises(ValueError, match="continuous"):
-        PrivateMRF(epsilon=1.0, cliques="x0,v", random_state=0).fit(df.assign(v=np.linspace(0, 1, len(df))))
+        PrivateMRF(epsilon=1.0, cliques="x0,v", random_state=0).fit(df.assign(v=np.linspace(0, 1, len(df))),
+                                                                   infer_domain=True)
 
 
 def test_individual_tables_bound_each_individuals_weight():
@@ -82,7 +83,8 @@ def test_individuals_are_the_privacy_unit():
     names = [f"h{i}" for i in range(4)]
     df = pd.DataFrame(rng.integers(0, 3, size=(300, 4)), columns=names).assign(user=rng.integers(0, 40, 300))
     cliques, ties = time_homogeneous_chain(names)
-    est = PrivateMRF(epsilon=1.0, cliques=cliques, ties=ties, individual="user", null=0, random_state=2).fit(df)
+    est = PrivateMRF(epsilon=1.0, cliques=cliques, ties=ties, individual="user", null=0, random_state=2).fit(
+        df, Domain.of(**{n: 3 for n in names}))
     assert est.marginals_.unit.startswith("individual")
     assert "individual" in est.ledger_.charges[0].note
     assert est.ledger_.charges[0].sensitivity == 2  # two tables: pairs and first node
@@ -119,11 +121,13 @@ def test_psgd_fits_a_tied_chain_of_individuals_under_replace_one():
     users = df["user"].nunique()
     cliques, ties = time_homogeneous_chain(names)
     est = PrivateMRF(epsilon=2.0, cliques=cliques, ties=ties, method="psgd", delta=1e-3, individual="user",
-                     neighbours="replace_one", random_state=2, options={"steps": 20}).fit(df)
+                     neighbours="replace_one", random_state=2, options={"steps": 20}).fit(
+        df, Domain.of(**{n: 3 for n in names}))
     (charge,) = est.ledger_.charges
     assert charge.neighbours is Neighbours.REPLACE_ONE and "unit=individual" in charge.note
     assert charge.sampling == ("without_replacement", round(0.05 * users), users)
     assert est.ledger_.total("rdp", delta=1e-3).epsilon <= 2.0
     np.testing.assert_array_equal(est.model_.potentials[0], est.model_.potentials[2])
     with pytest.raises(ValueError, match="null=0"):
-        PrivateMRF(epsilon=2.0, cliques=cliques, method="psgd", delta=1e-3, individual="user", null=0).fit(df)
+        PrivateMRF(epsilon=2.0, cliques=cliques, method="psgd", delta=1e-3, individual="user", null=0).fit(
+            df, Domain.of(**{n: 3 for n in names}))

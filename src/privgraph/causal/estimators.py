@@ -34,7 +34,7 @@ from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.scores import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.causal.tables import Tables
-from privgraph.data import CountEngine, Domain, Kind, NumpyEngine
+from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
 from privgraph.privacy import Budget, resolve_sampler
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
@@ -103,11 +103,15 @@ class PrivPC:
     >>> import pandas as pd
     >>> net = load_network("cancer")
     >>> X = pd.DataFrame(sample(net, 50_000, np.random.default_rng(0)), columns=net.domain.names)
-    >>> est = PrivPC(epsilon=5.0, random_state=0).fit(X)
+    >>> est = PrivPC(epsilon=5.0, random_state=0).fit(X, domain=net.domain)
     >>> round(est.epsilon_spent_, 6), est.composition_
     (5.0, 'optimal')
-    >>> PrivPC(method="pc").fit(X).ledger_.charges
+    >>> PrivPC(method="pc").fit(X, domain=net.domain).ledger_.charges
     ()
+    >>> PrivPC().fit(X)
+    Traceback (most recent call last):
+    ...
+    privgraph.data.frontdoor.DomainRequired: X has no public domain: ...
     """
 
     def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="kendall", max_cond_size=None,
@@ -138,13 +142,20 @@ class PrivPC:
     def __repr__(self) -> str:
         return f"PrivPC({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
-    def fit(self, X, y=None, *, names=None, on_level=None) -> "PrivPC":
+    def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, on_level=None) -> "PrivPC":
         """Learn the CPDAG of ``X``: a DataFrame, a 2-D array with ``names``, a CSV/Parquet
-        path, or a count engine. ``on_level(level, edges)`` reports progress."""
+        path, or a count engine. ``on_level(level, edges)`` reports progress.
+
+        ``domain`` is the public domain (a :class:`~privgraph.data.Domain`, a codebook path
+        or dict); without one ``X`` must carry it (Categorical columns, or a count engine)
+        or the fit refuses before reading a value, unless ``infer_domain=True`` (then the
+        ledger says the domain is not private). Missing and out-of-domain values are
+        recoded to the column's first level (replace-one keeps n public; see
+        :mod:`privgraph.data.frontdoor`)."""
         from privgraph.graphs import orient
 
         method, test = self._checked()
-        tables = Tables.from_engine(as_engine(X, names))
+        tables = Tables.from_engine(as_engine(X, names, domain=domain, infer_domain=infer_domain))
         check_data(tables)
         cond = self._max_cond_size(tables)
         sampler = resolve_sampler(self.random_state)
@@ -162,6 +173,8 @@ class PrivPC:
             self.rounds_, self.rounds_used_ = getattr(decider, "rounds", None), getattr(decider, "rounds_used", None)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
+        if not tables.domain.public:
+            ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
         self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
         return self
@@ -206,42 +219,23 @@ def default_max_cond_size(n: int, d: int) -> int:
     return max(0, min(d - 2, int(math.floor(math.log2(max(n, 1)))) - 5))
 
 
-def as_engine(X, names=None) -> CountEngine:
-    """A count engine over ``X``: DataFrame, 2-D array (with ``names``), CSV/Parquet path, or engine.
+def as_engine(X, names=None, *, domain=None, infer_domain: bool = False) -> CountEngine:
+    """A count engine over ``X`` with a public domain (PrivPC's replace-one front door).
 
-    Every column must be discrete (categorical or ordinal); duplicate names are an error.
+    ``X``: DataFrame, 2-D array (with ``names``), CSV/Parquet path, or count engine; see
+    :func:`privgraph.data.open_engine`. Every column must be discrete.
 
-    >>> as_engine(np.array([[0, 1], [1, 0]]), names=["a", "a"])
+    >>> as_engine(np.array([[0, 1], [1, 0]]), names=["a", "a"], infer_domain=True)
     Traceback (most recent call last):
     ...
     ValueError: duplicate column names ['a']
     """
-    import pandas as pd
+    from privgraph.privacy import Neighbours
 
-    if isinstance(X, CountEngine):
-        return X
-    if isinstance(X, (str, Path)):
-        from privgraph.data import DuckDBEngine
-
-        domain = Domain.from_path(Path(X))
-        _check_discrete(domain)
-        return DuckDBEngine(Path(X), domain=domain)
-    if isinstance(X, pd.DataFrame):
-        frame = X
-    else:
-        array = np.asarray(X)
-        if array.ndim != 2:
-            raise ValueError(f"X must be a 2-D array, a DataFrame, a path or a count engine, got shape {array.shape}")
-        if names is None:
-            raise ValueError("an array needs names=[...] (one per column)")
-        if len(names) != array.shape[1]:
-            raise ValueError(f"got {len(names)} names for {array.shape[1]} columns")
-        frame = pd.DataFrame(array, columns=[str(n) for n in names])
-    if frame.columns.duplicated().any():
-        raise ValueError(f"duplicate column names {sorted(set(frame.columns[frame.columns.duplicated()]))}")
-    domain = Domain.from_frame(frame)
-    _check_discrete(domain)
-    return NumpyEngine.from_frame(frame, domain)
+    engine = open_engine(X, domain, names=names, neighbours=Neighbours.REPLACE_ONE, invalid="recode",
+                         infer_domain=infer_domain, what="X")
+    _check_discrete(engine.domain)
+    return engine
 
 
 def _check_discrete(domain: Domain) -> None:

@@ -9,8 +9,9 @@ from privgraph.privacy import Ledger
 
 
 def ledger_table(ledger: Ledger, title: str = "Privacy ledger") -> Table:
-    """A rich table with one row per charge."""
-    table = Table(title=title)
+    """A rich table with one row per charge; the ledger's caveats in red beneath it."""
+    caption = "\n".join(f"[bold red]NOT PRIVATE:[/] {c}" for c in ledger.caveats) or None
+    table = Table(title=title, caption=caption, caption_justify="left")
     for col in ("mechanism", "neighbours", "epsilon", "delta", "sensitivity", "count", "note"):
         table.add_column(col, justify="right" if col in ("epsilon", "delta", "count") else "left")
     for row in ledger.rows():

@@ -1,5 +1,13 @@
 """Data: domains, encodings, count engines and sub-sampling."""
 
+from privgraph.data.codebook import (
+    NOT_PRIVATE_DOMAIN,
+    domain_from_codebook,
+    domain_to_codebook,
+    draft_codebook,
+    read_codebook,
+    write_codebook,
+)
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import encode, infer_domain
 from privgraph.data.engines import (
@@ -11,6 +19,12 @@ from privgraph.data.engines import (
     group_by_query,
     marginal,
 )
+from privgraph.data.frontdoor import (
+    DomainRequired,
+    check_invalid,
+    open_engine,
+    resolve_domain,
+)
 from privgraph.data.sampling import (
     poisson_rows,
     poisson_table,
@@ -19,8 +33,18 @@ from privgraph.data.sampling import (
 )
 
 __all__ = [
+    "NOT_PRIVATE_DOMAIN",
     "CountEngine",
     "Domain",
+    "DomainRequired",
+    "check_invalid",
+    "domain_from_codebook",
+    "domain_to_codebook",
+    "draft_codebook",
+    "open_engine",
+    "read_codebook",
+    "resolve_domain",
+    "write_codebook",
     "DuckDBEngine",
     "Kind",
     "NumpyEngine",

@@ -19,7 +19,12 @@ class Kind(enum.Enum):
 class Domain:
     """Names, kinds, sizes and level labels of the columns of a discrete-coded dataset.
 
-    Discrete columns are coded 0..size-1 in the order of ``levels``.
+    Discrete columns are coded 0..size-1 in the order of ``levels``. ``bounds`` holds a
+    ``(lo, hi)`` pair for each continuous column that has public bounds (None otherwise).
+    ``public`` is False when any of it was read from the data (:meth:`from_frame` and its
+    siblings without levels): estimators then say "domain read from the data: not
+    private" in their ledger. Build a public domain from a codebook
+    (:func:`privgraph.data.read_codebook`), from categorical dtypes, or by hand.
 
     Examples
     --------
@@ -34,6 +39,8 @@ class Domain:
     sizes: tuple[int, ...]
     kinds: tuple[Kind, ...] = ()
     levels: tuple[tuple, ...] = field(default=(), compare=False)
+    bounds: tuple = field(default=(), compare=False)
+    public: bool = field(default=True, compare=False)
 
     def __post_init__(self):
         if len(set(self.names)) != len(self.names):
@@ -45,6 +52,10 @@ class Domain:
             object.__setattr__(self, "kinds", tuple(Kind.CATEGORICAL for _ in self.names))
         if not self.levels:
             object.__setattr__(self, "levels", tuple(tuple(range(s)) for s in self.sizes))
+        if not self.bounds:
+            object.__setattr__(self, "bounds", tuple(None for _ in self.names))
+        if len(self.bounds) != len(self.names):
+            raise ValueError(f"got {len(self.bounds)} bounds for {len(self.names)} names")
 
     @classmethod
     def of(cls, **sizes: int) -> "Domain":
@@ -137,6 +148,8 @@ class Domain:
             tuple(self.sizes[i] for i in idx),
             tuple(self.kinds[i] for i in idx),
             tuple(self.levels[i] for i in idx),
+            tuple(self.bounds[i] for i in idx),
+            self.public,
         )
 
     def cells(self, names: Sequence[str] | None = None) -> int:
@@ -148,3 +161,7 @@ class Domain:
 
     def as_dict(self) -> Mapping[str, int]:
         return dict(zip(self.names, self.sizes))
+
+    def bounds_of(self, name: str) -> tuple[float, float] | None:
+        """The public ``(lo, hi)`` of a continuous column, or None if it has none."""
+        return self.bounds[self.index(name)]

@@ -68,12 +68,19 @@ def infer_domain(
     kinds, levels = check_overrides(frame.columns, kinds or {}, levels or {})
     names = tuple(str(c) for c in frame.columns)
     cols = [infer_column(str(c), frame[c], kinds.get(c), levels.get(c)) for c in frame.columns]
+    given = [c in levels or _is_public_dtype(frame[c].dtype) for c in frame.columns]
     return Domain(
         names,
         tuple(c[2] for c in cols),
         tuple(c[0] for c in cols),
         tuple(c[1] for c in cols),
+        public=all(g or c[0] is Kind.CONTINUOUS for g, c in zip(given, cols)),
     )
+
+
+def _is_public_dtype(dtype) -> bool:
+    """Whether a column's levels come from its dtype alone (a Categorical or a boolean)."""
+    return isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype)
 
 
 def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd.DataFrame:

@@ -49,8 +49,11 @@ def sql_literal(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
-def duckdb_source(path: Path, *, row_numbers: bool = False) -> str:
-    """The DuckDB table function that reads ``path`` (with ``file_row_number`` if asked)."""
+def duckdb_source(path: Path, *, row_numbers: bool = False, all_text: bool = False) -> str:
+    """The DuckDB table function that reads ``path`` (with ``file_row_number`` if asked).
+
+    ``all_text`` reads every CSV column as text, so that no type is guessed from the data.
+    """
     if file_format(path) == "parquet":
         extra = ", file_row_number = true" if row_numbers else ""
         return f"read_parquet({sql_literal(path)}{extra})"
@@ -59,6 +62,8 @@ def duckdb_source(path: Path, *, row_numbers: bool = False) -> str:
             f"row selections need row numbers, which DuckDB gives for Parquet only; "
             f"convert {str(path)!r} to Parquet or count the whole file and sub-sample the table"
         )
+    if all_text:
+        return f"read_csv({sql_literal(path)}, header = true, all_varchar = true)"
     # no BOOLEAN guess: "yes"/"no" stay text, as pandas and Spark read them
     return f"read_csv({sql_literal(path)}, header = true, auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR'])"
 
@@ -102,8 +107,9 @@ def domain_of_file(
     kinds, levels = check_overrides(names, kinds or {}, levels or {})
     where = complete_filter(con, source, names, missing)
     specs = [_column_spec(con, source, where, n, types[n], kinds.get(n), levels.get(n)) for n in names]
+    public = all(n in levels or s[0] is Kind.CONTINUOUS for n, s in zip(names, specs))
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[0] for s in specs),
-                  tuple(s[1] for s in specs))
+                  tuple(s[1] for s in specs), public=public)
 
 
 def complete_filter(con, source: str, names: Sequence[str], missing: str) -> str:

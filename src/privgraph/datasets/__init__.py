@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import resources
 
 from privgraph.datasets.bif import parse_bif, read_bif
-from privgraph.datasets.network import Network, sample
+from privgraph.datasets.network import Network, sample, sample_frame
 
 #: Names of the bundled networks (bnlearn repository; see the package's networks/ folder).
 NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm", "hepar2")
@@ -35,4 +35,4 @@ def load_network(name: str) -> Network:
     return parse_bif(text, name)
 
 
-__all__ = ["NETWORKS", "Network", "load_network", "parse_bif", "read_bif", "sample"]
+__all__ = ["NETWORKS", "Network", "load_network", "parse_bif", "read_bif", "sample", "sample_frame"]

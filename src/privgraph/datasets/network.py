@@ -105,3 +105,26 @@ def _inverse_cdf(cpt: np.ndarray, config: np.ndarray, u: np.ndarray) -> np.ndarr
     for j in range(k - 1):
         code += u >= cdf[config, j]
     return code
+
+
+def sample_frame(network: Network, n: int, rng: np.random.Generator, *, labels: bool = False):
+    """``n`` forward-sampled rows as a DataFrame of Categorical columns (the public domain).
+
+    The columns' categories are the network's levels (codes 0..k-1, or the BIF's level
+    names with ``labels=True``), so estimators read the domain from the dtypes, not from
+    the sampled values.
+
+    >>> from privgraph.datasets import load_network
+    >>> df = sample_frame(load_network("cancer"), 5, np.random.default_rng(0), labels=True)
+    >>> list(df["Smoker"].cat.categories)
+    ['True', 'False']
+    """
+    import pandas as pd
+
+    codes = sample(network, n, rng)
+    d = network.domain
+    return pd.DataFrame({
+        name: pd.Categorical.from_codes(codes[:, i], categories=list(d.levels[i]) if labels else list(range(size)),
+                                        ordered=d.kinds[i].value == "ordinal")
+        for i, (name, size) in enumerate(zip(d.names, d.sizes))
+    })

@@ -14,7 +14,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from privgraph.data import Domain, NumpyEngine, count_tables
+from privgraph.data import NOT_PRIVATE_DOMAIN, Domain, NumpyEngine, check_invalid, count_tables, resolve_domain
+from privgraph.data.frontdoor import encode_public, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.individuals import individual_tables
@@ -58,6 +59,9 @@ class PrivateMRF:
         (the marginal methods only; PSGD refuses it).
     random_state : None, int or NoiseSampler
         None: secure noise. An int: reproducible noise (NOT private) and sampling.
+    invalid : None, ``"drop"`` or ``"recode"``
+        What happens to a missing or out-of-domain value (:mod:`privgraph.data.frontdoor`);
+        None: ``"drop"`` under add/remove, ``"recode"`` under replace-one. Never an error.
     options : dict
         Extra keywords for the method (e.g. ``{"discrepancy": 1.5}`` for CGM-EM).
 
@@ -73,7 +77,7 @@ class PrivateMRF:
     --------
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"a": rng.integers(0, 2, 500), "b": rng.integers(0, 3, 500)})
-    >>> est = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df)
+    >>> est = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, domain=Domain.of(a=2, b=3))
     >>> est.ledger_.total().epsilon, est.model_.cliques, est.marginal(["b"]).shape
     (1.0, (('a', 'b'),), (3,))
     >>> est.sample(4).shape
@@ -93,6 +97,7 @@ class PrivateMRF:
         ties: Sequence[int] | None = None,
         null: int | None = None,
         random_state=None,
+        invalid: str | None = None,
         options: dict | None = None,
     ):
         self.epsilon = epsilon
@@ -105,11 +110,19 @@ class PrivateMRF:
         self.ties = ties
         self.null = null
         self.random_state = random_state
+        self.invalid = invalid
         self.options = dict(options or {})
 
-    def fit(self, data, domain: Domain | None = None) -> "PrivateMRF":
-        """Fit to a DataFrame (or integer codes with ``domain``); returns ``self``."""
-        codes, ids, domain = self._encode(data, domain)
+    def fit(self, data, domain=None, *, infer_domain: bool = False) -> "PrivateMRF":
+        """Fit to a DataFrame, a CSV/Parquet path, or integer codes; returns ``self``.
+
+        ``domain`` is the public domain (a :class:`Domain`, a codebook path or dict);
+        without one the data must carry it (Categorical columns) or the fit refuses before
+        reading a value, unless ``infer_domain=True`` (the ledger then says the domain is
+        not private). Integer codes need a :class:`Domain`.
+        """
+        invalid = check_invalid(self.invalid, Neighbours.parse(self.neighbours))
+        codes, ids, domain = self._encode(data, domain, infer_domain, invalid)
         cliques = check_cliques(domain, self.cliques)
         self._check_parameters(len(cliques))
         sampler = resolve_sampler(self.random_state)
@@ -119,6 +132,7 @@ class PrivateMRF:
                 sampler=sampler, neighbours=self.neighbours, individuals=ids, ties=self.ties, **self.options,
             )
             self.marginals_ = None
+            self._caveat(domain)
             return self
         ties = tuple(range(len(cliques))) if self.ties is None else tuple(self.ties)
         if ids is None:
@@ -134,19 +148,31 @@ class PrivateMRF:
         )
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
         self.model_ = fit(self.marginals_, **self.options)
+        self._caveat(domain)
         return self
 
-    def _encode(self, data, domain):
+    def _caveat(self, domain: Domain) -> None:
+        if not domain.public:
+            self.ledger_ = self.ledger_.with_caveat(NOT_PRIVATE_DOMAIN)
+
+    def _encode(self, data, domain, infer_domain: bool, invalid: str):
+        """(codes, individual ids or None, discrete domain) under the public-domain rules."""
+        import os
+
+        if isinstance(data, (str, os.PathLike)):
+            domain = resolve_domain(data, domain, infer_domain=infer_domain, what=f"data file {str(data)!r}")
+            data = read_frame(data, domain, extra=[self.individual] if self.individual else [])
         if isinstance(data, pd.DataFrame):
-            frame = data.drop(columns=[self.individual]) if self.individual else data
             if self.individual and self.individual not in data.columns:
                 raise KeyError(f"individual column {self.individual!r} not in the data {list(data.columns)}")
-            domain = Domain.from_frame(frame) if domain is None else domain
+            frame = data.drop(columns=[self.individual]) if self.individual else data
+            domain = resolve_domain(frame, domain, infer_domain=infer_domain)
             check_cliques(domain, self.cliques)  # names continuous columns before dropping them
-            engine = NumpyEngine.from_frame(frame, domain)
-            ids = data[self.individual].to_numpy() if self.individual else None
-            return np.asarray(engine.codes, dtype=np.int64), ids, engine.domain
-        if domain is None:
+            discrete = domain.project(domain.discrete_names)
+            codes, kept = encode_public(frame, discrete, invalid, return_kept=True)
+            ids = data[self.individual].to_numpy()[kept] if self.individual else None
+            return codes, ids, discrete
+        if not isinstance(domain, Domain):
             raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
         if self.individual:
             raise ValueError("individual= needs a DataFrame holding the individual column")

@@ -116,6 +116,7 @@ class Ledger:
     """
 
     charges: tuple[Charge, ...] = ()
+    caveats: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, *charges: Charge) -> "Ledger":
@@ -124,7 +125,23 @@ class Ledger:
     def __add__(self, other: "Ledger") -> "Ledger":
         if not isinstance(other, Ledger):
             return NotImplemented
-        return Ledger(self.charges + other.charges)
+        return Ledger(self.charges + other.charges, tuple(dict.fromkeys(self.caveats + other.caveats)))
+
+    def with_caveat(self, text: str) -> "Ledger":
+        """The same charges with a caveat every report of this ledger must show.
+
+        A caveat says what the guarantee does *not* cover, e.g. "domain read from the
+        data: not private".
+
+        >>> Ledger().with_caveat("x").with_caveat("x").caveats
+        ('x',)
+        """
+        return Ledger(self.charges, tuple(dict.fromkeys(self.caveats + (text,))))
+
+    @property
+    def is_private(self) -> bool:
+        """False when a caveat voids the guarantee (the charges alone are then not the whole story)."""
+        return not self.caveats
 
     def __len__(self) -> int:
         return len(self.charges)

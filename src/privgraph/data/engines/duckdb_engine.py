@@ -12,7 +12,13 @@ import pyarrow as pa
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, row_indices
-from privgraph.data.engines.sql import group_by_query, table_from_groups
+from privgraph.data.engines.sql import (
+    coded_source,
+    complete_codes_where,
+    group_by_query,
+    table_from_codes,
+    table_from_groups,
+)
 from privgraph.data.files import check_path, complete_filter, connect, domain_of_file, duckdb_source
 
 _SELECTION = "privgraph_selected_rows"
@@ -25,6 +31,13 @@ class DuckDBEngine:
 
     ``memory_limit`` caps DuckDB's memory (it spills to disk beyond it). Row selections
     (``rows=``) need Parquet, whose row numbers DuckDB reads exactly.
+
+    With ``invalid="drop"`` or ``"recode"`` (and a public ``domain``) values are matched to
+    the levels by their text, CSV files are read as text (no type guessing from the data),
+    and a missing or out-of-domain value never raises: its row is dropped, or the value is
+    recoded to the column's first level (see :mod:`privgraph.data.frontdoor`). Without it
+    (``invalid=None``, the default for direct use) ``missing`` applies and an unknown value
+    is an error.
 
     Examples
     --------
@@ -41,6 +54,7 @@ class DuckDBEngine:
     missing: str = "error"
     memory_limit: str = "1GB"
     threads: int | None = None
+    invalid: str | None = None
     _con: object = field(default=None, repr=False)
     _where: str = field(default="", repr=False)
 
@@ -48,27 +62,42 @@ class DuckDBEngine:
         path = check_path(self.path)
         check_missing_policy(self.missing)
         con = connect(self.memory_limit, self.threads)
-        domain = self.domain or domain_of_file(path, missing=self.missing, connection=con)
-        where = complete_filter(con, duckdb_source(path), domain.names, self.missing)
-        domain = domain.project(domain.discrete_names)
+        if self.invalid is not None:
+            if self.domain is None or self.invalid not in ("drop", "recode"):
+                raise ValueError(f"invalid={self.invalid!r} needs a public domain and 'drop' or 'recode'")
+            domain = self.domain.project(self.domain.discrete_names)
+            where = complete_codes_where(domain.names) if self.invalid == "drop" and domain.names else ""
+        else:
+            domain = self.domain or domain_of_file(path, missing=self.missing, connection=con)
+            where = complete_filter(con, duckdb_source(path), domain.names, self.missing)
+            domain = domain.project(domain.discrete_names)
         for k, v in (("path", path), ("domain", domain), ("_con", con), ("_where", where)):
             object.__setattr__(self, k, v)
+
+    def _source(self, row_numbers: bool = False) -> str:
+        """The rows to count: the file, or its coded form under an ``invalid`` policy."""
+        if self.invalid is None:
+            return duckdb_source(self.path, row_numbers=row_numbers)
+        raw = duckdb_source(self.path, row_numbers=row_numbers, all_text=True)
+        return coded_source(raw, self.domain, self.invalid, keep=("file_row_number",) if row_numbers else ())
 
     def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
         """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
         columns = check_columns(self.domain, columns)
-        source, where = duckdb_source(self.path), self._where
+        source, where = self._source(), self._where
         if rows is not None:
             source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT r FROM {_SELECTION})"
             self._con.register(_SELECTION, pa.table({"r": row_indices(rows)}))
         groups = self._con.execute(group_by_query(source, columns, where=where)).fetchall()
         if not columns:
             return np.array(groups[0][0] if groups else 0, dtype=np.int64)
+        if self.invalid is not None:
+            return table_from_codes(groups, self.domain.project(columns).shape)
         return table_from_groups(groups, columns, self.domain)
 
     def _numbered_source(self) -> str:
         """The complete rows, numbered 0.. in file order (so ``rows`` means the same as in memory)."""
-        raw = duckdb_source(self.path, row_numbers=True)
+        raw = self._source(row_numbers=True)
         if not self._where:
             return f"(SELECT *, file_row_number AS {ROW} FROM {raw})"
         return (

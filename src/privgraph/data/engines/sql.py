@@ -73,3 +73,73 @@ def _code(column: str, lookup: dict, value) -> int:
         return lookup[str(value)]
     except KeyError:
         raise ValueError(f"column {column!r} holds value {value!r} not among its levels") from None
+
+
+def level_spellings(level) -> tuple[str, ...]:
+    """The texts a data value may have (after a cast to text) to match ``level``.
+
+    >>> level_spellings(1), level_spellings(True), level_spellings("yes")
+    (('1', '1.0'), ('true', 'True', 'TRUE'), ('yes',))
+    """
+    from privgraph.data.codebook import level_text
+
+    canonical = level_text(level)
+    if canonical in ("true", "false"):
+        return (canonical, canonical.capitalize(), canonical.upper())
+    if isinstance(level, str) and canonical != level.strip():  # numeric text such as "01" or "1.0"
+        return tuple(dict.fromkeys((level.strip(), canonical, canonical + ".0")))
+    try:
+        number = float(canonical)
+    except ValueError:
+        return (canonical,)
+    return (canonical, canonical + ".0") if number.is_integer() and "." not in canonical and "e" not in canonical else (canonical,)
+
+
+def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ansi", keep: Sequence[str] = ()) -> str:
+    """A sub-query over ``source`` holding each discrete column's *code* (0..size-1).
+
+    Values are matched to the levels by their text (:func:`level_spellings`). A missing
+    value or one outside the levels becomes code 0 under ``invalid="recode"`` and NULL
+    under ``invalid="drop"`` (where :func:`complete_codes_where` then drops the row): a
+    fixed per-record map, decided without looking at the data. ``keep`` names extra
+    source columns carried along (e.g. a row number).
+
+    >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
+    >>> coded_source("t", d, "recode")
+    '(SELECT CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'no\\') THEN 0 WHEN trim(CAST("a" AS VARCHAR)) IN (\\'yes\\') THEN 1 ELSE 0 END AS "a" FROM t)'
+    """
+    from privgraph.data.files import sql_literal
+
+    q = quote if style == "ansi" else _backquote
+    text_type = "VARCHAR" if style == "ansi" else "STRING"
+    fallback = "0" if invalid == "recode" else "NULL"
+    parts = []
+    for name, levels in zip(domain.names, domain.levels):
+        text = f"trim(CAST({q(name)} AS {text_type}))"
+        whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
+                         for code, v in enumerate(levels))
+        parts.append(f"CASE {whens} ELSE {fallback} END AS {q(name)}")
+    parts += [q(k) for k in keep]
+    return f"(SELECT {', '.join(parts)} FROM {source})"
+
+
+def complete_codes_where(names: Sequence[str], *, style: str = "ansi") -> str:
+    """``WHERE`` every coded column is not NULL (the rows that ``invalid="drop"`` keeps).
+
+    >>> complete_codes_where(["a", "b"])
+    'WHERE "a" IS NOT NULL AND "b" IS NOT NULL'
+    """
+    q = quote if style == "ansi" else _backquote
+    return "WHERE " + " AND ".join(f"{q(n)} IS NOT NULL" for n in names)
+
+
+def table_from_codes(groups: Iterable[Sequence], shape: Sequence[int]) -> np.ndarray:
+    """The table from rows ``(code_1, ..., code_k, count)`` of a :func:`coded_source` query.
+
+    >>> table_from_codes([(1, 3), (0, 1)], (2,)).tolist()
+    [1, 3]
+    """
+    table = np.zeros(tuple(shape), dtype=np.int64)
+    for row in groups:
+        table[tuple(int(v) for v in row[:-1])] += int(row[-1])
+    return table

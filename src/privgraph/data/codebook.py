@@ -1,0 +1,248 @@
+"""The domain codebook: a public, versioned JSON description of a table's columns.
+
+privgraph's guarantees hold *given the domain*: the column names, their kinds, the levels
+of each discrete column in order, and the bounds of each continuous column. That domain
+must not be read from the private data (levels read from the data reveal which values
+occur, e.g. that some patient has a rare diagnosis), so every command takes it from a
+codebook written in advance (``--domain domain.json``)::
+
+    {
+      "format": "privgraph-domain",
+      "version": 1,
+      "columns": [
+        {"name": "smoker", "kind": "nominal",    "levels": ["no", "yes"]},
+        {"name": "age",    "kind": "ordinal",    "levels": ["young", "adult", "old"]},
+        {"name": "bmi",    "kind": "continuous", "bounds": [10, 60]}
+      ]
+    }
+
+* ``kind`` is ``nominal`` (unordered categories; ``categorical`` is accepted),
+  ``ordinal`` (``levels`` in their order: codes 0, 1, ... follow it) or ``continuous``
+  (``bounds`` ``[lo, hi]``: values outside are clipped to them; optional for columns a
+  command does not use as continuous).
+* Levels are JSON strings, numbers or booleans. A data value matches a level if it is the
+  level or is written the same way (``1``, ``"1"`` and ``1.0`` all match the level ``1``).
+* ``"drafted_from_data"``: present in a codebook that :func:`draft_codebook` wrote from the
+  data. Such a domain is *not public* until a person has reviewed it (removed levels that
+  only the data could tell, added the ones it lacks) and deleted that key; until then every
+  ledger says "domain read from the data: not private".
+
+Values outside the domain (and missing values) never raise once the domain is fixed: see
+:mod:`privgraph.data.frontdoor` for the policy that handles them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from privgraph.data.domain import Domain, Kind
+
+#: The ``format`` value and the current ``version`` of a codebook.
+FORMAT, VERSION = "privgraph-domain", 1
+#: Codebook kind names and the :class:`Kind` each stands for.
+KIND_NAMES = {"nominal": Kind.CATEGORICAL, "categorical": Kind.CATEGORICAL,
+              "ordinal": Kind.ORDINAL, "continuous": Kind.CONTINUOUS}
+#: The caveat every output of a run with a domain read from the data carries.
+NOT_PRIVATE_DOMAIN = "domain read from the data: not private (levels/bounds reveal which values occur)"
+_DRAFT_KEY = "drafted_from_data"
+
+
+def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> dict:
+    """The codebook (a JSON-ready dict) of ``domain``.
+
+    >>> cb = domain_to_codebook(Domain(("a", "x"), (2, 0), (Kind.ORDINAL, Kind.CONTINUOUS),
+    ...                                ((1, 2), ()), (None, (0.0, 1.0))))
+    >>> cb["columns"]
+    [{'name': 'a', 'kind': 'ordinal', 'levels': [1, 2]}, {'name': 'x', 'kind': 'continuous', 'bounds': [0.0, 1.0]}]
+    """
+    columns = []
+    for name, kind, levels, bounds in zip(domain.names, domain.kinds, domain.levels, domain.bounds):
+        entry: dict[str, Any] = {"name": name, "kind": "nominal" if kind is Kind.CATEGORICAL else kind.value}
+        if kind is Kind.CONTINUOUS:
+            if bounds is not None:
+                entry["bounds"] = [float(bounds[0]), float(bounds[1])]
+        else:
+            entry["levels"] = [_json_level(v) for v in levels]
+        columns.append(entry)
+    out: dict[str, Any] = {"format": FORMAT, "version": VERSION, "columns": columns}
+    if drafted_from is not None or not domain.public:
+        out[_DRAFT_KEY] = drafted_from or "unknown"
+    return out
+
+
+def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Domain:
+    """The :class:`Domain` a codebook describes; errors name ``source`` and the column.
+
+    >>> d = domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [
+    ...     {"name": "s", "kind": "nominal", "levels": ["no", "yes"]},
+    ...     {"name": "bmi", "kind": "continuous", "bounds": [10, 60]}]})
+    >>> d.names, d.sizes, d.bounds_of("bmi"), d.public
+    (('s', 'bmi'), (2, 0), (10.0, 60.0), True)
+    >>> domain_from_codebook({"format": "privgraph-domain", "version": 1,
+    ...     "columns": [{"name": "s", "kind": "ordinal"}]}, source="d.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: d.json: column 's' (ordinal) needs "levels": a non-empty list in order
+    """
+    if not isinstance(codebook, Mapping):
+        raise ValueError(f"{source}: a codebook must be a JSON object, got {type(codebook).__name__}")
+    if codebook.get("format") != FORMAT:
+        raise ValueError(f"{source}: not a privgraph domain codebook (\"format\" must be {FORMAT!r}, "
+                         f"got {codebook.get('format')!r}); draft one with `privgraph domain DATA --out FILE`")
+    if codebook.get("version") != VERSION:
+        raise ValueError(f"{source}: codebook version {codebook.get('version')!r} is not supported "
+                         f"(this privgraph reads version {VERSION})")
+    entries = codebook.get("columns")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{source}: \"columns\" must be a non-empty list")
+    specs = [_column(entry, i, source) for i, entry in enumerate(entries)]
+    names = [s[0] for s in specs]
+    if dup := sorted({n for n in names if names.count(n) > 1}):
+        raise ValueError(f"{source}: duplicate column names {dup}")
+    return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
+                  tuple(s[3] for s in specs), tuple(s[4] for s in specs),
+                  public=_DRAFT_KEY not in codebook)
+
+
+def _column(entry, i: int, source: str):
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) or not entry["name"]:
+        raise ValueError(f"{source}: column {i} must be an object with a non-empty \"name\"")
+    name, kind_name = entry["name"], entry.get("kind")
+    if kind_name not in KIND_NAMES:
+        raise ValueError(f"{source}: column {name!r} has kind {kind_name!r}; expected one of "
+                         "'nominal', 'ordinal', 'continuous'")
+    kind = KIND_NAMES[kind_name]
+    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description"}):
+        raise ValueError(f"{source}: column {name!r} has unknown keys {unknown}")
+    if kind is Kind.CONTINUOUS:
+        if "levels" in entry:
+            raise ValueError(f"{source}: column {name!r} is continuous: it takes \"bounds\", not \"levels\"")
+        return name, kind, 0, (), _bounds(entry.get("bounds"), name, source)
+    levels = entry.get("levels")
+    if not isinstance(levels, list) or not levels:
+        raise ValueError(f"{source}: column {name!r} ({kind_name}) needs \"levels\": a non-empty list in order")
+    if bad := [v for v in levels if not isinstance(v, (str, int, float, bool)) or v != v]:
+        raise ValueError(f"{source}: column {name!r} has levels {bad} that are not strings, numbers or booleans")
+    keys = [level_text(v) for v in levels]
+    if dup := sorted({k for k in keys if keys.count(k) > 1}):
+        raise ValueError(f"{source}: column {name!r} repeats levels {dup}")
+    if "bounds" in entry:
+        raise ValueError(f"{source}: column {name!r} is {kind_name}: it takes \"levels\", not \"bounds\"")
+    return name, kind, len(levels), tuple(levels), None
+
+
+def _bounds(bounds, name: str, source: str):
+    if bounds is None:
+        return None
+    ok = isinstance(bounds, list) and len(bounds) == 2 and all(
+        isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bounds)
+    if not ok or not bounds[0] < bounds[1]:
+        raise ValueError(f"{source}: column {name!r} needs \"bounds\": [lo, hi] with finite lo < hi, got {bounds!r}")
+    return float(bounds[0]), float(bounds[1])
+
+
+def _json_level(value):
+    """A level as a JSON value (numpy scalars become Python ones)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return value if isinstance(value, (str, int, float, bool)) else str(value)
+
+
+def level_text(value) -> str:
+    """The canonical text of a level or a data value: how values are matched to levels.
+
+    Integral numbers lose their ``.0``, booleans are lower case, text is stripped.
+
+    >>> [level_text(v) for v in (1, 1.0, "1", " yes ", True, "TRUE", 2.5)]
+    ['1', '1', '1', 'yes', 'true', 'true', '2.5']
+    """
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+    text = str(value).strip()
+    if text.lower() in ("true", "false"):
+        return text.lower()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return level_text(number) if math.isfinite(number) and text.lower() not in ("nan", "inf", "-inf") else text
+
+
+def read_codebook(path) -> Domain:
+    """The domain in a codebook file (see the module docstring); errors name the file.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "d.json"
+    >>> _ = p.write_text('{"format": "privgraph-domain", "version": 1, "columns": '
+    ...                  '[{"name": "a", "kind": "nominal", "levels": ["x", "y"]}]}')
+    >>> read_codebook(p).levels
+    (('x', 'y'),)
+    """
+    p = Path(os.fspath(path))
+    if p.is_dir():
+        raise ValueError(f"domain codebook {str(p)!r} is a directory, not a JSON file")
+    if not p.is_file():
+        raise FileNotFoundError(f"no such domain codebook: {str(p)!r} (draft one with `privgraph domain DATA --out {p.name}`)")
+    try:
+        obj = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"domain codebook {str(p)!r} is not valid JSON: {err}") from None
+    return domain_from_codebook(obj, source=str(p))
+
+
+def write_codebook(domain: Domain, path, *, drafted_from: str | None = None) -> Path:
+    """Write ``domain`` as a codebook, atomically; returns the path."""
+    from privgraph.outputs import write_atomically
+
+    text = json.dumps(domain_to_codebook(domain, drafted_from=drafted_from), indent=2) + "\n"
+    return write_atomically(path, lambda tmp: Path(tmp).write_text(text))
+
+
+def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str = "drop") -> Domain:
+    """A draft domain READ FROM THE DATA, for a person to review: not private.
+
+    Discrete columns get the levels that occur (in the data's natural order, see
+    :mod:`privgraph.data.encoding`); continuous columns get their observed minimum and
+    maximum as bounds. All of it reveals the data: review the draft (widen the bounds to
+    public limits, add levels the data lacks, remove rare ones only the data could tell)
+    before using it as a public domain. The result has ``public=False``.
+
+    ``data`` is a DataFrame or a CSV/Parquet path.
+
+    >>> import pandas as pd
+    >>> d = draft_codebook(pd.DataFrame({"a": ["y", "x", None], "v": [0.5, 2.0, 1.0]}))
+    >>> d.levels[0], d.bounds_of("v"), d.public
+    (('x', 'y'), (0.5, 2.0), False)
+    """
+    import pandas as pd
+
+    from privgraph.data.encoding import infer_domain
+
+    if isinstance(data, (str, os.PathLike)):
+        from privgraph.data.files import check_path, file_format
+
+        path = check_path(data)
+        frame = pd.read_parquet(path) if file_format(path) == "parquet" else pd.read_csv(path)
+    else:
+        frame = data
+    if columns is not None:
+        frame = frame[list(columns)]
+    domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
+    bounds = tuple(_observed_bounds(frame[n]) if k is Kind.CONTINUOUS else None
+                   for n, k in zip(domain.names, domain.kinds))
+    return Domain(domain.names, domain.sizes, domain.kinds, domain.levels, bounds, public=False)
+
+
+def _observed_bounds(values) -> tuple[float, float]:
+    lo, hi = float(values.min()), float(values.max())
+    return (lo, hi) if lo < hi else (lo - 0.5, hi + 0.5)

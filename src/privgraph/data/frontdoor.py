@@ -1,0 +1,294 @@
+"""The front door: user data and a *public* domain in, something the estimators can count.
+
+Every estimator and command reads a user's data through this module, and it enforces the
+first rule of privgraph: **the domain is public**. A run needs one of
+
+* a :class:`~privgraph.data.Domain` (by hand, or from a bundled network),
+* a codebook file or dict (:mod:`privgraph.data.codebook`, ``--domain domain.json``),
+* a DataFrame whose every column is a pandas ``Categorical`` (or boolean): the levels are
+  then the dtype's, never the data's;
+
+otherwise it refuses with :class:`DomainRequired` *before reading any value*, and says how
+to get one. ``infer_domain=True`` (``--infer-domain``) reads the domain from the data
+instead; the result is marked ``public=False`` and every ledger and output of the run then
+says "domain read from the data: not private".
+
+Values outside the public domain, and missing values, are handled by a fixed per-record
+policy that never looks at the rest of the data and never raises (``invalid=``):
+
+* ``"drop"``: a row with any missing or out-of-domain value (in the columns used) is
+  dropped. One record added or removed still changes the kept rows by at most one, so an
+  add/remove guarantee on the kept rows holds for the input. Under replace-one it would
+  not (a replaced record may become a dropped one, and the kept count is then private), so
+  ``"drop"`` is refused there. The default under add/remove.
+* ``"recode"``: each such value is replaced by the column's *first* level (list an
+  "unknown" level first in the codebook to give such values their own cell); a continuous
+  value is clipped to its public bounds and a missing one set to their midpoint. A fixed
+  map of each record on its own: neighbours stay neighbours under both relations and the
+  number of rows is unchanged. The default under replace-one.
+
+How many values were dropped or recoded is private and is not reported; ``privgraph
+domain check DATA --domain D.json`` (which says loudly that it reads the data) tells the
+data owner before a release.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
+from privgraph.data.domain import Domain, Kind
+
+#: Policies for missing and out-of-domain values.
+INVALID_POLICIES = ("drop", "recode")
+
+
+class DomainRequired(ValueError):
+    """A run was given data but no public domain (raised before any value is read)."""
+
+
+def how_to_get_a_domain(what: str) -> str:
+    """The refusal message: why a domain is needed and the three ways to give one."""
+    return (
+        f"{what} has no public domain: privgraph's guarantee holds only for levels and bounds "
+        "fixed without looking at the data. Give one: a codebook (--domain domain.json, or "
+        "domain=\"domain.json\"), a Domain, or pandas Categorical columns. To draft a codebook "
+        "to review, run `privgraph domain DATA --out domain.json` (it reads the data: check it "
+        "before use). Or pass --infer-domain / infer_domain=True to read the levels from the "
+        "data (the output is then marked NOT private)."
+    )
+
+
+def check_invalid(invalid: str | None, neighbours) -> str:
+    """The policy for missing/out-of-domain values: ``invalid`` or the relation's default.
+
+    >>> from privgraph.privacy.neighbours import Neighbours
+    >>> check_invalid(None, Neighbours.ADD_REMOVE), check_invalid(None, Neighbours.REPLACE_ONE)
+    ('drop', 'recode')
+    >>> check_invalid("drop", Neighbours.REPLACE_ONE)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid='drop' changes the number of rows, which replace-one neighbours keep public; use invalid='recode' (or add/remove neighbours)
+    """
+    from privgraph.privacy.neighbours import Neighbours
+
+    neighbours = Neighbours.parse(neighbours)
+    if invalid is None:
+        return "drop" if neighbours is Neighbours.ADD_REMOVE else "recode"
+    if invalid not in INVALID_POLICIES:
+        raise ValueError(f"invalid must be one of {INVALID_POLICIES}, got {invalid!r}")
+    if invalid == "drop" and neighbours is Neighbours.REPLACE_ONE:
+        raise ValueError("invalid='drop' changes the number of rows, which replace-one neighbours keep "
+                         "public; use invalid='recode' (or add/remove neighbours)")
+    return invalid
+
+
+def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequence[str] | None = None,
+                   what: str = "the data") -> Domain:
+    """The public domain of a run: given, from a codebook, from Categorical dtypes, or refused.
+
+    ``domain`` is a :class:`Domain`, a codebook path (``.json``) or a codebook dict. Without
+    one, a DataFrame of Categorical/boolean columns gives its dtypes' levels; otherwise
+    ``infer_domain=True`` reads the levels from ``X`` (``public=False``) and anything else is
+    refused with :class:`DomainRequired` before a value is read.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": pd.Categorical(["x"], categories=["x", "y"])})
+    >>> resolve_domain(df).levels, resolve_domain(df).public
+    ((('x', 'y'),), True)
+    >>> resolve_domain(pd.DataFrame({"a": [1, 2]}))
+    Traceback (most recent call last):
+    ...
+    privgraph.data.frontdoor.DomainRequired: the data has no public domain: ...
+    >>> resolve_domain(pd.DataFrame({"a": [1, 2]}), infer_domain=True).public
+    False
+    """
+    if domain is not None:
+        if isinstance(domain, Domain):
+            return domain
+        if isinstance(domain, (str, os.PathLike)):
+            return read_codebook(domain)
+        if isinstance(domain, Mapping):
+            return domain_from_codebook(domain)
+        raise TypeError(f"domain must be a Domain, a codebook path or a codebook dict, got {type(domain).__name__}")
+    frame = _as_frame_or_none(X, names)
+    if frame is not None and len(frame.columns) and all(_dtype_levels(frame[c]) is not None for c in frame.columns):
+        return _domain_from_dtypes(frame)
+    if not infer_domain:
+        raise DomainRequired(how_to_get_a_domain(what))
+    if isinstance(X, (str, os.PathLike)):
+        return Domain.from_path(X, missing="drop")
+    return Domain.from_frame(frame, missing="drop")
+
+
+def _as_frame_or_none(X, names):
+    import pandas as pd
+
+    if isinstance(X, (str, os.PathLike)) or (names is None and not isinstance(X, pd.DataFrame)):
+        return None
+    if isinstance(X, pd.DataFrame):
+        frame = X
+    else:
+        array = np.asarray(X)
+        if array.ndim != 2 or array.shape[1] != len(names):
+            raise ValueError(f"an array needs 2 dimensions and one name per column ({len(names)}), "
+                             f"got shape {array.shape}")
+        frame = pd.DataFrame(array, columns=[str(n) for n in names])
+    if frame.columns.duplicated().any():
+        raise ValueError(f"duplicate column names {sorted(set(map(str, frame.columns[frame.columns.duplicated()])))}")
+    return frame
+
+
+def _dtype_levels(values):
+    """The levels a column's dtype declares (Categorical or boolean), else None."""
+    import pandas as pd
+
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return tuple(values.cat.categories)
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return (False, True)
+    return None
+
+
+def _domain_from_dtypes(frame) -> Domain:
+    """The domain declared by Categorical/boolean dtypes: no value of the data is read."""
+    import pandas as pd
+
+    names, sizes, kinds, levels = [], [], [], []
+    for c in frame.columns:
+        lv = _dtype_levels(frame[c])
+        if not lv:
+            raise ValueError(f"column {str(c)!r} is a Categorical with no categories")
+        ordered = isinstance(frame[c].dtype, pd.CategoricalDtype) and frame[c].dtype.ordered
+        names.append(str(c))
+        sizes.append(len(lv))
+        kinds.append(Kind.ORDINAL if ordered else Kind.CATEGORICAL)
+        levels.append(lv)
+    return Domain(tuple(names), tuple(sizes), tuple(kinds), tuple(levels))
+
+
+def level_codes(values, levels: Sequence) -> np.ndarray:
+    """Codes of ``values`` in ``levels`` (matched by text, :func:`level_text`); -1 if none.
+
+    >>> level_codes([1, "2", 2.0, None, "x"], (1, 2)).tolist()
+    [0, 1, 1, -1, -1]
+    """
+    import pandas as pd
+
+    series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    if isinstance(series.dtype, pd.CategoricalDtype) and tuple(series.cat.categories) == tuple(levels):
+        return series.cat.codes.to_numpy().astype(np.int64)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    lookup = {level_text(v): i for i, v in enumerate(levels)}
+    mapped = np.array([lookup.get(level_text(u), -1) for u in uniques] + [-1], dtype=np.int64)
+    return mapped[codes]  # the sentinel -1 of a missing value picks the trailing -1
+
+
+def clipped_values(values, bounds: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """(values clipped to ``bounds``, which were valid): a missing or non-numeric value
+    becomes the bounds' midpoint and is flagged invalid.
+
+    >>> v, ok = clipped_values(["1.5", None, 9, -3], (0.0, 2.0))
+    >>> v.tolist(), ok.tolist()
+    ([1.5, 1.0, 2.0, 0.0], [True, False, True, True])
+    """
+    import pandas as pd
+
+    x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values),
+                      errors="coerce").to_numpy(dtype=np.float64)
+    ok = ~np.isnan(x)
+    lo, hi = bounds
+    return np.where(ok, np.clip(np.nan_to_num(x, nan=0.0, posinf=hi, neginf=lo), lo, hi), (lo + hi) / 2), ok
+
+
+def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = False):
+    """Integer codes of ``frame``'s discrete ``domain`` columns under the ``invalid`` policy.
+
+    ``"recode"`` maps a missing or unknown value to code 0; ``"drop"`` drops its row. Never
+    raises on a value (a missing column is a schema error, public).
+
+    >>> import pandas as pd
+    >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
+    >>> df = pd.DataFrame({"a": ["yes", "maybe", None, "no"]})
+    >>> encode_public(df, d, "recode").ravel().tolist(), encode_public(df, d, "drop").ravel().tolist()
+    ([1, 0, 0, 0], [1, 0])
+    """
+    check_columns_present(frame.columns, domain.names)
+    discrete = domain.project(domain.discrete_names)
+    codes = np.empty((len(frame), len(discrete.names)), dtype=np.int64)
+    for j, (name, levels) in enumerate(zip(discrete.names, discrete.levels)):
+        codes[:, j] = level_codes(frame[name], levels)
+    bad = codes < 0
+    kept = ~bad.any(axis=1) if invalid == "drop" else np.ones(len(codes), dtype=bool)
+    if invalid == "drop":
+        codes = codes[kept]
+    else:
+        codes[bad] = 0
+    return (codes, kept) if return_kept else codes
+
+
+def check_columns_present(columns, names: Sequence[str], what: str = "the data") -> None:
+    """A schema check (public): every domain column must be in the data."""
+    have = [str(c) for c in columns]
+    if missing := [n for n in names if n not in have]:
+        raise KeyError(f"columns {missing} of the domain are not in {what} (its columns: {have})")
+
+
+def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame":  # noqa: F821
+    """The domain's columns (and ``extra`` ones) of a CSV/Parquet file, CSV read as text so
+    that no type is guessed from the data."""
+    import pandas as pd
+
+    from privgraph.data.files import check_path, file_format
+
+    path = check_path(path)
+    names = list(dict.fromkeys(list(domain.names) + list(extra)))
+    if file_format(path) == "parquet":
+        import pyarrow.parquet as pq
+
+        check_columns_present(pq.read_schema(path).names, names, repr(str(path)))
+        return pd.read_parquet(path, columns=names)
+    header = pd.read_csv(path, nrows=0)
+    check_columns_present(header.columns, names, repr(str(path)))
+    return pd.read_csv(path, usecols=names, dtype=str)
+
+
+def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbours, invalid: str | None = None,
+                infer_domain: bool = False, what: str = "the data"):
+    """A count engine over ``X``'s discrete public-domain columns (the estimators' front door).
+
+    ``X``: a DataFrame, a 2-D array with ``names``, a CSV/Parquet path (counted by DuckDB,
+    never loaded whole) or a count engine (used as it is: its domain is its own). Returns
+    the engine; its ``domain.public`` says whether the domain was public.
+
+    >>> import pandas as pd
+    >>> from privgraph.privacy.neighbours import Neighbours
+    >>> d = Domain(("a", "b"), (2, 2), levels=(("n", "y"), (0, 1)))
+    >>> e = open_engine(pd.DataFrame({"a": ["y", "?"], "b": [1, 1]}), d, neighbours=Neighbours.REPLACE_ONE)
+    >>> e.counts(["a", "b"]).tolist()
+    [[0, 1], [0, 1]]
+    """
+    from privgraph.data.engines import CountEngine, DuckDBEngine, NumpyEngine
+
+    if isinstance(X, CountEngine):
+        if domain is not None:
+            raise ValueError("a count engine carries its own domain: do not pass domain= as well")
+        return X
+    invalid = check_invalid(invalid, neighbours)
+    domain = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
+    if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
+        raise ValueError(f"columns {cont} are continuous in the domain: bin them into ordinal levels first")
+    if isinstance(X, (str, os.PathLike)):
+        return DuckDBEngine(Path(X), domain=domain, invalid=invalid)
+    frame = _as_frame_or_none(X, names)
+    if frame is None:
+        raise ValueError("X must be a DataFrame, a 2-D array with names=[...], a CSV/Parquet path or a count engine")
+    return NumpyEngine(domain, encode_public(frame, domain, invalid))
+
+
+__all__ = ["DomainRequired", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",
+           "how_to_get_a_domain", "level_codes", "open_engine", "read_frame", "resolve_domain"]
