@@ -31,7 +31,10 @@ Over-relaxation (Salakhutdinov and Roweis 2003, adaptive over-relaxed bound opti
     M-step therefore moves ``theta + eta g*`` with ``eta`` doubling (up to 64) while the
     approximate log marginal likelihood ``L(theta) = min_g [N A(theta + g) - <g, y>] -
     N A(theta)`` (the E-step's dual optimum, free) keeps rising; when it falls, EM goes
-    back to the last accepted point, takes the plain step and resets ``eta = 1``.
+    back to the last accepted point, takes the plain step and resets ``eta = 1``. A step
+    whose evaluation fails numerically (a ``FloatingPointError`` or a non-finite value) is
+    rejected the same way; if even a plain step fails, EM stops at the last point it could
+    evaluate. Post-processing after the release therefore never raises on the noise drawn.
 
 Stopping rule (it acts as regularisation: each step moves a log-potential by at most
 ``1/b`` under Laplace noise, and running to convergence fits the noise, the L1 projection
@@ -98,21 +101,37 @@ def cgm_em(
     e_step = dual_e_step if e_step is None else e_step
     target = discrepancy * _noise_level(noisy)
     theta = [np.zeros(t.shape) for t in noisy.tables]
-    step, eta, accepted, stall = None, 1.0, None, _Stall()
+    step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
-        n, log_z = _expected_and_log_z(noisy, theta, max_cells)
-        new_step, dual = e_step(noisy, theta, start=step, max_cells=max_cells)
-        value = None if dual is None else dual - noisy.records * log_z
-        if accepted is not None and value is not None and value < accepted[2]:
-            # the over-relaxed step lowered the likelihood: take the plain EM step instead
+        trial = _evaluate(noisy, theta, step, e_step, max_cells)
+        if trial is None and accepted is None:
+            theta = good  # even the plain step failed numerically: stop at the last good point
+            break
+        if trial is None or (accepted is not None and trial[2] is not None and trial[2] < accepted[2]):
+            # the over-relaxed step lowered the likelihood (or over/underflowed): take the plain step
             theta, step, eta, accepted = _add(accepted[0], accepted[1], 1.0), accepted[1], 1.0, None
             continue
+        n, new_step, value = trial
+        good = theta
         if _residual(noisy, n) <= target or stall.is_stalled(_residual(noisy, n)):
             break
         accepted, step = (theta, new_step, value), new_step
         theta = _add(theta, new_step, eta)
         eta = min(2.0 * eta, MAX_OVERRELAX) if overrelax and value is not None else 1.0
     return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
+
+
+def _evaluate(noisy: NoisyMarginals, theta, start, e_step, max_cells: int):
+    """``(expected tables, E-step, approximate log-likelihood or None)`` at ``theta``, or None
+    when a floating-point failure makes any of them unusable (the caller rejects the step)."""
+    try:
+        n, log_z = _expected_and_log_z(noisy, theta, max_cells)
+        new_step, dual = e_step(noisy, theta, start=start, max_cells=max_cells)
+    except FloatingPointError:
+        return None
+    value = None if dual is None else dual - noisy.records * log_z
+    finite = all(np.isfinite(t).all() for t in list(n) + list(new_step))
+    return (n, new_step, value) if finite and (value is None or np.isfinite(value)) else None
 
 
 class _Stall:
@@ -178,6 +197,8 @@ def dual_e_step(
             curvature = (mult * noisy.scale) ** 2
             value += 0.5 * float(np.sum(curvature * flat**2))
             grad = grad + curvature * flat
+        if not (np.isfinite(value) and np.isfinite(grad).all()):
+            return np.inf, np.zeros_like(flat)
         return value, grad
 
     bounds = (

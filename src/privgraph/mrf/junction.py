@@ -3,10 +3,9 @@
 :func:`junction_tree` triangulates the model's interaction graph by greedy elimination
 (fewest fill-in edges, then smallest table), keeps the maximal elimination cliques and joins
 them by a maximum-weight spanning tree on separator sizes, which has the running-intersection
-property. :func:`calibrate` runs the two-pass sum-product algorithm (Hugin form) in linear
-space: each tree clique's log-potential is summed in log space and shifted by its maximum
-before exponentiating, and every message is rescaled, so the log-partition function is
-exact and free of overflow.
+property. :func:`calibrate` runs the two-pass sum-product algorithm (Hugin form) in log
+space: tables and messages are log-sum-exps, so the log-partition function is exact and no
+finite potentials make a belief vanish or overflow.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
+from privgraph.mrf.factor import logsumexp
 
 Clique = tuple[str, ...]
 
@@ -175,7 +175,9 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
     """Exact clique beliefs (normalised probability tables) and the log-partition function.
 
     ``potentials[k]`` is the log-potential of ``tree.model_cliques[k]`` (axes in clique
-    order).
+    order). Tables and messages stay in log space (each message a log-sum-exp), so no
+    finite potentials, however far apart, make a message or a belief vanish or overflow.
+    Non-finite potentials (an optimiser's step that overflowed) raise ``FloatingPointError``.
 
     >>> t = junction_tree(Domain.of(a=2, b=2), (("a", "b"),))
     >>> beliefs, log_z = calibrate(t, [np.log([[1.0, 1.0], [1.0, 5.0]])])
@@ -188,34 +190,29 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
         perm, shape = load[k]
         a = tree.assignment[k]
         logs[a] = logs[a] + np.transpose(theta, perm).reshape(shape)
-    tops = [float(np.max(t)) for t in logs]
-    beliefs = [np.exp(t - top) for t, top in zip(logs, tops)]
-    log_scale = math.fsum(tops)
+    for c, t in enumerate(logs):
+        if not np.isfinite(t).all():
+            raise FloatingPointError(f"log-potential of tree clique {tree.cliques[c]} is not finite")
     upward = [None] * len(shapes)
     for c in reversed(tree.order):
         p = tree.parent[c]
-        if p < 0:
-            continue
-        m = beliefs[c].sum(axis=edges[c][0], keepdims=True)
-        s = m.sum()
-        if not 0 < s < math.inf:
-            raise FloatingPointError(f"message from tree clique {tree.cliques[c]} under/overflowed (sum {s})")
-        upward[c] = m / s
-        log_scale += math.log(s)
-        beliefs[p] = beliefs[p] * upward[c].reshape(edges[c][1])
+        if p >= 0:
+            upward[c] = logsumexp(logs[c], edges[c][0], keepdims=True)
+            logs[p] = logs[p] + upward[c].reshape(edges[c][1])
+    root = tree.order[0]
+    log_z = float(logsumexp(logs[root], None))
     for c in tree.order:
         p = tree.parent[c]
-        if p >= 0:
-            down = beliefs[p].sum(axis=edges[c][2], keepdims=True).reshape(edges[c][3])
-            up = upward[c]
-            beliefs[c] = beliefs[c] * np.divide(down, up, out=np.zeros_like(up), where=up > 0)
-        s = beliefs[c].sum()
-        if not 0 < s < math.inf:
-            raise FloatingPointError(f"belief of tree clique {tree.cliques[c]} under/overflowed (sum {s})")
-        if p < 0:
-            log_scale += math.log(s)
-        beliefs[c] = beliefs[c] / s
-    return beliefs, log_scale
+        if p >= 0:  # logs[p] is already the parent's calibrated log-belief (unnormalised)
+            down = logsumexp(logs[p], edges[c][2], keepdims=True).reshape(edges[c][3])
+            ratio = down - upward[c]
+            logs[c] = logs[c] + (ratio - np.max(ratio))  # shifted: beliefs are normalised below
+    return [_normalised_exp(t) for t in logs], log_z
+
+
+def _normalised_exp(log_table: np.ndarray) -> np.ndarray:
+    b = np.exp(log_table - np.max(log_table))  # its largest cell is 1: the sum is in [1, size]
+    return b / b.sum()
 
 
 def clique_marginals(tree: JunctionTree, beliefs: list[np.ndarray]) -> list[np.ndarray]:

@@ -157,7 +157,9 @@ def psgd(
     for t in range(1, steps + 1):
         mu = _model_marginals(domain, cliques, groups, shapes, theta)
         total = clipped_sum(units, mu, _draw(sampling, counts, sampler), clip)
-        theta += learning_rate / math.sqrt(t) * sums.release(total) / batch
+        stepped = theta + learning_rate / math.sqrt(t) * sums.release(total) / batch
+        if np.isfinite(stepped).all():  # an overflowed step is dropped: post-processing never raises
+            theta = stepped
     tables = _split(theta, shapes)
     return Release(MarkovRandomField.of(domain, cliques, [tables[g] for g in groups]), ledger + sums.ledger)
 
