@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privgraph.cli import app, main
+from privgraph.data import Domain, write_codebook
 
 
 def test_discover_on_a_network_prints_graph_privacy_and_metrics(tmp_path):
@@ -33,9 +34,14 @@ def test_discover_on_a_file_without_truth(tmp_path):
     net = load_network("cancer")
     path = tmp_path / "d.csv"
     pd.DataFrame(sample(net, 5000, np.random.default_rng(0)), columns=net.domain.names).to_csv(path, index=False)
-    result = CliRunner().invoke(app, ["discover", str(path), "--method", "pc"], env={"COLUMNS": "200"})
+    refused = CliRunner().invoke(app, ["discover", str(path), "--method", "pc"], env={"COLUMNS": "200"})
+    assert isinstance(refused.exception, ValueError) and "no public domain" in str(refused.exception)
+    write_codebook(Domain(net.domain.names, net.domain.sizes, net.domain.kinds), tmp_path / "d.json")  # codes
+    result = CliRunner().invoke(app, ["discover", str(path), "--method", "pc", "--domain", str(tmp_path / "d.json")],
+                                env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "NOT private" in result.output and "SHD" not in result.output
+    assert "Smoker - Cancer" in result.output or "Cancer" in result.output
 
 
 @pytest.mark.parametrize("args,message", [

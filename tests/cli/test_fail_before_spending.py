@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgraph.data import Domain, write_codebook
+
 from privgraph.cli import main
 
 
@@ -50,6 +52,7 @@ def table(tmp_path_factory):
     a = rng.integers(0, 2, 400)
     path = tmp_path_factory.mktemp("data") / "d.csv"
     pd.DataFrame({"a": a, "b": (a + (rng.random(400) < 0.2)) % 2}).to_csv(path, index=False)
+    write_codebook(Domain.of(a=2, b=2), path.parent / "d.json")
     return path
 
 
@@ -57,7 +60,8 @@ def commands(table, out_dir):
     """Each command with its inputs, and the flag and a good file name of its first output."""
     return {
         "discover": (["discover", "--network", "asia", "--samples", 2000, "--epsilon", 1, "--seed", 0], "--out", "g.json"),
-        "fit-mrf": (["fit-mrf", table, "--cliques", "a,b", "--epsilon", 1, "--seed", 0], "--out", "m.json"),
+        "fit-mrf": (["fit-mrf", table, "--domain", table.parent / "d.json", "--cliques", "a,b", "--epsilon", 1,
+                     "--seed", 0], "--out", "m.json"),
         "direction": (["direction", table, "--x", "a", "--y", "b", "--epsilon", 1, "--seed", 0], "--out", "r.json"),
     }
 
@@ -108,7 +112,8 @@ def test_discover_one_bad_output_writes_none(monkeypatch, capsys, no_fit, tmp_pa
 
 
 def test_fit_mrf_one_bad_output_writes_none(monkeypatch, capsys, no_fit, table, tmp_path):
-    args = ["fit-mrf", table, "--cliques", "a,b", "--epsilon", 1, "--out", tmp_path / "ok.json",
+    args = ["fit-mrf", table, "--domain", table.parent / "d.json", "--cliques", "a,b", "--epsilon", 1,
+            "--out", tmp_path / "ok.json",
             "--synthetic", 10, tmp_path / "s.txt"]
     status, out, err = run_main(monkeypatch, capsys, *args)
     assert status == 2 and "--synthetic" in err and ".csv" in err, err
@@ -128,7 +133,8 @@ def test_discover_writes_every_format_it_accepts(monkeypatch, capsys, tmp_path):
             "--out", tmp_path / "g.dot", "--plot", tmp_path / "g.svg"]
     status, out, err = run_main(monkeypatch, capsys, *args)
     assert status == 0, err
-    assert (tmp_path / "g.dot").read_text().startswith("digraph") and b"<svg" in (tmp_path / "g.svg").read_bytes()
+    assert (tmp_path / "g.dot").read_text().startswith("digraph") and "privacy" in (tmp_path / "g.dot").read_text()
+    assert b"<svg" in (tmp_path / "g.svg").read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.svg"]
 
 
@@ -138,11 +144,12 @@ def test_fit_mrf_prints_no_row_count_under_add_remove(monkeypatch, capsys, tmp_p
     a = rng.integers(0, 2, 101)
     frame = pd.DataFrame({"a": a, "b": (a + (rng.random(101) < 0.2)) % 2})
     texts = []
+    write_codebook(Domain.of(a=2, b=2), tmp_path / "dom.json")
     for n in (100, 101):
         path = tmp_path / f"d{n}.csv"
         frame.head(n).to_csv(path, index=False)
         status, out, err = run_main(monkeypatch, capsys, "fit-mrf", path, "--cliques", "a,b", "--epsilon", 1,
-                                    "--seed", 0)
+                                    "--seed", 0, "--domain", tmp_path / "dom.json")
         assert status == 0, err
         assert not [line for line in out.splitlines() if re.search(rf"(?<![\d.]){n}(?![\d.])", line)], out
         texts.append(re.sub(r"about [\d.]+, a noisy estimate", "about X, a noisy estimate", out.replace(str(path), "DATA")))

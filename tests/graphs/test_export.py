@@ -60,6 +60,13 @@ def test_draw_single_node_and_empty_graph(tmp_path):
     assert draw(CPDAG([]), tmp_path / "none.png").stat().st_size > 0
 
 
+@pytest.mark.parametrize("directed,undirected", [([], [("c", "d")]), ([("c", "d")], []), ([], [])])
+def test_draw_a_graph_with_one_kind_of_edge_and_isolated_nodes(tmp_path, directed, undirected):
+    """Post-processing after the spend must not crash (networkx 3.6 failed on an empty edge list)."""
+    g = CPDAG(["a", "b", "c", "d", "e"], directed=directed, undirected=undirected)
+    assert draw(g, tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(ValueError, match="not supported"):
         draw(GRAPH, tmp_path / "g.unknownformat")

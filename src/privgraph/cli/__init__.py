@@ -13,6 +13,7 @@ from privgraph.cli import audit
 from privgraph.cli import direction
 from privgraph.cli import discover
 from privgraph.cli import fit_mrf
+from privgraph.cli import domain
 
 app = typer.Typer(
     name="privgraph",
@@ -33,6 +34,7 @@ app.command("audit")(audit.audit)
 app.command("direction")(direction.direction)
 app.command("discover")(discover.discover)
 app.command("fit-mrf")(fit_mrf.fit_mrf)
+app.command("domain")(domain.domain)
 
 
 def main() -> None:

@@ -21,7 +21,9 @@ from privgraph.cli.ledger_table import ledger_table
 
 
 def discover(
-    data: Optional[Path] = typer.Argument(None, help="CSV or Parquet file of discrete columns."),
+    data: Optional[Path] = typer.Argument(None, help="CSV or Parquet file of discrete columns (needs --domain)."),
+    domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
+    infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
     network: Optional[str] = typer.Option(None, help="A bundled network to sample from instead (asia, cancer, ...)."),
     samples: int = typer.Option(100_000, help="Rows to sample from --network."),
     epsilon: float = typer.Option(1.0, help="Total privacy budget epsilon (the whole run)."),
@@ -43,38 +45,49 @@ def discover(
 
     console = Console()
     check_outputs({"--out": (out, GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
-    X, truth, label = load_input(data, network, samples, data_seed)
+    X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed)
     if seed is not None and method != "pc":
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
+    if infer_domain:
+        console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     seconds = fit_with_progress(est, X, console, label)
     report(est, truth, console, seconds)
     write_outputs(est, out, plot, console)
 
 
-def load_input(data, network, samples, data_seed):
-    """(X, true CPDAG or None, label) from a file or a sampled bundled network."""
+def load_input(data, network, samples, data_seed, domain=None, infer_domain=False):
+    """(X, true CPDAG or None, label) from a file or a sampled bundled network.
+
+    X is ``(data, public domain or None, infer_domain)``. For a file the codebook is read
+    (or the refusal raised) here, before any value of the data is read; a sampled network's
+    domain comes with its Categorical columns.
+    """
     import numpy as np
+
+    from privgraph.data import resolve_domain
+    from privgraph.data.files import check_path
 
     if (data is None) == (network is None):
         raise ValueError("give either a DATA file or --network NAME (exactly one)")
     if data is not None:
-        if not Path(data).exists():
-            raise FileNotFoundError(f"no such data file: {data}")
-        return Path(data), None, str(data)
-    import pandas as pd
-
-    from privgraph.datasets import load_network, sample
+        if domain is not None and infer_domain:
+            raise ValueError("give --domain or --infer-domain, not both")
+        path = check_path(data)
+        codebook = resolve_domain(path, domain, infer_domain=infer_domain, what=f"data file {str(path)!r}") \
+            if not infer_domain else None
+        return (path, codebook, infer_domain), None, str(data)
+    if domain is not None or infer_domain:
+        raise ValueError("--domain and --infer-domain are for a DATA file; a --network has its own domain")
+    from privgraph.datasets import load_network, sample_frame
     from privgraph.graphs import CPDAG
 
     if samples < 1:
         raise ValueError(f"--samples must be positive, got {samples}")
     net = load_network(network)
-    codes = sample(net, samples, np.random.default_rng(data_seed))
-    frame = pd.DataFrame({name: pd.Categorical.from_codes(codes[:, i], categories=list(range(size)), ordered=True)
-                          for i, (name, size) in enumerate(zip(net.domain.names, net.domain.sizes))})
-    return frame, CPDAG.from_dag(net.to_networkx()), f"{network} ({samples} rows)"
+    frame = sample_frame(net, samples, np.random.default_rng(data_seed))
+    return (frame, None, False), CPDAG.from_dag(net.to_networkx()), f"{network} ({samples} rows)"
 
 
 def fit_with_progress(est, X, console: Console, label: str) -> float:
@@ -87,7 +100,8 @@ def fit_with_progress(est, X, console: Console, label: str) -> float:
             progress.update(task, description=f"{est.method} on {label}: level {level}, {edges} edges left")
 
         start = time.perf_counter()
-        est.fit(X, on_level=on_level)
+        data, domain, infer_domain = X
+        est.fit(data, domain=domain, infer_domain=infer_domain, on_level=on_level)
         return time.perf_counter() - start
 
 
@@ -128,6 +142,17 @@ def metrics_table(graph, truth) -> Table:
     return table
 
 
+def privacy_record(est) -> dict:
+    """What the graph file says about its privacy: budget, ledger, caveats."""
+    private = est.method != "pc"
+    caveats = list(est.ledger_.caveats) + ([] if private else ["method pc is not private"])
+    if private and not est.sampler_.is_secure:
+        caveats.append("seeded noise: not private")
+    return {"method": est.method, "epsilon": est.epsilon if private else None,
+            "delta": est.delta if private else None, "neighbours": "replace_one",
+            "ledger": est.ledger_.rows(), "caveats": caveats}
+
+
 def write_outputs(est, out, plot, console: Console) -> None:
     """Write the graph and its drawing (those asked for) all or nothing."""
     from privgraph.graphs.export import drawing_writer, graph_writer
@@ -135,7 +160,7 @@ def write_outputs(est, out, plot, console: Console) -> None:
 
     writers = {}
     if out is not None:
-        writers[out] = graph_writer(est.graph_, out.suffix)
+        writers[out] = graph_writer(est.graph_, out.suffix, privacy=privacy_record(est))
     if plot is not None:
         writers[plot] = drawing_writer(est.graph_, plot.suffix.lstrip(".").lower(),
                                        title=f"{est.method}, epsilon={est.epsilon:g}")

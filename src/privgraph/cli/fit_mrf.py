@@ -13,24 +13,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Tuple
 
-import pandas as pd
 import typer
 from rich.console import Console
 
 from privgraph.cli.ledger_table import print_ledger
-from privgraph.data.files import check_path, file_format
+from privgraph.data import resolve_domain
+from privgraph.data.files import check_path
 from privgraph.privacy import Neighbours
 from privgraph.outputs import check_outputs, write_all
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """A CSV or Parquet file as a DataFrame (the file is checked first)."""
-    path = check_path(path)
-    return pd.read_parquet(path) if file_format(path) == "parquet" else pd.read_csv(path)
-
-
 def fit_mrf(
-    data: Path = typer.Argument(..., help="CSV or Parquet file of discrete columns."),
+    data: Path = typer.Argument(..., help="CSV or Parquet file of discrete columns (needs --domain)."),
+    domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
+    infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
+    invalid: Optional[str] = typer.Option(None, help="Missing/out-of-domain values: drop (default under add_remove) | recode (to the first level)."),
     cliques: str = typer.Option(..., help='Cliques as "a,b;b,c" (columns within a clique by commas).'),
     epsilon: float = typer.Option(..., help="Total privacy budget epsilon."),
     method: str = typer.Option("cgm-em", help="cgm-em | naive-mle | psgd."),
@@ -49,11 +46,17 @@ def fit_mrf(
     if synthetic and synthetic[0] < 1:
         raise ValueError(f"--synthetic needs a positive number of records, got {synthetic[0]}")
     check_outputs({"--out": (out, (".json",)), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
-    frame = read_table(data)
+    if domain is not None and infer_domain:
+        raise ValueError("give --domain or --infer-domain, not both")
+    data = check_path(data)
+    public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
+    if infer_domain:
+        console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
-                     delta=delta, individual=individual, random_state=seed).fit(frame)
+                     delta=delta, individual=individual, invalid=invalid, random_state=seed).fit(
+        data, public, infer_domain=infer_domain)
     console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
     writers = {}
     if out is not None:

@@ -54,22 +54,26 @@ def _dot_id(name: str) -> str:
     return f'"{escaped}"'
 
 
-def to_json(cpdag: CPDAG) -> str:
+def to_json(cpdag: CPDAG, privacy: dict | None = None) -> str:
     """The graph as JSON: ``nodes``, ``directed`` and ``undirected`` edge lists; see :func:`from_json`.
+
+    ``privacy`` (the run's budget, ledger rows and caveats) is stored under that key, so the
+    file says what the graph cost and what is not covered.
 
     Examples
     --------
     >>> print(to_json(CPDAG(["a", "b", "c"], directed=[("a", "b")], undirected=[("b", "c")])))
     {"format": "privgraph.cpdag", "nodes": ["a", "b", "c"], "directed": [["a", "b"]], "undirected": [["b", "c"]]}
     """
-    return json.dumps(
-        {
-            "format": _JSON_FORMAT,
-            "nodes": list(cpdag.nodes),
-            "directed": [list(e) for e in cpdag.directed_edges],
-            "undirected": [list(e) for e in cpdag.undirected_edges],
-        }
-    )
+    out = {
+        "format": _JSON_FORMAT,
+        "nodes": list(cpdag.nodes),
+        "directed": [list(e) for e in cpdag.directed_edges],
+        "undirected": [list(e) for e in cpdag.undirected_edges],
+    }
+    if privacy is not None:
+        out["privacy"] = privacy
+    return json.dumps(out)
 
 
 def from_json(text: str) -> CPDAG:
@@ -134,8 +138,11 @@ def to_graphml(cpdag: CPDAG, path: str | os.PathLike) -> Path:
     return write_atomically(path, graph_writer(cpdag, ".graphml"))
 
 
-def graph_writer(cpdag: CPDAG, suffix: str) -> Callable[[str], object]:
+def graph_writer(cpdag: CPDAG, suffix: str, privacy: dict | None = None) -> Callable[[str], object]:
     """A function that writes the graph, in the format named by ``suffix``, to the path it is given.
+
+    ``privacy`` (JSON-ready) travels with the graph: a ``privacy`` key in JSON, a comment in
+    DOT, a graph attribute in GraphML.
 
     ``suffix`` is one of :data:`GRAPH_SUFFIXES`: ``.json`` (:func:`to_json`), ``.dot``
     (:func:`to_dot`) or ``.graphml``. For :func:`privgraph.outputs.write_all`, which
@@ -157,10 +164,16 @@ def graph_writer(cpdag: CPDAG, suffix: str) -> Callable[[str], object]:
     kind = suffix.lower()
     if kind == ".graphml":
         graph = cpdag.to_networkx()
+        if privacy is not None:
+            graph.graph["privacy"] = json.dumps(privacy)
         return lambda tmp: nx.write_graphml(graph, tmp)
     if kind not in (".json", ".dot"):
         raise ValueError(f"a graph is written as {', '.join(GRAPH_SUFFIXES[:-1])} or {GRAPH_SUFFIXES[-1]}, got {suffix!r}")
-    text = to_json(cpdag) if kind == ".json" else to_dot(cpdag)
+    if kind == ".json":
+        text = to_json(cpdag, privacy)
+    else:
+        head, _, rest = to_dot(cpdag).partition("\n")
+        text = head + "\n" + (f"  // privacy: {json.dumps(privacy)}\n" if privacy is not None else "") + rest
     return lambda tmp: Path(tmp).write_text(text + "\n")
 
 
@@ -225,7 +238,19 @@ def _draw_on(ax, cpdag: CPDAG) -> None:
     nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.directed_edges), arrowstyle="-|>", arrowsize=12, **style)
     nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.undirected_edges), arrowstyle="-", **style)
     ax.set_axis_off()
-    ax.margins(0.08)
+    _fit_limits(ax, pos)
+
+
+def _fit_limits(ax, pos) -> None:
+    """Axis limits around every node: matplotlib autoscales to the edges only, so edges that
+    span less than the nodes (e.g. one vertical edge and isolated nodes) would push the labels
+    millions of pixels away."""
+    if not pos:
+        return
+    xs, ys = zip(*(tuple(map(float, p)) for p in pos.values()))
+    for setter, lo, hi in ((ax.set_xlim, min(xs), max(xs)), (ax.set_ylim, min(ys), max(ys))):
+        pad = 0.12 * max(hi - lo, 1.0)
+        setter(lo - pad, hi + pad)
 
 
 _FONT_SIZE = 8

@@ -222,4 +222,5 @@ class PrivateMRF:
             "log_potentials": [p.tolist() for p in self.model_.potentials],
             "method": self.method if isinstance(self.method, str) else getattr(self.method, "__name__", "custom"),
             "ledger": self.ledger_.rows(),
+            "caveats": list(self.ledger_.caveats),
         })

@@ -1,0 +1,86 @@
+"""``privgraph domain``: draft a domain codebook from a data file, or check a file against one.
+
+Both READ THE DATA and print what they find without noise: they are tools for the data
+owner, before a release, never part of one. ``privgraph domain data.csv --out domain.json``
+drafts a codebook (levels that occur, observed bounds) for a person to review: widen the
+bounds to public limits, add the levels the data lacks, drop rare ones only the data could
+reveal, then delete the ``drafted_from_data`` key to mark it reviewed. ``privgraph domain
+data.csv --check domain.json`` counts, per column, the values a private run would drop or
+recode (:mod:`privgraph.data.frontdoor`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+WARNING = ("[bold red]privgraph domain reads the data and prints what it finds WITHOUT noise: "
+           "for the data owner only, not for release.[/]")
+
+
+def domain(
+    data: Path = typer.Argument(..., help="CSV or Parquet file."),
+    out: Optional[Path] = typer.Option(None, help="Write a DRAFT codebook here (.json), to review before use."),
+    check: Optional[Path] = typer.Option(None, help="Count the values of DATA outside this codebook (per column)."),
+    columns: Optional[str] = typer.Option(None, help="Only these columns, comma-separated (draft only)."),
+    ordinal: Optional[str] = typer.Option(None, help="Columns to draft as ordinal, comma-separated (numeric text in numeric order)."),
+) -> None:
+    """Draft a domain codebook from DATA, or check DATA against one (reads the data: NOT private)."""
+    from privgraph.data.files import check_path
+    from privgraph.outputs import check_outputs
+
+    if (out is None) == (check is None):
+        raise ValueError("give --out FILE (draft a codebook) or --check CODEBOOK (check DATA), exactly one")
+    check_outputs({"--out": (out, (".json",))})
+    path = check_path(data)
+    console = Console(stderr=True)
+    console.print(WARNING)
+    if out is not None:
+        draft(path, out, _names(columns), _names(ordinal), console)
+    else:
+        report(path, check, console)
+
+
+def _names(text: Optional[str]) -> list[str] | None:
+    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
+
+
+def draft(path: Path, out: Path, columns, ordinal, console: Console) -> None:
+    from privgraph.data import draft_codebook, write_codebook
+
+    kinds = {c: "ordinal" for c in ordinal or ()}
+    domain = draft_codebook(path, columns=columns, kinds=kinds)
+    write_codebook(domain, out, drafted_from=str(path))
+    console.print(f"wrote a DRAFT codebook of {len(domain.names)} columns to {out}: review it (levels and bounds "
+                  "came from the data), then delete its \"drafted_from_data\" key to mark it public")
+
+
+def report(path: Path, codebook: Path, console: Console) -> None:
+    """Per column of the codebook: values that are missing or outside its levels/bounds."""
+    import numpy as np
+
+    from privgraph.data import Kind, read_codebook
+    from privgraph.data.frontdoor import level_codes, read_frame
+
+    domain = read_codebook(codebook)
+    frame = read_frame(path, domain)
+    table = Table(title=f"{path.name} against {codebook.name} ({len(frame)} rows; NOT private)")
+    for col in ("column", "kind", "missing", "outside the domain"):
+        table.add_column(col, justify="left" if col in ("column", "kind") else "right")
+    for name, kind, levels, bounds in zip(domain.names, domain.kinds, domain.levels, domain.bounds):
+        values = frame[name]
+        missing = int(values.isna().sum())
+        if kind is Kind.CONTINUOUS:
+            import pandas as pd
+
+            x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+            outside = 0 if bounds is None else int(np.sum((x < bounds[0]) | (x > bounds[1])))
+            outside += int(np.sum(np.isnan(x))) - missing
+        else:
+            outside = int(np.sum(level_codes(values, levels) < 0)) - missing
+        table.add_row(name, "nominal" if kind is Kind.CATEGORICAL else kind.value, str(missing), str(outside))
+    Console().print(table)
