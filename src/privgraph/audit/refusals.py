@@ -1,0 +1,231 @@
+"""The "no data-dependent refusal" audit: every command, on neighbouring files at each boundary.
+
+A check, refusal, warning or early exit that reads the data leaks with probability one: run
+on a file it accepts and on a neighbour it refuses, the command tells the two apart with
+certainty (an infinite epsilon), whatever noise the rest of the run adds. So each case here
+builds two neighbouring files that sit on one such boundary (a column made constant by one
+record, a value outside the domain, a missing value, ties filling a quarter of a column, one
+row more) and runs one command on both, with the same public inputs (domain codebook, flags,
+seed). The behaviour must be identical: the same exit status, the same kind of error if any,
+the same output files, and the same printed text once released numbers are masked.
+
+The cases cover every command that reads a user's data (``discover``, ``fit-mrf``,
+``direction``), both neighbouring relations where a command offers both, and the refusal a
+missing domain causes (it must not depend on the file's content either).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_MARKERS = re.compile(r"NOT PRIVATE|NOT private|[Ww]arning|[Rr]efus\w*|[Ee]rror|constant|tied|missing|outside")
+
+
+@dataclass(frozen=True)
+class RefusalCase:
+    """One command run on a pair of neighbouring files that sit on one check's boundary."""
+
+    name: str
+    command: str
+    relation: str
+    boundary: str
+    make_pair: Callable[[Path], tuple[Path, Path]]
+    args: Callable[[Path, Path], list[str]]  # (data file, folder) -> the rest of the command line
+    outputs: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class RefusalResult:
+    case: RefusalCase
+    same: bool
+    left: str
+    right: str
+
+
+def run_case(case: RefusalCase) -> RefusalResult:
+    """Run the case's command on both files (in-process) and compare what a user would see."""
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        seen = []
+        for side, data in zip(("left", "right"), case.make_pair(root)):
+            out_dir = root / side
+            out_dir.mkdir()
+            result = CliRunner().invoke(app, [case.command, str(data), *case.args(data, out_dir)],
+                                        env={"COLUMNS": "200"})
+            seen.append(_behaviour(result, out_dir, data))
+    return RefusalResult(case, seen[0][1:] == seen[1][1:], seen[0][0], seen[1][0])
+
+
+def _behaviour(result, out_dir: Path, data: Path) -> tuple:
+    """(summary, exit status, error type and message, files written, warnings printed).
+
+    The released result itself (edges, noisy numbers) may differ between neighbours; that
+    is what the noise is for. Everything else a user sees must not.
+    """
+    error = type(result.exception).__name__ if result.exception and not isinstance(result.exception, SystemExit) else ""
+    message = _NUMBER.sub("#", str(result.exception).replace(str(data), "DATA")) if error else ""
+    files = tuple(sorted(p.name for p in out_dir.iterdir()))
+    text = (message,) + tuple(sorted(set(_MARKERS.findall(result.output))))
+    summary = f"exit {result.exit_code}" + (f", {error}: {str(result.exception)[:60]}" if error else "") + \
+        (f", wrote {', '.join(files)}" if files else "")
+    return summary, result.exit_code, error, files, text
+
+
+# --- neighbouring files -------------------------------------------------------------
+
+
+def _table(n: int = 1000, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["no", "yes"], n)
+    b = np.where(a == "yes", rng.integers(2, 4, n), rng.integers(1, 3, n))
+    return {"a": list(a), "b": [int(v) for v in b], "c": ["x"] * n}
+
+
+def _write(path: Path, columns: dict) -> Path:
+    import pandas as pd
+
+    pd.DataFrame(columns).to_csv(path, index=False)
+    return path
+
+
+def _codebook(folder: Path) -> Path:
+    from privgraph.data import Domain, Kind, write_codebook
+
+    domain = Domain(("a", "b", "c"), (2, 3, 2), (Kind.CATEGORICAL, Kind.ORDINAL, Kind.CATEGORICAL),
+                    (("no", "yes"), (1, 2, 3), ("x", "y")))
+    return write_codebook(domain, folder / "domain.json")
+
+
+def _replaced(column: str, value, n: int = 1000):
+    """D: column ``c`` holds ``y`` in one record; D': that record's ``column`` set to ``value``."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left = _table(n)
+        left["c"][0] = "y"
+        right = {k: list(v) for k, v in left.items()}
+        right[column][0] = value
+        if column != "c":
+            right["c"][0] = "x"
+        return _write(_side(folder, 0) / "d.csv", left), _write(_side(folder, 1) / "d.csv", right)
+    return make
+
+
+def _one_more_row(n: int = 100):
+    """D and D plus one record (add/remove neighbours)."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        full = _table(n + 1)
+        return (_write(_side(folder, 0) / "d.csv", {k: v[:n] for k, v in full.items()}),
+                _write(_side(folder, 1) / "d.csv", full))
+    return make
+
+
+def _pair_with_ties(n: int = 400, ties: int = 99):
+    """(x, y) continuous, one file with ``ties`` copies of the most common x, the other ``ties + 1``."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        rng = np.random.default_rng(0)
+        x = rng.uniform(-2, 2, n)
+        x[:ties] = 0.5
+        y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, n)
+        x2 = x.copy()
+        x2[ties] = 0.5
+        return _write(_side(folder, 0) / "p.csv", {"x": x, "y": y}), _write(_side(folder, 1) / "p.csv", {"x": x2, "y": y})
+    return make
+
+
+def _pair_replaced(value: float, n: int = 400):
+    """(x, y) continuous; the neighbour has one x replaced by ``value`` (NaN, or a constant column)."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        rng = np.random.default_rng(1)
+        x = rng.uniform(-2, 2, n)
+        y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, n)
+        x2 = x.copy()
+        x2[0] = value
+        return _write(_side(folder, 0) / "p.csv", {"x": x, "y": y}), _write(_side(folder, 1) / "p.csv", {"x": x2, "y": y})
+    return make
+
+
+def _side(folder: Path, i: int) -> Path:
+    """The folder of one neighbour's file (both files get the same name)."""
+    path = folder / f"input{i}"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def _pair_codebook(folder: Path) -> Path:
+    from privgraph.data import Domain, Kind, write_codebook
+
+    domain = Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS, Kind.CONTINUOUS), ((), ()), ((-3.0, 3.0), (-3.0, 3.0)))
+    return write_codebook(domain, folder / "pair.json")
+
+
+def _discover(folder_args=()):
+    def args(data: Path, out: Path) -> list[str]:
+        return ["--domain", str(_codebook(data.parent)), "--epsilon", "20", "--method", "laplace-pc", "--seed", "0",
+                "--out", str(out / "g.json"), *folder_args]
+    return args
+
+
+def _fit_mrf(neighbours: str):
+    def args(data: Path, out: Path) -> list[str]:
+        return ["--domain", str(_codebook(data.parent)), "--cliques", "a,b;b,c", "--epsilon", "1",
+                "--neighbours", neighbours, "--seed", "0", "--out", str(out / "m.json")]
+    return args
+
+
+def _direction(data: Path, out: Path) -> list[str]:
+    return ["--domain", str(_pair_codebook(data.parent)), "--x", "x", "--y", "y", "--epsilon", "1", "--seed", "0",
+            "--out", str(out / "r.json")]
+
+
+def _no_domain(command: str):
+    def args(data: Path, out: Path) -> list[str]:
+        base = {"discover": ["--epsilon", "1"], "fit-mrf": ["--cliques", "a,b", "--epsilon", "1"],
+                "direction": ["--x", "a", "--y", "b", "--epsilon", "1"]}[command]
+        return [*base, "--seed", "0"]
+    return args
+
+
+def refusal_cases() -> tuple[RefusalCase, ...]:
+    """Every command on each boundary its old checks sat on."""
+    return (
+        RefusalCase("discover_constant", "discover", "replace-one", "a column made constant by one record",
+                    _replaced("c", "x"), _discover()),
+        RefusalCase("discover_out_of_domain", "discover", "replace-one", "a value outside the domain",
+                    _replaced("a", "maybe"), _discover()),
+        RefusalCase("discover_missing", "discover", "replace-one", "a missing value",
+                    _replaced("b", ""), _discover()),
+        RefusalCase("fit_mrf_one_more_row", "fit-mrf", "add/remove", "100 vs 101 rows (n is private)",
+                    _one_more_row(), _fit_mrf("add_remove")),
+        RefusalCase("fit_mrf_constant", "fit-mrf", "replace-one", "a column made constant by one record",
+                    _replaced("c", "x"), _fit_mrf("replace_one")),
+        RefusalCase("fit_mrf_out_of_domain", "fit-mrf", "add/remove", "a value outside the domain",
+                    _replaced("b", "7"), _fit_mrf("add_remove")),
+        RefusalCase("direction_ties", "direction", "replace-one", "ties filling a quarter of a column",
+                    _pair_with_ties(), _direction),
+        RefusalCase("direction_missing", "direction", "replace-one", "a missing value",
+                    _pair_replaced(float("nan")), _direction),
+        RefusalCase("direction_out_of_bounds", "direction", "replace-one", "a value outside the bounds",
+                    _pair_replaced(1e6), _direction),
+        RefusalCase("no_domain_discover", "discover", "any", "no domain: refused whatever the file holds",
+                    _replaced("c", "x"), _no_domain("discover")),
+        RefusalCase("no_domain_fit_mrf", "fit-mrf", "any", "no domain: refused whatever the file holds",
+                    _one_more_row(), _no_domain("fit-mrf")),
+    )
+
+
+def audit_refusals(cases: Sequence[RefusalCase] | None = None) -> list[RefusalResult]:
+    """Run every case; each result says whether both neighbours behaved the same."""
+    return [run_case(case) for case in (cases or refusal_cases())]
+
+
+__all__ = ["RefusalCase", "RefusalResult", "audit_refusals", "refusal_cases", "run_case"]
