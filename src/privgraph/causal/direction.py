@@ -21,6 +21,10 @@ Guarantees, under replace-one neighbours:
   clipped to public ``bounds`` (clipping is part of the query) and no scale is learned
   from the data.
 
+No check reads a data value: constant or tied columns and missing or non-finite values
+are valid input with documented per-record conventions (:mod:`privgraph.causal.direction_data`),
+so the behaviour on two neighbouring datasets differs only through the released scores.
+
 In both modes the split is fixed by ``rng`` independently of the data: the argument holds
 for every split, so the split need not be secret (one record is in exactly one part, and
 the sensitivity is the larger of the two parts' bounds).
@@ -198,7 +202,11 @@ def private_direction(
     Parameters
     ----------
     x, y : array_like
-        The two continuous columns (same length).
+        The two columns (same length, a numeric dtype). No data value is refused: ties and
+        constant columns are valid, and a missing or non-finite value is replaced by the
+        centre of the common scale (the bounds' midpoint, or the training mean); see
+        :func:`~privgraph.causal.direction_data.validate_pair`. The checks read only public
+        properties: dtypes, shapes and the number of rows (public under replace-one).
     epsilon : float
         Total epsilon of the whole decision (the ledger's basic total equals it).
     sampler : NoiseSampler

@@ -1,14 +1,17 @@
 """The data side of the private direction test: validation, the split, scales, both regressions.
 
-Everything here is either a check that raises before any budget is spent, public
-randomness (the split and the Fourier frequencies come from ``rng``), or a fixed
-per-record map of the test data once the training part is fitted; see
-:mod:`privgraph.causal.direction` for the privacy argument.
+Everything here is either a check of public properties that raises before any budget is
+spent (types, shapes, the public number of rows: never a data value), public randomness
+(the split and the Fourier frequencies come from ``rng``), or a fixed per-record map of
+the test data once the training part is fitted; see :mod:`privgraph.causal.direction` for
+the privacy argument. Under ``privacy="test"`` the training part sets scales (its mean and
+standard deviation, the residual bandwidth) and is treated as public.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,59 +22,65 @@ from privgraph.causal.regression import fit_fourier_ridge, stability_bound
 MIN_TEST_ROWS = 100
 #: Residual-kernel bandwidth under train+test privacy (on the [-2, 2] scale of the bounds).
 TRAIN_RESIDUAL_BANDWIDTH = 0.5
+#: Range the residual-kernel bandwidth is clipped to (a degenerate or overflowing spread lands on an end).
+BANDWIDTH_RANGE = (1e-3, 1e3)
 #: Half-width of the scale public bounds are mapped to: ``[lo, hi] -> [-2, 2]``.
 BOUNDED_HALF_WIDTH = 2.0
+#: numpy dtype kinds accepted as numeric columns (bool, signed and unsigned integer, float).
+NUMERIC_KINDS = ("b", "i", "u", "f")
 
 
 def validate_pair(x, y, *, min_rows: int = 2 * MIN_TEST_ROWS) -> tuple[np.ndarray, np.ndarray]:
     """The pair as float arrays, or a ValueError naming the problem (before any budget is spent).
 
-    Refused: non-numeric values, NaN or infinite values, different lengths, fewer than
-    ``min_rows`` rows, a constant column, and "ties everywhere" (a column whose most
-    common value holds a quarter of the rows or more, which makes its IQR and ranks
-    degenerate: the additive-noise model is for continuous variables). These checks read
-    the data, so their errors are not private: check public metadata first.
+    Only public properties are checked: the columns' types (a dtype that is not numeric:
+    text, dates, objects), their shapes (1-D, the same length) and the number of rows
+    ``n`` against ``min_rows`` (``n`` is public under replace-one neighbours, and it is
+    counted before anything is dropped or replaced). No value can make the call fail:
 
-    >>> validate_pair([1, 2], ["a", "b"], min_rows=2)
+    * constant and heavily tied columns are valid input (every score's sensitivity holds
+      with ties; see :mod:`privgraph.causal.direction_scores`);
+    * a missing or non-finite value (NaN, +-inf, None or a non-number in a plain sequence)
+      is returned as NaN and replaced per record by the centre of the common scale
+      (:func:`to_common_scale`), so a record holding one is an ordinary record.
+
+    Arrays and pandas columns are typed by their dtype (bool, integer or float, pandas'
+    nullable ones included); plain sequences have no declared type and are read element by
+    element.
+
+    >>> validate_pair(np.array([1, 2]), np.array(["a", "b"]), min_rows=2)
     Traceback (most recent call last):
     ...
-    ValueError: column y must be numeric: could not convert string to float: 'a'
-    >>> validate_pair([1.0, float("nan"), 3.0], [1.0, 2.0, 3.0], min_rows=2)
-    Traceback (most recent call last):
-    ...
-    ValueError: column x has 1 NaN or infinite values (rows [1]); drop or impute them first
+    ValueError: column y must have a numeric dtype (bool, integer or float), got <U1
+    >>> validate_pair([1.0, float("nan"), 3.0], [1.0, None, "a"], min_rows=2)[1].tolist()
+    [1.0, nan, nan]
     """
     cols = [_numeric(v, name) for v, name in ((x, "x"), (y, "y"))]
     if cols[0].size != cols[1].size:
         raise ValueError(f"x and y must have the same length, got {cols[0].size} and {cols[1].size}")
     if cols[0].size < min_rows:
         raise ValueError(f"need at least {min_rows} rows (the test part needs {MIN_TEST_ROWS}), got {cols[0].size}")
-    for v, name in zip(cols, ("x", "y")):
-        _check_continuous(v, name)
     return cols[0], cols[1]
 
 
 def _numeric(values, name: str) -> np.ndarray:
-    try:
-        v = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"column {name} must be numeric: {err}") from None
+    """A float column, NaN where a value is missing, non-finite or not a number (see above)."""
+    dtype = getattr(values, "dtype", None)
+    if dtype is None:  # a plain sequence: each element on its own
+        cells = np.asarray(values, dtype=object)
+        v = np.array([_number(e) for e in cells.ravel()], dtype=np.float64).reshape(cells.shape)
+    elif getattr(dtype, "kind", None) in NUMERIC_KINDS:
+        to_numpy = getattr(values, "to_numpy", None)  # pandas: nullable dtypes hold NA
+        v = to_numpy(dtype=np.float64, na_value=np.nan) if to_numpy else np.asarray(values, dtype=np.float64)
+    else:
+        raise ValueError(f"column {name} must have a numeric dtype (bool, integer or float), got {dtype}")
     if v.ndim != 1:
         raise ValueError(f"column {name} must be 1-D, got shape {v.shape}")
-    bad = np.flatnonzero(~np.isfinite(v))
-    if bad.size:
-        raise ValueError(f"column {name} has {bad.size} NaN or infinite values (rows {bad[:5].tolist()}); "
-                         "drop or impute them first")
     return v
 
 
-def _check_continuous(v: np.ndarray, name: str) -> None:
-    values, counts = np.unique(v, return_counts=True)
-    if values.size == 1:
-        raise ValueError(f"column {name} is constant ({values[0]!r}): no direction can be inferred")
-    if counts.max() * 4 >= v.size:
-        raise ValueError(f"column {name} is tied everywhere: {values[counts.argmax()]!r} fills "
-                         f"{counts.max()} of {v.size} rows; the additive-noise model needs continuous data")
+def _number(value) -> float:
+    return float(value) if isinstance(value, (numbers.Real, np.bool_)) else math.nan
 
 
 def split_indices(n: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -91,19 +100,33 @@ def split_indices(n: int, test_fraction: float, rng: np.random.Generator) -> tup
 
 
 def to_common_scale(v: np.ndarray, train: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
-    """Map a column to the regression scale.
+    """Map a column to the regression scale; a non-finite value goes to the centre, 0.
 
     With public ``bounds = (lo, hi)``: clip to them and map linearly to [-2, 2] (clipping is
-    part of the query; choose bounds about two standard deviations out). Without: centre
-    and scale by the *training* rows' mean and standard deviation (test-set privacy only).
+    part of the query; choose bounds about two standard deviations out); a NaN or infinite
+    value becomes 0, the image of the bounds' midpoint. Without: centre and scale by the
+    *training* rows' mean and standard deviation over their finite values (test-set
+    privacy only: the training part is treated as public); a non-finite value becomes 0,
+    the training mean. Public conventions for degenerate training data: mean 0 when no
+    training value is finite, and scale 1 when their standard deviation is 0 (a constant
+    column), so the map is always finite. Each test value's image depends on that value and
+    on public or training-only constants: a fixed per-record map.
 
-    >>> to_common_scale(np.array([0.0, 5.0, 20.0]), np.array([]), (0.0, 10.0)).tolist()
-    [-2.0, 0.0, 2.0]
+    >>> to_common_scale(np.array([0.0, 5.0, 20.0, np.nan]), np.array([]), (0.0, 10.0)).tolist()
+    [-2.0, 0.0, 2.0, 0.0]
+    >>> to_common_scale(np.array([3.0, 4.0, np.inf]), np.array([3.0, 3.0, np.nan]), None).tolist()
+    [0.0, 1.0, 0.0]
     """
     if bounds is not None:
         lo, hi = bounds
-        return (np.clip(v, lo, hi) - (lo + hi) / 2) * (2 * BOUNDED_HALF_WIDTH / (hi - lo))
-    return (v - train.mean()) / train.std()
+        z = (np.clip(v, lo, hi) - (lo + hi) / 2) * (2 * BOUNDED_HALF_WIDTH / (hi - lo))
+    else:
+        known = train[np.isfinite(train)]
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow lands on the conventions
+            centre = float(known.mean()) if known.size else 0.0
+            spread = float(known.std()) if known.size else 0.0
+            z = (v - centre) / (spread if spread > 0 and math.isfinite(spread) else 1.0)
+    return np.where(np.isfinite(v) & np.isfinite(z), z, 0.0)  # +-inf too: one rule for every non-finite value
 
 
 def check_bounds(bounds, privacy: str):
@@ -159,11 +182,12 @@ def fit_both_directions(x, y, *, privacy, bounds, test_fraction, ridge, lengthsc
     out = {}
     for name, cause, effect in (("y", zx, zy), ("x", zy, zx)):
         model = fit_fourier_ridge(cause[train], effect[train], ridge=ridge, lengthscale=lengthscale, rng=rng)
-        if privacy == "test":
-            width = float(np.std(effect[train] - model.predict(cause[train])))
+        if privacy == "test":  # the training residuals' spread (training part treated as public)
+            with np.errstate(over="ignore", invalid="ignore"):
+                width = float(np.std(effect[train] - model.predict(cause[train])))
         else:
             width = TRAIN_RESIDUAL_BANDWIDTH
-        out[name] = (effect[test] - model.predict(cause[test]), max(width, 1e-3))
+        out[name] = (effect[test] - model.predict(cause[test]), float(np.clip(width, *BANDWIDTH_RANGE)))
     shift = 0.0
     if privacy == "train+test":
         shift = stability_bound(target_bound=BOUNDED_HALF_WIDTH, ridge=ridge, training_rows=train.size)

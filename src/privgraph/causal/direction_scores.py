@@ -21,6 +21,18 @@ n = 1000 on the tuning pairs of ``benchmarks/bench_direction.py``: literal rho 0
 ``|residual|`` alone 0.78, the maximum of both 0.92. Absolute values are per-record
 transforms, and the maximum of two functions that each move by at most Delta moves by
 at most Delta, so the rank sensitivities are unchanged.
+
+Degenerate data (ties, constant columns) is valid input, with no refusal that one record
+could flip, and every score is defined on it without a special case: tau-a counts a tied
+pair as 0 (a constant column gives ``S = 0``), rho-a's centred mid-ranks of a constant
+column are all 0, and HSIC's kernel matrix of a constant column is all ones, which the
+centring sends to 0: each score is then 0, and there is no tie-corrected denominator
+(tau-b, rho-b) that could vanish. The sensitivities hold on such data: tau-a's ``4/m``
+bounds each of the replaced record's m - 1 sign terms, whatever their value in {-1, 0, 1};
+rho-a's derivation bounds mid-ranks, which move by at most 1 under a replacement with or
+without ties; HSIC's holds for any kernel values in [0, 1]. The IQR score goes through its
+mechanism: an IQR of 0 has stability ``g = 0``, so propose-test-release answers bottom
+("undecided") except with probability at most delta/2 per grid.
 """
 
 from __future__ import annotations
