@@ -15,8 +15,11 @@ Two designs, matching the two amplification theorems:
 * **Exactly m without replacement**: the matching theorem is for replace-one neighbours.
   On a table it is exactly a *multivariate hypergeometric* draw of ``m`` from the cells.
 
-The table versions cost O(cells), whatever the number of rows, so a sub-sample can be
-refreshed many times. Draw once per round on the joint table of the round, then take every
+Every draw is exact, not a floating-point approximation of the law the theorem assumes
+(see "Exact secret selections" in :mod:`privgraph.privacy.samplers`). The table versions
+never materialise the rows: they cost O(cells) memory and about N/8 random 64-bit words
+for N rows (a few milliseconds per million rows), so a sub-sample can be refreshed many
+times. Draw once per round on the joint table of the round, then take every
 table of the round as a marginal of it (all queries then see the same sub-sample).
 """
 
@@ -30,6 +33,8 @@ from privgraph.privacy.samplers import NoiseSampler, SecureSampler
 
 def poisson_rows(n: int, rate: float, *, sampler: NoiseSampler | None = None) -> np.ndarray:
     """Indices (increasing) of a Poisson sub-sample of ``n`` rows: each kept with prob. ``rate``.
+
+    Exact for the float ``rate`` (:meth:`~privgraph.privacy.samplers.NoiseSampler.bernoulli`).
 
     Examples
     --------
@@ -60,7 +65,10 @@ def rows_without_replacement(n: int, m: int, *, sampler: NoiseSampler | None = N
 
 
 def poisson_table(table: np.ndarray, rate: float, *, sampler: NoiseSampler | None = None) -> np.ndarray:
-    """The table of a Poisson sub-sample at ``rate``: binomial thinning of every cell (exact).
+    """The table of a Poisson sub-sample at ``rate``: binomial thinning of every cell.
+
+    Exact: each cell's count is the number of exact Bernoulli(rate) successes among its
+    rows (:meth:`~privgraph.privacy.samplers.NoiseSampler.binomial`).
 
     >>> from privgraph.privacy.samplers import SeededSampler
     >>> t = poisson_table(np.array([[100, 0], [5, 7]]), 0.5, sampler=SeededSampler(2))
@@ -75,6 +83,9 @@ def table_without_replacement(
     table: np.ndarray, m: int, *, sampler: NoiseSampler | None = None
 ) -> np.ndarray:
     """The table of exactly ``m`` rows drawn without replacement: multivariate hypergeometric.
+
+    Exact: the counts of a uniform m-subset of the table's rows
+    (:meth:`~privgraph.privacy.samplers.NoiseSampler.multivariate_hypergeometric`).
 
     >>> from privgraph.privacy.samplers import SeededSampler
     >>> t = table_without_replacement(np.array([[100, 0], [5, 7]]), 10, sampler=SeededSampler(3))

@@ -7,10 +7,16 @@ raises :class:`~privgraph.privacy.budget.BudgetExceeded` before any noise is dra
 only then draws noise from the sampler. The ``sensitivity`` is the caller's claim *under
 the relation given in* ``neighbours``; the mechanism's guarantee holds under that relation.
 
-Real-valued outputs are exact multiples of a power-of-two grid (see
-:mod:`privgraph.privacy.samplers` for why this defeats floating-point attacks). Inputs are
-clamped to ``+-2**50`` grid units (``2**38`` sensitivities) so sums stay exact; clamping is
-applied to every input alike, so it is part of the query and does not raise its sensitivity.
+Real-valued outputs are multiples of a power-of-two grid (see
+:mod:`privgraph.privacy.samplers` for why this defeats floating-point attacks). The Laplace
+and Gaussian mechanisms work in int64 grid units: the input is clamped to ``+-2**61`` units
+and rounded, the integer noise is added exactly, the result is clipped to ``+-2**61`` units
+(a post-processing) and only then multiplied by the grid (exact below ``2**53`` units; above
+that the float is a fixed function of the released integer, so still post-processing).
+Clamping is applied to every input alike, so it is part of the query and does not raise its
+sensitivity. The representable range is ``2**61`` grid units: at least ``2**30``
+sensitivities for :func:`laplace_mechanism` (whatever the dimension) and
+``2**49 D / sqrt(d)`` for :func:`gaussian_mechanism`.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ from privgraph.privacy.calibration import (
     discrete_gaussian_sigma,
     grid_for,
     grid_shift,
+    l1_grid_for,
     zcdp_sigma,
 )
 from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.neighbours import (
     Neighbours,
+    check_count,
     check_delta,
     check_epsilon,
     check_sensitivity,
@@ -38,7 +46,8 @@ from privgraph.privacy.neighbours import (
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 
 T = TypeVar("T")
-_CLAMP_UNITS = 2.0**50
+_CLAMP_UNITS = 2.0**50  # float path (_snap): sums of units and noise stay below 2**53
+_UNITS_LIMIT = 2**61  # integer path (_noisy_on_grid): units + noise stay inside int64
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,19 @@ def _snap(x: np.ndarray, grid: float) -> np.ndarray:
     return np.round(np.clip(x / grid, -_CLAMP_UNITS, _CLAMP_UNITS)) * grid
 
 
+def _noisy_on_grid(x: np.ndarray, grid: float, noise_units: np.ndarray) -> np.ndarray:
+    """``grid * clip(round(clip(x / grid)) + Z)`` computed exactly in int64 grid units.
+
+    With ``L = 2**61``: the input is clamped to ``+-L`` units and rounded (``u``), and the
+    output is ``clip(u + Z, -L, L)``, a post-processing of the exact ``u + Z``. Clipping
+    ``Z`` to ``+-2L`` first changes nothing (if ``Z >= 2L`` then ``u + Z >= L`` both ways)
+    and keeps ``|u + Z| <= 3 * 2**61 < 2**63``, so nothing overflows.
+    """
+    units = np.round(np.clip(x / grid, -_UNITS_LIMIT, _UNITS_LIMIT)).astype(np.int64)
+    noise = np.clip(np.asarray(noise_units, dtype=np.int64).reshape(x.shape), -2 * _UNITS_LIMIT, 2 * _UNITS_LIMIT)
+    return np.clip(units + noise, -_UNITS_LIMIT, _UNITS_LIMIT).astype(np.float64) * grid
+
+
 def _shape_like(x: np.ndarray, scalar: bool):
     return float(x) if scalar else x
 
@@ -107,14 +129,22 @@ def laplace_mechanism(
 ) -> Release:
     """Release ``value`` (a number or array) with Laplace noise: epsilon-DP.
 
-    Sensitivity: the L1 sensitivity of ``value`` under ``neighbours`` (the caller's
-    derivation). Construction: round to a power-of-two grid ``g`` (at most 2**-12 of the
-    sensitivity), add ``g * Z`` with Z discrete Laplace of scale ``t = m / (epsilon - s)``,
-    where ``m = floor(sensitivity/g) + 1`` bounds the move of the rounded value in grid
-    units and ``s`` is :data:`~privgraph.privacy.samplers.PURE_DP_SLACK`. The privacy loss
-    is at most ``m / t + s = epsilon`` (geometric mechanism, Ghosh, Roughgarden,
-    Sundararajan 2009). The noise scale is ``t g``, i.e. ``sensitivity / epsilon`` times
-    ``1 + O(2**-12)``.
+    Sensitivity: the L1 sensitivity ``D`` of ``value`` under ``neighbours`` (the caller's
+    derivation), over all ``d`` coordinates of ``value`` together. Construction: round
+    every coordinate to a power-of-two grid ``g``
+    (:func:`~privgraph.privacy.calibration.l1_grid_for`: at most ``2**-12 D / d``, but
+    never below ``2**-32 D``), add ``g * Z`` with Z independent discrete Laplace
+    of scale ``t = m / (epsilon - s)`` per coordinate, where ``s`` is
+    :data:`~privgraph.privacy.samplers.PURE_DP_SLACK` and ``m = floor(D/g) + d`` bounds the
+    L1 move of the rounded vector in grid units: each coordinate that differs between
+    neighbours can move by one extra unit after rounding
+    (:func:`~privgraph.privacy.calibration.grid_shift`). The privacy loss is at most
+    ``m / t + s = epsilon`` (geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009,
+    one coordinate at a time: the loss of a product is the sum of the coordinates'
+    ``|move_i| / t``). The charge's curve ``("discrete_laplace", 1/t, m)`` carries this
+    ``m``. The noise scale is ``t g``, i.e. ``D / epsilon`` times
+    ``1 + O(2**-12)`` up to ``2**19`` coordinates and ``1 + d 2**-31`` beyond; see
+    :func:`laplace_calibration`.
 
     Examples
     --------
@@ -125,6 +155,10 @@ def laplace_mechanism(
     0.5
     >>> isinstance(rel.value, float)
     True
+    >>> rel = laplace_mechanism([0.0] * 1000, epsilon=1.0, sensitivity=1.0,
+    ...                         neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(0))
+    >>> rel.ledger.charges[0].curve[2] == 2**22 + 1000  # floor(D/g) + d with g = 2**-22
+    True
     """
     epsilon = _check_pure_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
@@ -133,27 +167,52 @@ def laplace_mechanism(
     if sensitivity == 0:  # a constant query: no noise, no cost
         ledger = _pay(Charge("laplace", 0.0, 0.0, neighbours, sensitivity=0.0), budget)
         return Release(_shape_like(x, scalar), ledger)
-    grid = grid_for(sensitivity)
-    shift = grid_shift(sensitivity, grid)
-    t = shift / (epsilon - PURE_DP_SLACK)
+    scale, grid, curve = laplace_calibration(epsilon, sensitivity, max(1, x.size))
     charge = Charge(
         "laplace", epsilon, 0.0, neighbours, sensitivity=sensitivity,
-        curve=("discrete_laplace", 1.0 / t, shift), slack=PURE_DP_SLACK,
-        note=f"noise scale {t * grid:.6g}",
+        curve=curve, slack=PURE_DP_SLACK, note=f"noise scale {scale:.6g}",
     )
     ledger = _pay(charge, budget)
-    noisy = _snap(x, grid) + sampler.laplace_on_grid(t * grid, grid, x.shape or 1).reshape(x.shape)
-    return Release(_shape_like(noisy, scalar), ledger)
+    noise = sampler.discrete_laplace(scale / grid, x.shape or 1)
+    return Release(_shape_like(_noisy_on_grid(x, grid, noise), scalar), ledger)
 
 
-def laplace_scale(epsilon: float, sensitivity: float) -> float:
-    """The noise scale :func:`laplace_mechanism` uses (``sensitivity/epsilon`` up to 2**-12).
+def laplace_calibration(epsilon: float, sensitivity: float, dimension: int = 1):
+    """(scale, grid, curve) used by :func:`laplace_mechanism` (public parameters only).
+
+    ``grid = l1_grid_for(D, d)``, ``shift = floor(D/grid) + d`` grid units,
+    ``t = shift / (epsilon - PURE_DP_SLACK)`` grid units, ``scale = t * grid`` and
+    ``curve = ("discrete_laplace", 1/t, shift)``. Arguments are trusted (checked by the
+    callers).
+
+    >>> scale, grid, curve = laplace_calibration(1.0, 1.0)
+    >>> grid == 2.0**-12, curve[2]
+    (True, 4097)
+    >>> scale, grid, curve = laplace_calibration(1.0, 1.0, 8193)
+    >>> grid == 2.0**-26, curve[2] == 2**26 + 8193
+    (True, True)
+    """
+    grid = l1_grid_for(sensitivity, dimension)
+    shift = grid_shift(sensitivity, grid, dimension)
+    t = shift / (epsilon - PURE_DP_SLACK)
+    return t * grid, grid, ("discrete_laplace", 1.0 / t, shift)
+
+
+def laplace_scale(epsilon: float, sensitivity: float, dimension: int = 1) -> float:
+    """The noise scale :func:`laplace_mechanism` uses on ``dimension`` values.
+
+    ``sensitivity/epsilon`` up to a relative ``2**-12`` (``d 2**-31`` above ``2**19``
+    values). Pass the number of values released together: the grid and the shift depend
+    on it.
 
     >>> abs(laplace_scale(1.0, 1.0) - 1.0) < 3e-4
     True
+    >>> abs(laplace_scale(1.0, 1.0, dimension=10**6) - 1.0) < 6e-4
+    True
     """
-    grid = grid_for(check_sensitivity(sensitivity))
-    return grid_shift(sensitivity, grid) / (_check_pure_epsilon(epsilon) - PURE_DP_SLACK) * grid
+    sensitivity = check_sensitivity(sensitivity)
+    dimension = check_count(dimension, "dimension")
+    return laplace_calibration(_check_pure_epsilon(epsilon), sensitivity, dimension)[0]
 
 
 # --- Gaussian -----------------------------------------------------------------------
@@ -208,8 +267,8 @@ def gaussian_mechanism(
         note=f"noise sigma {sigma:.6g}",
     )
     ledger = _pay(charge, budget)
-    noisy = _snap(x, grid) + sampler.gaussian_on_grid(sigma, grid, x.shape or 1).reshape(x.shape)
-    return Release(_shape_like(noisy, scalar), ledger)
+    noise = sampler.discrete_gaussian(sigma / grid, x.shape or 1)
+    return Release(_shape_like(_noisy_on_grid(x, grid, noise), scalar), ledger)
 
 
 def gaussian_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int = 1):

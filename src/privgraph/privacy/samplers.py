@@ -40,6 +40,28 @@ outcome of probability above ``1e-300``; outcomes beyond hold less than ``exp(-1
 all). The privacy loss of a discrete-Laplace release is then at most the exact one plus
 ``2 eta``; the mechanisms add :data:`PURE_DP_SLACK` (``2**-30``) to their calibration to
 cover it. OpenDP's exact samplers are the reference the tests compare against.
+
+Exact secret selections
+-----------------------
+Amplification by sub-sampling assumes the sub-sample has exactly the law of the theorem
+(independent Bernoulli(q) rows; a uniform m-subset) and nothing charges for a deviation,
+so these draws use no floating-point approximation (numpy's float-based ``binomial`` and
+``multivariate_hypergeometric`` are not used):
+
+* :meth:`NoiseSampler.bernoulli`: a float ``p`` is a dyadic rational ``a / 2**k``; a trial
+  compares a stream of uniform bits with ``p``'s binary expansion and succeeds iff it is
+  below ``p``, so with probability exactly ``p``. Sixty-four trials run in parallel, one
+  per bit of a word; about 8 words per 64 trials.
+* :meth:`NoiseSampler.binomial`: the number of such successes among ``n`` trials, per cell.
+* :meth:`NoiseSampler.multivariate_hypergeometric`: an exact Poisson sample whose size is
+  then corrected by dropping or adding a uniform subset (see the method).
+* :meth:`NoiseSampler.choice` and :meth:`NoiseSampler.permutation`: numpy's
+  ``Generator.choice(replace=False)`` (Floyd's algorithm or Fisher-Yates) and
+  ``Generator.permutation`` (Fisher-Yates), which draw bounded integers by rejection on the
+  generator's raw words (Lemire's method or masking), hence exactly uniform.
+
+The only assumption left is the generator's: its words are uniform and independent
+(ChaCha20 for :class:`SecureSampler`).
 """
 
 from __future__ import annotations
@@ -56,6 +78,7 @@ PURE_DP_SLACK = 2.0**-30
 
 _LN2 = math.log(2.0)
 _TWO_M52 = 2.0**-52
+_CHUNK_WORDS = 2**20  # binomial trials are drawn 64 * 2**20 at a time
 
 
 class NoiseSampler:
@@ -202,27 +225,139 @@ class NoiseSampler:
         return grid * self.discrete_gaussian(sigma / grid, size).astype(np.float64)
 
     # -- secret selections (sub-sampling, selection mechanisms) ------------------------
+    # Exact: see "Exact secret selections" in the module docstring.
+
+    def _bernoulli_words(self, p: float, size: int) -> np.ndarray:
+        """``size`` 64-bit words whose 64 * size bits are independent Bernoulli(p), exactly.
+
+        Each bit lane compares its own stream of uniform bits ``u1 u2 ...`` (one bit from
+        each fresh word) with the finite binary expansion ``p = 0.b1 b2 ... bk`` and is a
+        success iff ``U = 0.u1 u2 ... < p``: at the first position where they differ,
+        ``u_i = 0`` and ``b_i = 1``. Lanes still tied after ``k`` bits have ``U >= p``:
+        failures. So ``P(success) = p`` exactly. Words whose 64 lanes are all decided drop
+        out: about 8 words per 64 trials whatever ``p`` (one for ``p = 1/2``).
+        """
+        out = np.zeros(size, dtype=np.uint64)
+        if p >= 1:
+            return ~out
+        if p <= 0:
+            return out
+        a, denominator = float(p).as_integer_ratio()  # p = a / 2**k exactly
+        k = denominator.bit_length() - 1
+        todo = np.arange(size)
+        tied = np.full(size, ~np.uint64(0))
+        for i in range(k - 1, -1, -1):  # b_1 .. b_k, most significant first
+            if not todo.size:
+                break
+            u = self._words(todo.size)
+            if (a >> i) & 1:
+                out[todo] |= tied & ~u
+                tied &= u
+            else:
+                tied &= ~u
+            live = tied != 0
+            todo, tied = todo[live], tied[live]
+        return out
 
     def bernoulli(self, p: float, size: int) -> np.ndarray:
-        """Independent Bernoulli(p) flags (Poisson sub-sampling of rows)."""
-        return self.uniform(size) <= p
+        """Independent Bernoulli(p) flags (Poisson sub-sampling of rows), exact for the float p.
+
+        >>> flags = SeededSampler(0).bernoulli(0.25, 10)
+        >>> flags.dtype, flags.shape
+        (dtype('bool'), (10,))
+        >>> bool(SeededSampler(0).bernoulli(1.0, 5).all()), bool(SeededSampler(0).bernoulli(0.0, 5).any())
+        (True, False)
+        """
+        size = int(size)
+        words = self._bernoulli_words(float(p), -(-size // 64))
+        return np.unpackbits(words.view(np.uint8), bitorder="little")[:size].astype(bool)
 
     def binomial(self, n: np.ndarray, p: float) -> np.ndarray:
-        """Binomial(n, p) per entry: Poisson sub-sampling applied to a table of counts."""
-        return self._gen.binomial(np.asarray(n, dtype=np.int64), p)
+        """Binomial(n, p) per entry, exactly: the successes among ``n`` exact Bernoulli(p) trials.
+
+        Poisson sub-sampling applied to a table of counts (binomial thinning). The
+        ``n.sum()`` trials are laid end to end as bits of :meth:`_bernoulli_words` and
+        each entry counts the ones in its own range. O(``n.sum()``) work, drawn in chunks
+        of ``2**26`` trials, so memory stays O(entries + chunk).
+
+        >>> b = SeededSampler(0).binomial(np.array([[10, 0], [3, 1000]]), 0.5)
+        >>> b.shape, int(b[0, 1]), bool((b <= [[10, 0], [3, 1000]]).all())
+        ((2, 2), 0, True)
+        """
+        n = np.asarray(n, dtype=np.int64)
+        return self._binomial(n.ravel(), float(p)).reshape(n.shape)
+
+    def _binomial(self, flat: np.ndarray, p: float) -> np.ndarray:
+        """:meth:`binomial` on a flat int64 array (internal callers use this, not the hook)."""
+        if p >= 1 or p <= 0:
+            return flat.copy() if p >= 1 else np.zeros_like(flat)
+        bounds = np.concatenate([[0], np.cumsum(flat)])  # trial ranges [bounds[j], bounds[j+1])
+        ones = np.empty(bounds.size, dtype=np.int64)  # ones before each bound
+        chunk, done, before = _CHUNK_WORDS * 64, 0, 0
+        while True:
+            lo, hi = np.searchsorted(bounds, [done, done + chunk])
+            words = self._bernoulli_words(float(p), -(-min(chunk, int(bounds[-1]) - done) // 64))
+            ones[lo:hi] = before + _ones_before(words, bounds[lo:hi] - done)
+            before += int(np.bitwise_count(words).sum())
+            done += chunk
+            if done >= bounds[-1]:
+                ones[hi:] = before
+                break
+        return np.diff(ones)
 
     def multivariate_hypergeometric(self, colors: np.ndarray, m: int) -> np.ndarray:
-        """Counts of an exactly-m sample without replacement from a table of counts."""
+        """Counts of an exactly-m sample without replacement from a table of counts, exactly.
+
+        Number the table's ``N`` rows cell by cell. First a Poisson sample ``S`` at rate
+        ``q = m/N`` (the float; any fixed ``q`` works) through :meth:`binomial`: given its
+        size ``K``, ``S`` is a uniform K-subset (every K-subset has probability
+        ``q^K (1-q)^(N-K)``). Then fix the size: if ``K > m`` keep a uniform m-subset of
+        ``S`` (drop ``K - m`` of its rows, chosen as in :meth:`choice`), if
+        ``K < m`` add a uniform ``(m - K)``-subset of the other rows. Either way the result
+        is a uniform m-subset of all ``N`` rows, and only its counts per cell are kept.
+        O(N / 8) random words and O(cells + |K - m|) memory (``|K - m|`` is about
+        ``sqrt(N q (1 - q))``). When ``m`` or ``N - m`` is at most ``N/64``, those rows
+        are chosen directly instead (:meth:`choice`, Floyd's algorithm: O(m) work).
+
+        >>> t = SeededSampler(0).multivariate_hypergeometric(np.array([[5, 0], [3, 2]]), 7)
+        >>> int(t.sum()), int(t[0, 1]), bool((t <= [[5, 0], [3, 2]]).all())
+        (7, 0, True)
+        """
         colors = np.asarray(colors, dtype=np.int64)
-        flat = self._gen.multivariate_hypergeometric(colors.ravel(), int(m), method="marginals")
-        return flat.reshape(colors.shape)
+        flat = colors.ravel()
+        total, m = int(flat.sum()), int(m)
+        if not 0 <= m <= total:
+            raise ValueError(f"m must lie in [0, {total}] (the table's rows), got {m}")
+        if min(m, total - m) <= total // 64:  # few rows drawn or left out: choose them directly
+            if m <= total // 2:
+                return self._uniform_cells(flat, m).reshape(colors.shape)
+            return (flat - self._uniform_cells(flat, total - m)).reshape(colors.shape)
+        kept = self._binomial(flat, m / total)
+        size = int(kept.sum())
+        if size >= m:
+            kept = kept - self._uniform_cells(kept, size - m)
+        else:
+            kept = kept + self._uniform_cells(flat - kept, m - size)
+        return kept.reshape(colors.shape)
+
+    def _uniform_cells(self, counts: np.ndarray, k: int) -> np.ndarray:
+        """Per-cell counts of k rows drawn uniformly without replacement from ``counts``' rows."""
+        picked = self._gen.choice(int(counts.sum()), size=int(k), replace=False, shuffle=False)
+        cells = np.searchsorted(np.cumsum(counts), picked, side="right")
+        return np.bincount(cells, minlength=counts.size)
 
     def choice(self, n: int, m: int) -> np.ndarray:
-        """m distinct indices of range(n), uniformly (sampling without replacement)."""
+        """m distinct indices of range(n), uniformly (sampling without replacement).
+
+        numpy's ``Generator.choice(replace=False)``: Floyd's algorithm (O(m) memory), or a
+        partial Fisher-Yates shuffle of ``range(n)`` when ``n > 10000`` and ``m > n/50``
+        (O(n) memory). Both draw bounded integers by rejection on the generator's words
+        (Lemire's method, masking), so every m-subset has exactly the same probability.
+        """
         return self._gen.choice(int(n), size=int(m), replace=False, shuffle=False)
 
     def permutation(self, n: int) -> np.ndarray:
-        """A uniform random permutation of range(n)."""
+        """A uniform random permutation of range(n): numpy's Fisher-Yates on exact integers."""
         return self._gen.permutation(int(n))
 
     def race(self, log_weights: np.ndarray) -> int:
@@ -305,6 +440,23 @@ def resolve_sampler(random_state: "None | int | NoiseSampler") -> NoiseSampler:
     raise ValueError(
         f"random_state must be None, an integer seed or a NoiseSampler, got {random_state!r}"
     )
+
+
+def _ones_before(words: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Number of one bits of ``words`` (bit j of word i is bit 64 i + j) before each position.
+
+    >>> _ones_before(np.array([3, 1], dtype=np.uint64), np.array([0, 1, 2, 64, 65, 128]))
+    array([0, 1, 2, 2, 3, 3])
+    """
+    if not positions.size:
+        return np.zeros(0, dtype=np.int64)
+    prefix = np.concatenate([[0], np.cumsum(np.bitwise_count(words), dtype=np.int64)])
+    q, r = positions >> 6, (positions & 63).astype(np.uint64)
+    inside = q < words.size
+    partial = np.zeros(positions.size, dtype=np.int64)
+    masks = (np.uint64(1) << r[inside]) - np.uint64(1)
+    partial[inside] = np.bitwise_count(words[q[inside]] & masks)
+    return prefix[q] + partial
 
 
 def power_of_two_at_most(x: float) -> float:
