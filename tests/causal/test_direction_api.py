@@ -114,15 +114,35 @@ def test_non_private_accuracy_on_synthetic_pairs(score):
         x, y = anm_pair(1000, 100 + seed)
         flip = seed % 2 == 1
         a, b = (y, x) if flip else (x, y)
-        model = PrivateANM(epsilon=1e6, score=score, random_state=seed).fit(a, b)
+        model = PrivateANM(epsilon=1e6, score=score, random_state=seed).fit(a, b, infer_domain=True)
         hits += model.direction_ == ("y->x" if flip else "x->y")
     assert hits / pairs >= 0.85
 
 
 def test_random_state_int_is_reproducible_and_none_is_secure():
     x, y = anm_pair(600, 4)
-    a = PrivateANM(epsilon=1.0, random_state=7).fit(x, y)
-    b = PrivateANM(epsilon=1.0, random_state=7).fit(x, y)
+    a = PrivateANM(epsilon=1.0, random_state=7, bounds=BOUNDS).fit(x, y)
+    b = PrivateANM(epsilon=1.0, random_state=7, bounds=BOUNDS).fit(x, y)
     assert a.scores_ == b.scores_ and a.direction_ in ("x->y", "y->x")
-    c = PrivateANM(epsilon=1.0).fit(x, y)
+    c = PrivateANM(epsilon=1.0, bounds=BOUNDS).fit(x, y)
     assert 0.5 <= c.confidence_ <= 1.0 and c.ledger_.total().epsilon == 1.0
+
+
+def test_a_pair_needs_a_public_domain_and_says_what_is_not_private(tmp_path):
+    import pandas as pd
+
+    from privgraph.data import NOT_PRIVATE_DOMAIN, Domain, DomainRequired, Kind, write_codebook
+
+    x, y = anm_pair(600, 4)
+    with pytest.raises(DomainRequired, match="bounds="):
+        PrivateANM(epsilon=1.0, random_state=0).fit(x, y)
+    inferred = PrivateANM(epsilon=1.0, random_state=0).fit(x, y, infer_domain=True)
+    assert NOT_PRIVATE_DOMAIN in inferred.ledger_.caveats
+    path = write_codebook(Domain(("cause", "effect"), (0, 0), (Kind.CONTINUOUS,) * 2, ((), ()), BOUNDS),
+                          tmp_path / "pair.json")
+    text = pd.Series(x.astype(str), name="cause").where(np.arange(600) != 3, "n/a")  # one unreadable cell
+    model = PrivateANM(epsilon=1.0, random_state=0).fit(text, pd.Series(y, name="effect"), domain=path)
+    assert NOT_PRIVATE_DOMAIN not in model.ledger_.caveats and model.direction_ in dr.DIRECTIONS
+    assert dr.TEST_ONLY_CAVEAT in model.ledger_.caveats  # the default protects the test part only
+    full = PrivateANM(epsilon=1.0, score="hsic", privacy="train+test", random_state=0).fit(x, y, domain=path)
+    assert full.ledger_.is_private

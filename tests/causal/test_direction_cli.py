@@ -7,6 +7,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from privgraph.cli import app
+from privgraph.data import Domain, Kind, write_codebook
 
 
 def _frame(n, seed, pair=None):
@@ -18,13 +19,21 @@ def _frame(n, seed, pair=None):
     return frame
 
 
+BOUNDS = ["--x-bounds", "-2", "2", "--y-bounds", "-2", "2"]
+
+
 def test_one_pair_prints_result_and_ledger(tmp_path):
     path = tmp_path / "one.csv"
     _frame(800, 0).to_csv(path, index=False)
+    refused = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1"])
+    assert "no public domain" in str(refused.exception) and "--x-bounds" in str(refused.exception)
+    write_codebook(Domain(("a", "b"), (0, 0), (Kind.CONTINUOUS,) * 2, ((), ()), ((-2, 2), (-2, 2))),
+                   tmp_path / "d.json")
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
-                                      "--seed", "3"])
+                                      "--seed", "3", "--domain", str(tmp_path / "d.json")], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "NOT private" in result.output and "Privacy ledger" in result.output
+    assert "only the test part's records are protected" in result.output
 
 
 def test_long_table_batch_writes_one_row_per_pair(tmp_path):
@@ -32,7 +41,7 @@ def test_long_table_batch_writes_one_row_per_pair(tmp_path):
     pd.concat([_frame(600, s, f"p{s}") for s in range(3)]).to_parquet(path)
     out.parent.mkdir()  # a missing directory is an error, as in every command (issue 11)
     result = CliRunner().invoke(app, ["direction", str(path), "--pair-column", "pair", "--x", "a", "--y", "b",
-                                      "--epsilon", "2", "--score", "kendall", "--seed", "1", "--out", str(out)])
+                                      "--epsilon", "2", "--score", "kendall", "--seed", "1", "--out", str(out), *BOUNDS])
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
     assert [r["pair"] for r in rows] == ["p0", "p1", "p2"]
@@ -45,7 +54,7 @@ def test_batch_of_files_records_bad_pairs_and_goes_on(tmp_path):
     _frame(600, 0).to_csv(good, index=False)
     _frame(150, 1).to_csv(bad, index=False)  # too few rows (n is public); a constant column is valid
     result = CliRunner().invoke(app, ["direction", str(good), str(bad), "--x", "a", "--y", "b", "--epsilon", "1",
-                                      "--seed", "0", "--out", str(out)])
+                                      "--seed", "0", "--out", str(out), *BOUNDS])
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(out)
     assert rows["error"].isna().tolist() == [True, False]
@@ -55,8 +64,8 @@ def test_batch_of_files_records_bad_pairs_and_goes_on(tmp_path):
 def test_single_bad_pair_and_refused_combination_are_errors(tmp_path):
     path = tmp_path / "bad.csv"
     _frame(150, 1).to_csv(path, index=False)
-    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1"])
+    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1", *BOUNDS])
     assert result.exit_code != 0 and "need at least 200 rows" in str(result.exception)
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
-                                      "--score", "iqr", "--privacy", "train+test"])
+                                      "--score", "iqr", "--privacy", "train+test", *BOUNDS])
     assert result.exit_code != 0 and "no derived guarantee" in str(result.exception)

@@ -49,7 +49,8 @@ def test_neighbours_on_an_old_boundary_behave_alike(case, setting):
     _, d, d_prime = case
     score, privacy, bounds = setting
     for data in (d, d_prime):
-        model = PrivateANM(epsilon=1.0, score=score, privacy=privacy, bounds=bounds, random_state=3).fit(*data)
+        model = PrivateANM(epsilon=1.0, score=score, privacy=privacy, bounds=bounds, random_state=3).fit(
+            *data, infer_domain=bounds is None)
         assert model.direction_ in DIRECTIONS + ("undecided",)
         assert model.ledger_.total().epsilon == pytest.approx(1.0)
 

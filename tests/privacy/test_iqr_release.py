@@ -19,3 +19,13 @@ def test_log_iqr_noise_scale():
     b = log_iqr_scale(eps)
     assert abs(b - 3 / eps) < 3e-4 * b
     assert abs(np.mean(np.abs(np.array(out) - exact) <= b * math.log(2)) - 0.5) <= hoeffding(n) + 1e-3
+
+
+def test_a_zero_iqr_never_raises_after_the_charge():
+    """Ties at both quartiles: the test passes with probability <= delta/2 per grid; then it
+    answered log(0) and raised after the budget was spent. Now bottom, at any delta."""
+    x = np.array([1.0] * 40 + [2.0] * 10)
+    for seed in range(300):
+        release = log_iqr_release(x, ranks=(10, 35), epsilon=3.0, delta=0.9, neighbours=Neighbours.REPLACE_ONE,
+                                  sampler=SeededSampler(seed))
+        assert release.value is None and release.ledger.total().epsilon == 3.0

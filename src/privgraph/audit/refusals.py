@@ -190,7 +190,7 @@ def _direction(data: Path, out: Path) -> list[str]:
 def _no_domain(command: str):
     def args(data: Path, out: Path) -> list[str]:
         base = {"discover": ["--epsilon", "1"], "fit-mrf": ["--cliques", "a,b", "--epsilon", "1"],
-                "direction": ["--x", "a", "--y", "b", "--epsilon", "1"]}[command]
+                "direction": ["--x", "x", "--y", "y", "--epsilon", "1"]}[command]
         return [*base, "--seed", "0"]
     return args
 
@@ -220,6 +220,8 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
                     _replaced("c", "x"), _no_domain("discover")),
         RefusalCase("no_domain_fit_mrf", "fit-mrf", "any", "no domain: refused whatever the file holds",
                     _one_more_row(), _no_domain("fit-mrf")),
+        RefusalCase("no_domain_direction", "direction", "any", "no domain: refused whatever the file holds",
+                    _pair_with_ties(), _no_domain("direction")),
     )
 
 

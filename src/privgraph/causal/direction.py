@@ -45,6 +45,7 @@ from privgraph.causal.direction_data import (
     fit_both_directions,
     validate_pair,
 )
+from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.privacy import (
     Budget,
     Charge,
@@ -321,10 +322,10 @@ class PrivateANM:
     >>> rng = np.random.default_rng(0)
     >>> x = rng.uniform(-2, 2, 2000)
     >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
-    >>> model = PrivateANM(epsilon=50.0, random_state=0).fit(x, y)
+    >>> model = PrivateANM(epsilon=50.0, random_state=0, bounds=((-2, 2), (-2, 2))).fit(x, y)
     >>> model.direction_, model.ledger_.total().epsilon
     ('x->y', 50.0)
-    >>> PrivateANM(epsilon=1.0, score="kendall", privacy="train+test").fit(x, y)
+    >>> PrivateANM(epsilon=1.0, score="kendall", privacy="train+test", bounds=((-2, 2), (-2, 2))).fit(x, y)
     Traceback (most recent call last):
     ...
     ValueError: score='kendall' has no derived guarantee under privacy='train+test': ...
@@ -337,18 +338,88 @@ class PrivateANM:
         self.delta, self.bounds, self.test_fraction = delta, bounds, test_fraction
         self.ridge, self.lengthscale = ridge, lengthscale
 
-    def fit(self, x, y, *, budget: Budget | None = None) -> "PrivateANM":
-        """Decide the direction of (x, y); returns self."""
+    def fit(self, x, y, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateANM":
+        """Decide the direction of (x, y); returns self.
+
+        The pair needs a public domain: ``domain`` (a :class:`~privgraph.data.Domain`, a
+        codebook path or dict, naming x and y by their Series names or holding exactly two
+        columns: continuous ones with ``bounds``, or ordinal ones, used through their codes),
+        or the estimator's own ``bounds``. Without either the fit refuses before reading a
+        value, unless ``infer_domain=True`` (scales then come from the training rows and the
+        ledger says the domain is not private). Values outside the bounds are clipped, and
+        missing ones go to the bounds' midpoint: a fixed per-record map, never an error.
+        """
         from privgraph.privacy import resolve_sampler
 
         check_settings(self.score, self.privacy, self.epsilon, self.delta)
+        if domain is None:
+            check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
+        x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
         sampler = resolve_sampler(self.random_state)
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         result, ledger = private_direction(
             x, y, epsilon=self.epsilon, sampler=sampler, rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
-            privacy=self.privacy, delta=self.delta, bounds=self.bounds, test_fraction=self.test_fraction,
+            privacy=self.privacy, delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
             ridge=self.ridge, lengthscale=self.lengthscale, budget=budget)
+        if not public:
+            ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
+        if self.privacy == "test":
+            ledger = ledger.with_caveat(TEST_ONLY_CAVEAT)
         self.result_ = result
         self.direction_, self.scores_, self.confidence_, self.ledger_ = (
             result.direction, result.scores, result.confidence, ledger)
         return self
+
+
+#: What ``privacy="test"`` leaves out, said in every ledger of such a run.
+TEST_ONLY_CAVEAT = ("privacy='test': only the test part's records are protected; the training part's "
+                    "records set the regression without noise")
+
+
+def pair_on_public_domain(x, y, domain, bounds, infer_domain: bool):
+    """(x, y, bounds, public): the pair as numbers on its public domain (see :meth:`PrivateANM.fit`).
+
+    >>> from privgraph.data import Domain, Kind
+    >>> d = Domain(("u", "v"), (0, 3), (Kind.CONTINUOUS, Kind.ORDINAL), ((), ("lo", "mid", "hi")), ((0, 1), None))
+    >>> x, y, b, public = pair_on_public_domain([0.5, "?"], ["hi", "mid"], d, None, False)
+    >>> x.tolist(), y.tolist(), b, public
+    ([0.5, nan], [2.0, 1.0], ((0, 1), (0.0, 2.0)), True)
+    """
+    from privgraph.data import DomainRequired, Kind, resolve_domain
+    from privgraph.data.frontdoor import how_to_get_a_domain, level_codes
+
+    if domain is None:
+        if bounds is None and not infer_domain:
+            raise DomainRequired(how_to_get_a_domain("the pair (x, y)").replace(
+                "Give one:", "Give bounds=((x_lo, x_hi), (y_lo, y_hi)), or"))
+        return x, y, bounds, bounds is not None or not infer_domain
+    domain = resolve_domain(None, domain)
+    names = [getattr(v, "name", None) or default for v, default in ((x, "x"), (y, "y"))]
+    if not all(n in domain.names for n in names):
+        if len(domain.names) != 2:
+            raise KeyError(f"the domain must name the pair's columns {names} or hold exactly two, got {list(domain.names)}")
+        names = list(domain.names)
+    values, out_bounds = [], []
+    for v, name in zip((x, y), names):
+        kind = domain.kinds[domain.index(name)]
+        if kind is Kind.CONTINUOUS:
+            if domain.bounds_of(name) is None:
+                raise ValueError(f"continuous column {name!r} needs public bounds in the domain")
+            values.append(_as_numbers(v))
+            out_bounds.append(domain.bounds_of(name))
+        elif kind is Kind.ORDINAL:
+            codes = level_codes(v if hasattr(v, "dtype") else list(v), domain.levels[domain.index(name)]).astype(float)
+            values.append(np.where(codes < 0, np.nan, codes))  # out of domain: the midpoint, like a missing value
+            out_bounds.append((0.0, float(domain.size_of(name) - 1)))
+        else:
+            raise ValueError(f"column {name!r} is nominal: a causal direction needs ordered values "
+                             "(continuous, or ordinal levels)")
+    return values[0], values[1], tuple(out_bounds), domain.public
+
+
+def _as_numbers(values) -> np.ndarray:
+    """Numbers per record: text that is no number becomes NaN (missing), never an error."""
+    import pandas as pd
+
+    series = values if isinstance(values, pd.Series) else pd.Series(list(np.asarray(values, dtype=object)))
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)

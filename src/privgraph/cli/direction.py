@@ -26,31 +26,47 @@ from rich.progress import Progress
 
 from privgraph.causal.direction import PrivateANM, check_settings
 from privgraph.cli.ledger_table import print_ledger
+from privgraph.data import DomainRequired
 from privgraph.data.files import check_path
+from privgraph.data.frontdoor import how_to_get_a_domain
 from privgraph.outputs import check_outputs, write_atomically
 from privgraph.privacy.ledger import merge
 
 
-def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str]):
-    """Yield ``(name, x_values, y_values)`` for every pair in the files.
+def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as_text: bool = False):
+    """Yield ``(name, x_values, y_values)`` for every pair in the files (as Series named x, y).
 
     One file without ``pair_column`` is one pair named after the file; with it, one pair
     per value of that column (prefixed by the file's name when there are several files).
+    ``as_text`` reads a CSV as text, so that no type is guessed from the data (the public
+    domain then says how to read each value).
     """
     for path in paths:
-        frame = _read(check_path(path))
+        frame = _read(check_path(path), as_text)
         missing = [c for c in (x, y, pair_column) if c is not None and c not in frame.columns]
         if missing:
             raise KeyError(f"columns {missing} not in {str(path)!r} (columns: {list(frame.columns)})")
         if pair_column is None:
-            yield path.stem, frame[x].to_numpy(), frame[y].to_numpy()
+            yield path.stem, frame[x], frame[y]
             continue
         for name, group in frame.groupby(pair_column, sort=True):
-            yield f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x].to_numpy(), group[y].to_numpy()
+            yield f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x], group[y]
 
 
-def _read(path: Path) -> pd.DataFrame:
-    return pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
+def _read(path: Path, as_text: bool = False) -> pd.DataFrame:
+    if path.suffix.lower() == ".parquet":
+        return pd.read_parquet(path)
+    return pd.read_csv(path, dtype=str) if as_text else pd.read_csv(path)
+
+
+def _pair_domain(path: Path, x: str, y: str):
+    """The codebook's domain over the two columns (read before any data)."""
+    from privgraph.data import read_codebook
+
+    full = read_codebook(path)
+    if missing := [c for c in (x, y) if c not in full.names]:
+        raise KeyError(f"columns {missing} are not in the domain codebook {str(path)!r} (its columns: {list(full.names)})")
+    return full.project([x, y])
 
 
 def write_rows(rows: list[dict], out: Path) -> None:
@@ -71,7 +87,7 @@ def write_rows(rows: list[dict], out: Path) -> None:
 def result_row(name: str, model: PrivateANM | None, n: int, error: str | None) -> dict:
     """One output row: the private result of a fitted model, or the error that stopped it.
 
-    >>> result_row("p", None, 10, "column x is constant")["direction"] is None
+    >>> result_row("p", None, 10, "need at least 200 rows")["direction"] is None
     True
     """
     row = {"pair": name, "rows": n, "direction": None, "score_x_to_y": None, "score_y_to_x": None,
@@ -86,6 +102,8 @@ def result_row(name: str, model: PrivateANM | None, n: int, error: str | None) -
 
 def direction(
     data: List[Path] = typer.Argument(..., help="CSV or Parquet file(s); several files = one pair per file."),
+    domain: Optional[Path] = typer.Option(None, "--domain", help="Public domain codebook naming --x and --y (continuous with bounds, or ordinal)."),
+    infer_domain: bool = typer.Option(False, "--infer-domain", help="Scale by the data instead of a domain: the result is then NOT private."),
     x: str = typer.Option(..., "--x", help="Column of the first variable."),
     y: str = typer.Option(..., "--y", help="Column of the second variable."),
     epsilon: float = typer.Option(..., help="Privacy budget epsilon per pair."),
@@ -105,17 +123,27 @@ def direction(
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
-    pairs = list(read_pairs(list(data), x, y, pair_column))
+    if domain is not None and (infer_domain or bounds is not None):
+        raise ValueError("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")
+    if domain is not None:
+        domain = _pair_domain(domain, x, y)
+    elif bounds is None and not infer_domain:
+        raise DomainRequired(how_to_get_a_domain(f"the pair {x!r}, {y!r}").replace(
+            "Give one:", "Give --x-bounds/--y-bounds, or"))
+    if infer_domain:
+        console.print("[bold red]--infer-domain: scales are read from the data; the result is NOT private[/]")
+    pairs = list(read_pairs(list(data), x, y, pair_column, as_text=domain is not None))
     batch = len(pairs) > 1
-    rows, ledgers = [], []
+    rows, ledgers, caveats = [], [], set()
     with Progress(console=console, transient=True, disable=not batch) as progress:
         task = progress.add_task("pairs", total=len(pairs))
         for i, (name, xs, ys) in enumerate(pairs):
             model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds,
                                random_state=None if seed is None else seed + i)  # one noise stream per pair
             try:
-                model.fit(xs, ys)
+                model.fit(xs, ys, domain=domain, infer_domain=infer_domain)
                 rows.append(result_row(name, model, len(xs), None))
+                caveats.update(model.ledger_.caveats)
                 ledgers.append(model.ledger_)
             except ValueError as err:
                 if not batch:
@@ -123,6 +151,8 @@ def direction(
                 rows.append(result_row(name, None, len(xs), str(err)))
             progress.advance(task)
     _report(console, rows, ledgers, delta, batch)
+    for caveat in sorted(caveats):
+        console.print(f"[bold red]NOT PRIVATE:[/] {caveat}")
     if out is not None:
         write_rows(rows, out)
         console.print(f"results written to {out}")

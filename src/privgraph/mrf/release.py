@@ -115,7 +115,7 @@ def release_tables(
     flat = np.concatenate([np.ravel(np.asarray(c, dtype=np.float64)) for c in counts])
     if noise == "laplace":
         sensitivity = groups * histogram_l1_sensitivity(neighbours)
-        scale = laplace_scale(epsilon, sensitivity)
+        scale = laplace_scale(epsilon, sensitivity, dimension=flat.size)
         noisy, ledger = laplace_mechanism(
             flat, epsilon=epsilon, sensitivity=sensitivity, neighbours=neighbours, sampler=sampler, budget=budget
         )

@@ -85,7 +85,7 @@ def bin_distance(sorted_values: np.ndarray, ranks: tuple[int, int], shift: float
     """
     a, b = ranks
     width = sorted_values[b - 1] - sorted_values[a - 1]
-    if width <= 0:
+    if not 0 < width < math.inf:  # zero (ties) or overflowing: unstable at once
         return 0
     k = math.floor(math.log(width) + shift)
     lo, hi = math.exp(k - shift), math.exp(k + 1 - shift)
@@ -153,7 +153,12 @@ def log_iqr_release(
     for shift in (0.0, 0.5):
         g = bin_distance(x, (a, b), shift, cap)
         if g + int(sampler.discrete_laplace(1 / eps, 1)[0]) > threshold:
-            return Release(_noisy_log(x[b - 1] - x[a - 1], eps, sampler), ledger)
+            width = x[b - 1] - x[a - 1]
+            # g = 0 there, so this branch has probability <= delta/2 and any output is covered
+            # by delta: answer bottom rather than fail after the charge (log of 0 or of inf)
+            if not 0 < width < math.inf:
+                return Release(None, ledger)
+            return Release(_noisy_log(width, eps, sampler), ledger)
     return Release(None, ledger)
 
 
