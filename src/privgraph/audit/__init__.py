@@ -3,8 +3,10 @@
 Public names::
 
     from privgraph.audit import (audit, AuditResult, Event, threshold_events, value_events,
-        low_bit_events, given_events, clopper_pearson, epsilon_lower_bound, AuditCase,
-        correct_cases, all_cases, find_cases)
+        low_bit_events, orthant_events, given_events, clopper_pearson, epsilon_lower_bound,
+        AuditCase, correct_cases, all_cases, find_cases)
+
+The end-to-end cases (whole estimators) are in :mod:`privgraph.audit.estimators`.
 
 An audit shows that a mechanism leaks *at least* the epsilon it reports (with probability
 1 - alpha); it never proves that a mechanism is private. The planted bugs it must catch
@@ -19,6 +21,7 @@ from privgraph.audit.auditor import (
     epsilon_lower_bound,
     given_events,
     low_bit_events,
+    orthant_events,
     threshold_events,
     value_events,
 )
@@ -36,6 +39,7 @@ __all__ = [
     "find_cases",
     "given_events",
     "low_bit_events",
+    "orthant_events",
     "threshold_events",
     "value_events",
 ]

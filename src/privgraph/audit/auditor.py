@@ -190,6 +190,51 @@ def low_bit_events(bits: Sequence[int] = range(1, 64)) -> Callable[[np.ndarray, 
     return family
 
 
+def orthant_events(count: int = 11) -> Callable[[np.ndarray, np.ndarray], list[Event]]:
+    """Events ``{y_j >= t_j or y_j <= t_j (or free) for every column j}`` of (runs, k) outputs.
+
+    Each column is cut at ``count`` evenly spaced quantiles of its pooled values (and six
+    tail quantiles when ``count > 3``);
+    every combination of a side and a cut, or no constraint, per column is an event (all
+    free excepted): ``(2 count + 1)^k - 1`` events, so keep k small. A product of tails is
+    where a release of k independently noised values reaches its whole epsilon.
+
+    >>> events = orthant_events(1)(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[2.0, 2.0]]))
+    >>> len(events), events[0].description
+    (8, 'y0 >= 1, y1 >= 1')
+    >>> [int(n) for n in (events[0].contains(np.array([[1.0, 1.0], [1.0, 0.0]])))]
+    [1, 0]
+    """
+    import itertools
+
+    def family(left: np.ndarray, right: np.ndarray) -> list[Event]:
+        pooled = np.concatenate([left, right]).astype(np.float64)
+        levels = np.linspace(0, 1, count + 2)[1:-1]
+        if count > 3:
+            levels = np.unique(np.concatenate([levels, [0.003, 0.01, 0.03, 0.97, 0.99, 0.997]]))
+        per_column = []
+        for j in range(pooled.shape[1]):
+            cuts = np.unique(np.nanquantile(pooled[:, j], levels, method="nearest"))
+            sides = [(j, ">=", float(t)) for t in cuts] + [(j, "<=", float(t)) for t in cuts]
+            per_column.append(sides + [None])
+        events = []
+        for combo in itertools.product(*per_column):
+            terms = [c for c in combo if c is not None]
+            if terms:
+                events.append(Event(", ".join(f"y{j} {op} {t:.6g}" for j, op, t in terms),
+                                    lambda y, terms=terms: _in_orthant(y, terms)))
+        return events
+
+    return family
+
+
+def _in_orthant(y: np.ndarray, terms) -> np.ndarray:
+    inside = np.ones(len(y), dtype=bool)
+    for j, op, t in terms:
+        inside &= (y[:, j] >= t) if op == ">=" else (y[:, j] <= t)
+    return inside
+
+
 def given_events(*events: Event) -> Callable[[np.ndarray, np.ndarray], list[Event]]:
     """A family that always offers the same user-supplied events.
 

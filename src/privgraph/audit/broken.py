@@ -11,7 +11,18 @@ that :func:`privgraph.audit.audit` notices it:
   cutoff c (Lee and Clifton 2014), and releasing the noisy query value with an "above"
   answer (Roth's lecture notes);
 * :func:`broken_naive_float_laplace`: textbook ``numpy`` Laplace noise added to a double,
-  which leaks the input through its low-order bits (Mironov 2012).
+  which leaks the input through its low-order bits (Mironov 2012);
+* :func:`broken_vector_laplace_rounding`: PrivateMRF's per-individual tables released
+  with the old vector calibration, which rounded every cell to the grid but paid for one
+  rounding unit in all (``floor(D/g) + 1``, not ``+ d``). Each cell that moves can move
+  one extra unit, so an individual spread over d cells sitting just below half a unit
+  moves the rounded tables by d units more than it should. At the production grid
+  (2**-12 of the sensitivity) doubling the loss takes about 4096 such cells (4,095 records
+  added beside an individual with 8,193), and that loss then sits on the event "every
+  cell in its upper tail", of probability about 2**-4096: no run count can see it. The
+  planted case therefore uses a grid as coarse as the sensitivity (``grid_bits=0``),
+  where the same rule doubles the loss with four cells, to show the pair and the view
+  (the smallest of B's cells) catch it.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from privgraph.audit.cases import (
     answer_codes,
     describe_answers,
 )
+from privgraph.audit.estimators import individuals_pair
 from privgraph.privacy import NoiseSampler
 from privgraph.privacy.calibration import grid_for, grid_shift
 
@@ -153,6 +165,30 @@ def broken_svt_releases_value(epsilon: float) -> Runner:
     return run
 
 
+def broken_vector_laplace_rounding(epsilon: float, grid_bits: int = 0, cells_paid: int = 1) -> Runner:
+    """BROKEN: individual-normalised 2 x 2 tables with the old vector Laplace calibration.
+
+    Grid ``2**-grid_bits`` (sensitivity 1), shift ``floor(1/g) + cells_paid`` (the old rule:
+    1 whatever the number of cells; the corrected rule pays all 4), every cell rounded: the
+    view is the smallest noisy cell. Input: a DataFrame with columns a, b and id, as for
+    the ``mrf_individuals`` case.
+    """
+    from privgraph.data import Domain
+    from privgraph.mrf.individuals import individual_tables
+
+    domain = Domain.of(a=2, b=2)
+    grid = 2.0**-grid_bits
+    t = (int(np.floor(1.0 / grid)) + cells_paid) / epsilon  # noise scale in grid units
+
+    def run(frame, n, sampler):
+        (table,) = individual_tables(frame[["a", "b"]].to_numpy(), frame["id"].to_numpy(), domain=domain,
+                                     cliques=[("a", "b")])
+        snapped = np.round(table.ravel() / grid) * grid
+        return (snapped + sampler.laplace_on_grid(t * grid, grid, (n, snapped.size))).min(axis=1)
+
+    return run
+
+
 def broken_cases() -> tuple[AuditCase, ...]:
     """The planted bugs, each on a pair that exposes it (every one must be caught).
 
@@ -177,6 +213,9 @@ def broken_cases() -> tuple[AuditCase, ...]:
              SVT_LEFT, SVT_RIGHT, "0^8 1 vs 1^8 0", broken_svt_releases_value(1.0), threshold_events()),
             ("broken_naive_float_laplace", "numpy Laplace on doubles, low-bit events", AR, 1.0, 0.0, 1.0,
              "0 vs 1", broken_naive_float_laplace(1.0), low_bit_events()),
+            ("broken_vector_laplace_rounding", "MRF individual tables, old vector calibration, grid 1", AR, 1.0,
+             *individuals_pair([(0, 0), (0, 1), (1, 0), (1, 1)]), "A, C vs + B: 1 record per cell",
+             broken_vector_laplace_rounding(1.0), threshold_events()),
         )
     )
     # These two leak through rare answer patterns (a value just above a low noisy

@@ -69,8 +69,11 @@ class AuditCase:
 
     ``runs`` and ``quick_runs`` are the runs per side of a full and of a quick audit (fewer
     for mechanisms that only run one at a time). ``is_broken`` marks planted bugs the audit must catch;
+    ``is_known_failure`` marks a documented gap of a real estimator (an expected violation);
     ``is_secure_only`` cases always run on :class:`SecureSampler` (the floating-point
-    attack must find nothing on the production sampler).
+    attack must find nothing on the production sampler). ``group`` is ``"primitives"`` (a
+    mechanism of the privacy core) or ``"estimators"`` (a whole estimator,
+    :mod:`privgraph.audit.estimators`).
     """
 
     name: str
@@ -87,6 +90,8 @@ class AuditCase:
     quick_runs: int = QUICK_RUNS
     is_broken: bool = False
     is_secure_only: bool = False
+    group: str = "primitives"
+    is_known_failure: bool = False
 
     def sampler(self, seed: int | None) -> NoiseSampler:
         """The sampler for this case: seeded per case name (or secure if no seed)."""
@@ -253,17 +258,30 @@ def correct_cases() -> tuple[AuditCase, ...]:
     )
 
 
-def all_cases(include_broken: bool = False) -> tuple[AuditCase, ...]:
-    """The correct cases, then (if asked) the planted bugs of :mod:`privgraph.audit.broken`."""
-    if not include_broken:
-        return correct_cases()
-    from privgraph.audit.broken import broken_cases
-
-    return correct_cases() + broken_cases()
+GROUPS = ("primitives", "estimators", "all")
 
 
-def find_cases(name: str | None, include_broken: bool = False) -> tuple[AuditCase, ...]:
-    """All cases, or the one called ``name`` (broken ones included when asked for by name).
+def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCase, ...]:
+    """The correct cases of ``group``, then (if asked) the planted bugs of
+    :mod:`privgraph.audit.broken` and the estimators' known failures.
+
+    >>> [c.name for c in all_cases(group="estimators")][:2]
+    ['laplace_pc', 'priv_pc']
+    """
+    if group not in GROUPS:
+        raise ValueError(f"unknown group {group!r}; choose from {', '.join(GROUPS)}")
+    from privgraph.audit.estimators import estimator_cases, known_failure_cases
+
+    cases = correct_cases() + estimator_cases()
+    if include_broken:
+        from privgraph.audit.broken import broken_cases
+
+        cases += broken_cases() + known_failure_cases()
+    return tuple(c for c in cases if group == "all" or c.group == group)
+
+
+def find_cases(name: str | None, include_broken: bool = False, group: str = "all") -> tuple[AuditCase, ...]:
+    """All cases of ``group``, or the one called ``name`` (broken ones included when asked for by name).
 
     >>> [c.name for c in find_cases("laplace")]
     ['laplace']
@@ -273,7 +291,7 @@ def find_cases(name: str | None, include_broken: bool = False) -> tuple[AuditCas
     ValueError: unknown mechanism 'nope'; choose from laplace, gaussian, ...
     """
     if name is None:
-        return all_cases(include_broken)
+        return all_cases(include_broken, group)
     cases = all_cases(include_broken=True)
     found = tuple(c for c in cases if c.name == name)
     if not found:

@@ -1,0 +1,92 @@
+"""End-to-end audit cases (privgraph.audit.estimators) at reduced run counts, fixed seeds.
+
+A correct estimator exceeds its claim with probability at most alpha; alpha = 1e-6 makes
+that the false-failure rate of these tests whatever the seed. The lower limits on the
+bounds are what the fixed seeds give at these run counts (each case must see a sizeable
+part of its claim, or it would pass by seeing nothing).
+"""
+
+import numpy as np
+import pytest
+
+from privgraph.audit import audit, find_cases, threshold_events
+from privgraph.audit.broken import broken_cases, broken_vector_laplace_rounding
+from privgraph.audit.estimators import (
+    SPLIT_SEED,
+    anm_test_pair,
+    anm_train_pair,
+    estimator_cases,
+    individuals_pair,
+    known_failure_cases,
+    pc_pair,
+)
+from privgraph.privacy import SeededSampler
+
+ALPHA = 1e-6
+CASES = {c.name: c for c in estimator_cases()}
+
+# name: (runs per side, least fraction of the claim the fixed seed must reach)
+REDUCED = {"laplace_pc": (1_000, 0.4), "priv_pc": (1_000, 0.15), "mrf_table": (2_000, 0.5),
+           "mrf_individuals": (500, 0.3), "anm_test": (300, 0.25)}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCED))
+def test_estimator_passes_its_end_to_end_audit(name):
+    case, (runs, least) = CASES[name], REDUCED[name]
+    result = case.audit(seed=0, alpha=ALPHA, runs=runs)
+    assert least * case.epsilon <= result.epsilon_bound <= case.epsilon, result
+
+
+def test_every_estimator_case_is_tested_and_grouped():
+    assert sorted(CASES) == sorted(REDUCED)
+    assert all(c.group == "estimators" and not c.is_broken for c in estimator_cases())
+    assert not any(c.group == "estimators" for c in find_cases(None, group="primitives"))
+    with pytest.raises(ValueError, match="unknown group 'nope'"):
+        find_cases(None, group="nope")
+
+
+def test_pc_pair_moves_the_margin_by_almost_its_sensitivity_on_the_dependent_side():
+    from privgraph.causal.scores import RankMargin
+    from privgraph.causal.tables import Tables
+    from privgraph.data import Domain, NumpyEngine
+    from privgraph.stats import KendallTest
+
+    margin = RankMargin(KendallTest(), 0.05)
+    m = [margin(Tables.from_engine(NumpyEngine(Domain.of(a=2, b=3), codes)), "a", "b", ()) for codes in pc_pair()]
+    assert m[0] < m[1] <= 0 and 0.94 < m[1] - m[0] <= 1
+
+
+def test_anm_test_pair_moves_both_scores_by_their_full_sensitivity():
+    from privgraph.causal.direction import raw_scores
+    from privgraph.causal.direction_data import fit_both_directions
+
+    def scores(pair):
+        fit = fit_both_directions(*pair, privacy="test", bounds=(None, None), test_fraction=0.5, ridge=1e-3,
+                                  lengthscale=1.0, rng=np.random.default_rng(SPLIT_SEED))
+        return raw_scores(fit, "kendall")
+
+    left, right = anm_test_pair()
+    assert scores(left) == (1.0, 1.0)
+    assert scores(right) == pytest.approx((1 - 4 / 100, 1 - 4 / 100), abs=1e-12)
+
+
+def test_training_record_leak_of_the_direction_test_is_shown():
+    # issue 14: privacy="test" treats the training part as public; one training record
+    # moves the released score by about eleven sensitivities. Expected violation.
+    (case,) = known_failure_cases()
+    assert case.is_known_failure and not case.is_broken
+    result = case.audit(seed=0, alpha=1e-3, runs=100)
+    assert result.violates(case.epsilon), result
+    (x, y), (_, y2) = anm_train_pair()
+    assert (y != y2).sum() == 1
+
+
+def test_old_vector_laplace_calibration_is_caught_and_the_corrected_rule_is_not():
+    # The planted bug pays one rounding unit for the whole vector; the rule the privacy core
+    # now uses pays one per cell (floor(D/g) + d). Same pair, same view, same coarse grid.
+    (planted,) = [c for c in broken_cases() if c.name == "broken_vector_laplace_rounding"]
+    assert planted.audit(seed=0, alpha=ALPHA, runs=20_000).violates(planted.epsilon)
+    left, right = individuals_pair([(0, 0), (0, 1), (1, 0), (1, 1)])
+    fixed = audit(broken_vector_laplace_rounding(1.0, cells_paid=4), left, right, runs=20_000,
+                  sampler=SeededSampler(0), events=threshold_events(), alpha=ALPHA)
+    assert not fixed.violates(1.0), fixed
