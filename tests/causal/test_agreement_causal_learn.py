@@ -1,9 +1,9 @@
 """Non-private PC with the G test agrees with causal-learn's stable PC on the skeleton.
 
-Both apply the same zero-degrees-of-freedom rule (privgraph.stats.gtest: a table with no
-degrees of freedom gives p = 1, "independent"; causal-learn's chisq_or_gsq_test returns
-1 when its degrees of freedom sum to 0), so the skeletons agree exactly; pgmpy, which
-returns NaN there, would not on asia.
+Under causal-learn's convention (``degenerate="independent"``: a table with no degrees of
+freedom gives p = 1, "independent"; causal-learn's chisq_or_gsq_test returns 1 when its
+degrees of freedom sum to 0) the skeletons agree exactly. privgraph's default keeps the
+edge there instead (no information is not independence), as pgmpy's NaN does.
 """
 
 import numpy as np
@@ -31,5 +31,5 @@ def test_g_test_pc_skeleton_matches_causal_learn(name, n, ours, theirs):
     net = load_network(name)
     codes = sample(net, n, np.random.default_rng(7))
     tables = Tables.from_engine(NumpyEngine(net.domain, codes))
-    sk = stable_pc_skeleton(net.domain.names, NonPrivate(tables, ours(), 0.05))
+    sk = stable_pc_skeleton(net.domain.names, NonPrivate(tables, ours(degenerate="independent"), 0.05))
     assert {frozenset(e) for e in sk.graph.edges} == causal_learn_skeleton(codes, net.domain.names, theirs)

@@ -4,7 +4,7 @@ import scipy.stats as ss
 
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
-from privgraph.stats import GTest, chi_square_test, degrees_of_freedom, g_test
+from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest, chi_square_test, degrees_of_freedom, g_test
 
 
 def test_two_way_tests_equal_scipy():
@@ -32,9 +32,9 @@ def test_conditional_test_sums_the_strata_and_drops_empty_levels():
 def test_zero_degrees_of_freedom_rule_on_asia():
     """asia's `either` is tub OR lung: given both, it is constant and the test has no dof.
 
-    Under privgraph's rule the test says independent (p = 1), so the true arc
-    either -> xray is removed by any PC run that tests it given {tub, lung}; pgmpy's NaN
-    would keep it.
+    By default no information is not independence: the verdict is "dependent" and the
+    true arc either -> xray stays. Under causal-learn's convention (p = 1, independent) it
+    would be removed by any PC run that tests it given {tub, lung}. Every test, alike.
     """
     net = load_network("asia")
     e = NumpyEngine(net.domain, sample(net, 50_000, np.random.default_rng(2)))
@@ -42,7 +42,12 @@ def test_zero_degrees_of_freedom_rule_on_asia():
     assert ("either", "xray") in net.edges
     assert degrees_of_freedom(t) == 0 < (2 - 1) * (2 - 1) * 4  # the nominal dof would be 4
     r = GTest().decide(t, alpha=0.05)
+    assert (r.is_independent, r.pvalue, r.statistic, r.threshold) == (False, 1.0, 0.0, np.inf)
+    r = GTest(degenerate="independent").decide(t, alpha=0.05)
     assert (r.is_independent, r.pvalue, r.statistic, r.threshold) == (True, 1.0, 0.0, np.inf)
+    for test in (ChiSquareTest, KendallTest, SpearmanTest):
+        assert not test().decide(t, alpha=0.05).is_independent
+        assert test(degenerate="independent").decide(t, alpha=0.05).is_independent
     dependent = GTest().decide(e.counts(["either", "xray"]), alpha=0.05)
     assert not dependent.is_independent  # unconditionally the arc is plainly there
 

@@ -104,9 +104,12 @@ class _Capped:
     def charges_of(self, r: float) -> Sequence[Charge]:
         return (Charge(self.mechanism, r, 0.0, RO, sensitivity=1.0),)
 
-    def _check_useful(self, noise_at_unit_eps: float, useful: float) -> None:
-        """Refuse (before spending) if the noise at the fitted budget exceeds ``useful``."""
+    def _check_useful(self, margin, noise_at_unit_eps: float, n: int) -> None:
+        """Refuse (before spending) if the noise at the fitted budget drowns a marginal test
+        at n rows; else tell the margin its noise scale (public)."""
+        useful = margin.useful_noise(n)
         if noise_at_unit_eps / self.per_round <= useful:
+            margin.expect_noise(noise_at_unit_eps / self.per_round)
             return
         needed_r = noise_needed(useful, noise_at_unit_eps)
         plan = Ledger(tuple(c.times(self.rounds) for c in self.charges_of(needed_r)))
@@ -130,6 +133,9 @@ class SieveExamine(_Capped):
     ``1 - sieve_share`` between sieve (after amplification) and examine (the reference
     code's 1/2, 1/2); the sub-sampling rate minimises the sieve's noise over
     q in [1/20, 1]; the sieve's threshold is lowered by ``tweak`` threshold-noise scales.
+    The sieve screens without the degenerate-table rule (a sub-sample with no information
+    passes the test to the examine step), the examine applies it on the full data, so at a
+    huge budget the decisions are exactly non-private PC's.
 
     Examples
     --------
@@ -162,7 +168,7 @@ class SieveExamine(_Capped):
         eps_sieve, eps_examine = self.share * self.per_round, (1 - self.share) * self.per_round
         self.rate = sieve_rate(eps_sieve, lower=min_rate)
         m = min(tables.n, max(MIN_SAMPLE, round(self.rate * tables.n)))
-        self._check_useful(1.0 / (1 - self.share), margin.useful_noise(tables.n))
+        self._check_useful(margin, 1.0 / (1 - self.share), tables.n)
         eps_pre = pre_amplification_epsilon(eps_sieve, m, tables.n)
         self.tables, self.sample_size = tables, m
         self.full = margin.prepare(tables, sampler)
@@ -192,7 +198,7 @@ class SieveExamine(_Capped):
 
     def __call__(self, x: str, y: str, S: tuple) -> bool:
         try:
-            return self.session.test(lambda: self.margin(self._view, x, y, S),
+            return self.session.test(lambda: self.margin(self._view, x, y, S, screening=True),
                                      lambda: self.margin(self.full, x, y, S))
         except RuntimeError:  # a round reached its query cap: the session is over, keep the edge
             return False
@@ -211,7 +217,7 @@ class SparseVectorPC(_Capped):
                  sampler: NoiseSampler, budget: Budget | None = None, max_queries: int | None = None,
                  method: str | None = None):
         self.per_round = self._plan(epsilon, delta, rounds, method)
-        self._check_useful(4.0, margin.useful_noise(tables.n))
+        self._check_useful(margin, 4.0, tables.n)
         self.margin, self.sampler = margin, sampler
         self.max_queries = max_queries or queries_bound(len(tables.names))
         self.full = margin.prepare(tables, sampler)
@@ -245,7 +251,7 @@ class LaplacePerTest(_Capped):
     def __init__(self, tables: Tables, margin, *, epsilon: float, delta: float, rounds: int,
                  sampler: NoiseSampler, budget: Budget | None = None, method: str | None = None):
         self.per_round = self._plan(epsilon, delta, rounds, method)
-        self._check_useful(1.0, margin.useful_noise(tables.n))
+        self._check_useful(margin, 1.0, tables.n)
         self.margin, self.sampler = margin, sampler
         self.full = margin.prepare(tables, sampler)
         self.ledger = self._reserve(budget)
@@ -297,6 +303,7 @@ class SubsampledGaussian(_Capped):
                 f"noise sigma {sigma:.3g} against a margin of {margin.useful_noise(self.sample_size):.3g} "
                 "(sensitivity units): raise epsilon, lower the cap, or use more rows"
             )
+        margin.expect_noise(sigma)
         self.ledger = self._reserve(budget)
         self.rounds_used = 0
 

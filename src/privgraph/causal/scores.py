@@ -8,6 +8,22 @@ Two kinds, chosen by the CI test:
   ``(T - |z|) / Delta(n, K)``, with Delta the replace-one sensitivity of ``|z|`` for n rows
   and K strata from :mod:`privgraph.stats.sensitivity`. n is the number of rows the
   table counts (a sub-sample's m on a sub-sample): public under replace-one.
+  With the default convention "no information is not independence" the margin is
+  ``min((T - |z|) / Delta, H - c)``, H the degeneracy distance of
+  :func:`privgraph.stats.strata.degeneracy_distance` and c a public shift: a table whose
+  strata are all degenerate (H = 0) gets at most ``-c`` (dependent: the edge stays), and a
+  table with ``H >= c + (T - |z|) / Delta`` the plain margin. c is
+  ``max(1/2, min(T / Delta, 3 b))`` where b is the decider's noise scale in margin units
+  (:meth:`RankMargin.expect_noise`; 0 without noise): far enough below 0 that noise rarely
+  flips a degenerate table, never further than ``z = 0`` is on the other side, and 1/2 as
+  noise vanishes, where the sign matches the non-private rule exactly (H >= 1 on every
+  informative table). **Sensitivity with the rule in it.** One replaced row can make a
+  stratum degenerate or not, which moves |z| by at most Delta (Delta bounds |z| over *all*
+  neighbouring tables, the no-stratum case z = 0 included) and H by at most 1 (its
+  docstring); c is public, so both terms are 1-Lipschitz in the replace-one distance and
+  so is their minimum: the margin keeps sensitivity 1. (A rule that set the margin to a
+  constant on degenerate tables would not: one row could move it by about T / Delta,
+  ~100 units at n = 1e5.)
 * :class:`BlockVotes` (G, chi-square: no useful global sensitivity): subsample-and-
   aggregate (priv-pc.txt Appendix F) with a query that *has* one. The data is split at
   random (secretly) into B disjoint blocks; the margin is the number of blocks whose test
@@ -20,12 +36,14 @@ Two kinds, chosen by the CI test:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Sequence
 
 from privgraph.causal.tables import Blocks, Tables
 from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha, strata_of
+from privgraph.stats.strata import DEPENDENT, INDEPENDENT, degeneracy_distance
 
 RO = Neighbours.REPLACE_ONE
 
@@ -43,6 +61,10 @@ class RankMargin:
     >>> margin = RankMargin(KendallTest(), alpha=0.05)
     >>> margin(t, "a", "b", ()) > 0      # independent columns: a positive margin
     True
+    >>> y = np.zeros((1000, 2), dtype=int); y[:, 0] = x[:, 0]   # b constant: no information
+    >>> t = Tables.from_engine(NumpyEngine(Domain.of(a=2, b=2), y))
+    >>> bool(margin(t, "a", "b", ()) < 0), bool(RankMargin(KendallTest(degenerate="independent"), 0.05)(t, "a", "b", ()) > 0)
+    (True, True)
     """
 
     def __init__(self, test: CITest, alpha: float):
@@ -51,6 +73,11 @@ class RankMargin:
         self.test, self.alpha = test, check_alpha(alpha)
         self.threshold = test.threshold(self.alpha)
         self._sens: dict[tuple[int, int], float] = {}
+        self.noise = 0.0
+
+    def expect_noise(self, scale: float) -> None:
+        """The decider's noise scale in margin units (public): sets the degenerate shift c."""
+        self.noise = float(scale)
 
     def prepare(self, tables: Tables, sampler: NoiseSampler) -> Tables:
         return tables
@@ -62,10 +89,17 @@ class RankMargin:
             self._sens[key] = self.test.sensitivity(n, RO, shape)
         return self._sens[key]
 
-    def __call__(self, view: Tables, x: str, y: str, S: tuple) -> float:
+    def __call__(self, view: Tables, x: str, y: str, S: tuple, *, screening: bool = False) -> float:
+        """The margin; ``screening=True`` (a sieve's sub-sample) drops the degenerate rule, so
+        a sub-sample with no information defers to the full data instead of keeping the edge."""
         cols = (x, y, *S)
-        stat = self.test.statistic(view.table(cols))
-        return (self.threshold - stat) / self.sensitivity(view.n, view.shape(cols))
+        table = view.table(cols)
+        unit = self.sensitivity(view.n, view.shape(cols))
+        plain = (self.threshold - self.test.statistic(table)) / unit
+        if screening or self.test.degenerate != DEPENDENT:
+            return plain
+        shift = max(0.5, min(self.threshold / unit, 3.0 * self.noise))
+        return min(plain, degeneracy_distance(table, self.test.min_rows) - shift)
 
     def useful_noise(self, n: int) -> float:
         """Noise (normalised units) beyond which a marginal test at n rows is drowned: T / Delta."""
@@ -102,13 +136,17 @@ class BlockVotes:
             raise ValueError(f"{tables.n} rows are too few for {self.blocks} blocks of at least 2 rows")
         return tables.blocks(self.blocks, sampler)
 
-    def __call__(self, view: Blocks, x: str, y: str, S: tuple) -> float:
+    def __call__(self, view: Blocks, x: str, y: str, S: tuple, *, screening: bool = False) -> float:
         stacked = view.table((x, y, *S))
-        votes = sum(self.test.decide(t, self.alpha).is_independent for t in stacked)
+        test = replace(self.test, degenerate=INDEPENDENT) if screening else self.test
+        votes = sum(test.decide(t, self.alpha).is_independent for t in stacked)
         return votes - view.count / 2.0
 
     def useful_noise(self, n: int) -> float:
         return self.blocks / 2.0
+
+    def expect_noise(self, scale: float) -> None:
+        """Nothing to calibrate: each block's test applies the convention itself."""
 
     def units(self, n: int) -> float:
         return 1.0

@@ -23,6 +23,13 @@ offers the same five things, so that the discovery algorithms can take any of th
 ``evaluate(table)``
     ``(statistic, pvalue)`` computed together (what ``decide`` uses).
 
+**No information is not independence** (see :mod:`privgraph.stats.strata`). When every
+stratum of the table is degenerate (x or y constant in it, or too few rows: zero degrees
+of freedom for G and chi-square, no stratum entering the rank statistics), ``decide``
+says *dependent* and the edge stays: ``degenerate="dependent"``, the default of every
+test. ``degenerate="independent"`` is causal-learn's convention (p = 1, independent).
+``statistic`` and ``pvalue`` are unchanged by the convention; only the verdict is.
+
 Nothing here spends privacy budget or draws noise: that happens in the algorithms.
 """
 
@@ -33,7 +40,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import chi2, norm
+from scipy.special import chdtri, ndtri
 
 from privgraph.privacy.neighbours import Neighbours
 from privgraph.stats.gtest import chi_square_test, degrees_of_freedom, g_test
@@ -45,11 +52,13 @@ from privgraph.stats.sensitivity import (
     conditional_spearman_sensitivity_replace_one,
 )
 from privgraph.stats.spearman import conditional_spearman
+from privgraph.stats.strata import DEPENDENT, MIN_STRATUM, check_convention, has_information
 
 
 @dataclass(frozen=True)
 class CIResult:
-    """One test's outcome: ``is_independent`` is ``statistic <= threshold``."""
+    """One test's outcome: ``is_independent`` is ``statistic <= threshold``, unless the
+    table has no information and the convention is "dependent" (then False)."""
 
     statistic: float
     pvalue: float
@@ -63,6 +72,9 @@ class CITest:
 
     name: str = "ci-test"
     has_public_threshold: bool = True
+    degenerate: str = DEPENDENT
+    #: Fewest rows a stratum needs to carry information for this statistic.
+    min_rows: int = MIN_STRATUM
 
     def evaluate(self, table) -> tuple[float, float]:
         """``(statistic, pvalue)`` of one table, computed together."""
@@ -84,12 +96,20 @@ class CITest:
         """Statistic, p-value, threshold and verdict at level ``alpha`` for one table."""
         alpha = check_alpha(alpha)
         (stat, p), threshold = self.evaluate(table), self.threshold(alpha, table)
-        return CIResult(stat, p, threshold, alpha, bool(stat <= threshold))
+        independent = bool(stat <= threshold)
+        if independent and self.degenerate == DEPENDENT:
+            independent = has_information(table, self.min_rows)
+        return CIResult(stat, p, threshold, alpha, independent)
 
 
 @dataclass(frozen=True)
 class _StratifiedZTest(CITest):
     """``|z|`` of a stratified rank statistic, two-sided normal p-value, public threshold."""
+
+    degenerate: str = DEPENDENT
+
+    def __post_init__(self):
+        check_convention(self.degenerate)
 
     def _z(self, table):
         raise NotImplementedError
@@ -101,7 +121,7 @@ class _StratifiedZTest(CITest):
 
     def threshold(self, alpha: float, table=None) -> float:
         """``Phi^-1(1 - alpha / 2)``: the same for every table."""
-        return float(norm.isf(check_alpha(alpha) / 2.0))
+        return float(-ndtri(check_alpha(alpha) / 2.0))
 
     def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
         bound = self._bounds[Neighbours.parse(neighbours)]
@@ -153,7 +173,12 @@ class SpearmanTest(_StratifiedZTest):
 
 @dataclass(frozen=True)
 class _ChiSquareFamily(CITest):
+    degenerate: str = DEPENDENT
     has_public_threshold = False
+    min_rows = 2
+
+    def __post_init__(self):
+        check_convention(self.degenerate)
 
     def _result(self, table):
         raise NotImplementedError
@@ -169,7 +194,7 @@ class _ChiSquareFamily(CITest):
         if table is None:
             raise ValueError(f"the {self.name} threshold depends on the table's degrees of freedom: pass table=")
         dof = degrees_of_freedom(table)
-        return math.inf if dof == 0 else float(chi2.isf(alpha, dof))
+        return math.inf if dof == 0 else float(chdtri(dof, alpha))
 
     def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
         """``math.inf``: one row in a cell expected near 0 moves the statistic without bound."""
@@ -181,9 +206,11 @@ class _ChiSquareFamily(CITest):
 class GTest(_ChiSquareFamily):
     """The G test with the zero-degrees-of-freedom rule of :mod:`privgraph.stats.gtest`.
 
-    >>> r = GTest().decide(np.array([[5, 0], [0, 0]]), alpha=0.05)   # dof 0
+    >>> r = GTest().decide(np.array([[5, 0], [0, 0]]), alpha=0.05)   # dof 0: no information
     >>> r.is_independent, r.pvalue, r.threshold
-    (True, 1.0, inf)
+    (False, 1.0, inf)
+    >>> GTest(degenerate="independent").decide(np.array([[5, 0], [0, 0]]), alpha=0.05).is_independent
+    True
     """
 
     name: str = "g-test"

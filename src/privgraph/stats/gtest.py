@@ -6,14 +6,15 @@ Each stratum k (a cell of the conditioning variables) contributes
 ``(r_k - 1)(c_k - 1)``, where ``r_k`` and ``c_k`` count the levels of x and y *seen* in
 that stratum (empty rows and columns carry no information), and nothing if it is empty.
 
-**Zero degrees of freedom rule.** If the total is 0, then in every stratum x or y takes
-one value only: the data cannot show any dependence given the conditioning set, so the
-statistic is 0, the p-value is 1 and the test says *independent*. This is causal-learn's
-rule; pgmpy returns NaN instead (which its PC treats as dependent), so the two disagree on
-asia, whose ``either`` is a deterministic OR of ``tub`` and ``lung``: given ``{tub, lung}``,
-``either`` is constant, every test of ``either`` against anything given that set has zero
-degrees of freedom, and under this rule the true arcs out of ``either`` can be removed.
-A caller who wants the other rule can read ``dof`` from the result.
+**Zero degrees of freedom.** If the total is 0, then in every stratum x or y takes
+one value only: the data cannot show any dependence given the conditioning set. The
+result then has statistic 0 and p-value 1 (causal-learn's numbers), and the *verdict* is
+the convention's (:class:`privgraph.stats.GTest`'s ``degenerate``): "dependent" by default
+(no information is not independence; pgmpy returns NaN, which its PC also treats as
+dependent), "independent" under causal-learn's convention. It matters on asia, whose
+``either`` is a deterministic OR of ``tub`` and ``lung``: given ``{tub, lung}``, ``either``
+is constant, every test of ``either`` against anything given that set has zero degrees of
+freedom, and under causal-learn's convention the true arcs out of ``either`` are removed.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def chi_square_test(table) -> ChiSquareResult:
 
 
 def _result(statistic: float, dof: int) -> ChiSquareResult:
-    from scipy.stats import chi2
+    from scipy.special import chdtrc  # scipy.stats.chi2.sf without its per-call overhead
 
     if dof == 0:
         return ChiSquareResult(0.0, 0, 1.0)
-    return ChiSquareResult(max(statistic, 0.0), dof, float(chi2.sf(max(statistic, 0.0), dof)))
+    return ChiSquareResult(max(statistic, 0.0), dof, float(chdtrc(dof, max(statistic, 0.0))))

@@ -2,6 +2,15 @@
 
 A table for a conditional test has axes ``(x, y, s_1, ..., s_k)``: the conditioning
 variables come last, and each of their cells is a *stratum* (a 2-D table over x and y).
+
+**No information is not independence.** A stratum is *degenerate* when it cannot show a
+dependence: x or y takes one value only in it, or it holds fewer rows than the statistic
+uses (:data:`MIN_STRATUM` for the rank statistics, 2 for G and chi-square). A table whose
+strata are all degenerate carries no information about x and y given S; the tests of
+:mod:`privgraph.stats.ci_test` then say *dependent* (keep the edge) by default
+(:data:`DEPENDENT`), or *independent* under causal-learn's convention
+(:data:`INDEPENDENT`). :func:`degeneracy_distance` is the replace-one-Lipschitz count the
+private deciders use to put this rule inside a statistic of sensitivity 1.
 """
 
 from __future__ import annotations
@@ -14,6 +23,72 @@ import numpy as np
 #: Strata with fewer rows than this are skipped by the stratified statistics (as in the
 #: Priv-PC reference code, which skips strata of 2 rows or fewer).
 MIN_STRATUM = 3
+
+#: Convention for a table with no informative stratum: keep the edge (the default) ...
+DEPENDENT = "dependent"
+#: ... or call it independent (causal-learn's rule: zero degrees of freedom, p = 1).
+INDEPENDENT = "independent"
+CONVENTIONS = (DEPENDENT, INDEPENDENT)
+
+
+def check_convention(degenerate: str) -> str:
+    """``degenerate`` if it names a convention for tables with no information.
+
+    >>> check_convention("independent")
+    'independent'
+    >>> check_convention("skip")
+    Traceback (most recent call last):
+    ...
+    ValueError: degenerate must be one of ('dependent', 'independent'), got 'skip'
+    """
+    if degenerate not in CONVENTIONS:
+        raise ValueError(f"degenerate must be one of {CONVENTIONS}, got {degenerate!r}")
+    return degenerate
+
+
+def stratum_distances(strata: np.ndarray, min_rows: int) -> np.ndarray:
+    """Rows to change in each stratum of a (K, r, c) array to make it degenerate.
+
+    ``h_k = min(n_k - max_i r_ki, n_k - max_j c_kj, max(n_k - min_rows + 1, 0))``: move
+    every row off the modal x value, or off the modal y value, or out of the stratum
+    until fewer than ``min_rows`` remain. ``h_k = 0`` exactly when stratum k is degenerate.
+
+    >>> stratum_distances(np.array([[[5, 1], [0, 0]], [[3, 2], [2, 3]]]), 3).tolist()
+    [0, 5]
+    """
+    sizes = strata.sum(axis=(1, 2))
+    off_x = sizes - strata.sum(axis=2).max(axis=1)
+    off_y = sizes - strata.sum(axis=1).max(axis=1)
+    return np.minimum(np.minimum(off_x, off_y), np.maximum(sizes - (min_rows - 1), 0))
+
+
+def degeneracy_distance(table, min_rows: int = MIN_STRATUM) -> int:
+    """``H = sum_k h_k`` (:func:`stratum_distances`): 0 exactly when every stratum is degenerate.
+
+    **Replace-one sensitivity 1.** Replacing a row removes it from a stratum j and adds
+    one to a stratum k (maybe j). Removing a row lowers ``n_j`` by 1 and each of
+    ``max_i r_ji``, ``max_j c_ji`` by 0 or 1, so each of the three terms of ``h_j`` drops
+    by 0 or 1, and so does their minimum; adding a row raises ``h_k`` by 0 or 1 the same
+    way. Other strata do not change, so ``|H(D) - H(D')| <= 1``. (H is a proxy for, not
+    the exact, replace-one distance to the degenerate tables; the bound is what matters.)
+
+    >>> t = np.zeros((2, 2, 2), dtype=int)
+    >>> t[:, :, 0] = [[5, 0], [0, 0]]; t[:, :, 1] = [[0, 4], [0, 0]]   # x constant everywhere
+    >>> degeneracy_distance(t)
+    0
+    >>> t[1, 0, 1] = 1; degeneracy_distance(t)                        # one row makes it 1
+    1
+    """
+    return int(stratum_distances(as_strata(table), min_rows).sum())
+
+
+def has_information(table, min_rows: int = MIN_STRATUM) -> bool:
+    """True if some stratum has at least ``min_rows`` rows and two values of x and of y.
+
+    >>> has_information(np.array([[3, 0], [4, 0]])), has_information(np.array([[3, 1], [4, 0]]))
+    (False, True)
+    """
+    return degeneracy_distance(table, min_rows) > 0
 
 
 def as_strata(table, *, name: str = "table") -> np.ndarray:
