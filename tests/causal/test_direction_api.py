@@ -21,25 +21,27 @@ def anm_pair(n, seed):
 BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))
 
 
+@pytest.mark.parametrize("privacy", ["record", "test"])
 @pytest.mark.parametrize("score", ["hsic", "spearman", "kendall", "iqr"])
-def test_ledger_total_equals_the_budget_asked_for(score):
+def test_ledger_total_equals_the_budget_asked_for(score, privacy):
     x, y = anm_pair(1000, 0)
     budget = Budget(1.0, 1e-6)
-    result, ledger = private_direction(x, y, epsilon=1.0, delta=1e-6, score=score, sampler=SeededSampler(0),
-                                       rng=np.random.default_rng(0), budget=budget)
+    result, ledger = private_direction(x, y, epsilon=1.0, delta=1e-6, score=score, privacy=privacy, bounds=BOUNDS,
+                                       sampler=SeededSampler(0), rng=np.random.default_rng(0), budget=budget)
     total = ledger.total()
     assert abs(total.epsilon - 1.0) < 1e-12
     assert total.delta == (1e-6 if score == "iqr" else 0.0)
     assert ledger.neighbours == {Neighbours.REPLACE_ONE}
     assert budget.ledger.total().epsilon == total.epsilon
-    assert len(ledger) == (4 if score == "iqr" else 2)
+    # record: one parallel charge (training table | test scores); test: the score releases compose
+    assert len(ledger) == (1 if privacy == "record" else 4 if score == "iqr" else 2)
 
 
 def test_train_and_test_privacy_accounts_for_the_larger_sensitivity():
     x, y = anm_pair(1000, 1)
     result, ledger = private_direction(x, y, epsilon=2.0, score="hsic", privacy="train+test", bounds=BOUNDS,
                                        sampler=SeededSampler(0), rng=np.random.default_rng(0))
-    _, test_ledger = private_direction(x, y, epsilon=2.0, score="hsic", sampler=SeededSampler(0),
+    _, test_ledger = private_direction(x, y, epsilon=2.0, score="hsic", privacy="test", sampler=SeededSampler(0),
                                        rng=np.random.default_rng(0))
     assert ledger.total().epsilon == 2.0
     assert ledger.charges[0].sensitivity > 3 * test_ledger.charges[0].sensitivity
@@ -59,7 +61,7 @@ def test_train_privacy_needs_public_bounds():
 def _bad_inputs():
     x, y = anm_pair(400, 3)
     # public properties only: no data value is refused (tests/causal/test_direction_refusals.py)
-    yield "too few", x[:150], y[:150], "need at least 200 rows"
+    yield "too few", x[:15], y[:15], "need at least 20 rows"
     yield "text", x.astype(str).astype(object) + "a", y, "column x must have a numeric dtype"
     yield "lengths", x, y[:-1], "same length"
 
@@ -69,22 +71,30 @@ def test_bad_input_fails_before_any_budget_is_spent(case):
     _, x, y, message = case
     budget = Budget(1.0)
     with pytest.raises(ValueError, match=message):
-        private_direction(x, y, epsilon=1.0, sampler=SeededSampler(0), rng=np.random.default_rng(0), budget=budget)
+        private_direction(x, y, epsilon=1.0, bounds=BOUNDS, sampler=SeededSampler(0), rng=np.random.default_rng(0),
+                          budget=budget)
     assert len(budget.ledger) == 0
 
 
-def test_small_test_part_is_refused():
+@pytest.mark.parametrize("privacy", ["record", "test"])
+def test_small_test_part_is_refused_on_public_sizes(privacy):
+    """Kendall at epsilon = 1 needs 32 test rows (min_test_rows): 20 are refused, 40 are not."""
     x, y = anm_pair(400, 3)
-    with pytest.raises(ValueError, match="40 test and 360 training rows"):
-        private_direction(x, y, epsilon=1.0, test_fraction=0.1, sampler=SeededSampler(0), rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="20 test and 380 training rows.*needs 32 test rows"):
+        private_direction(x, y, epsilon=1.0, test_fraction=0.05, privacy=privacy, bounds=BOUNDS,
+                          sampler=SeededSampler(0), rng=np.random.default_rng(0))
+    result, _ = private_direction(x, y, epsilon=1.0, test_fraction=0.1, privacy=privacy, bounds=BOUNDS,
+                                  sampler=SeededSampler(0), rng=np.random.default_rng(0))
+    assert result.direction in dr.DIRECTIONS
 
 
 def test_budget_exceeded_before_any_noise():
     budget = Budget(0.5)
-    with pytest.raises(BudgetExceeded):
-        private_direction(*anm_pair(500, 0), epsilon=1.0, sampler=SeededSampler(0),
-                          rng=np.random.default_rng(0), budget=budget)
-    assert len(budget.ledger) == 0
+    for privacy in ("record", "test"):
+        with pytest.raises(BudgetExceeded):
+            private_direction(*anm_pair(500, 0), epsilon=1.0, privacy=privacy, bounds=BOUNDS,
+                              sampler=SeededSampler(0), rng=np.random.default_rng(0), budget=budget)
+        assert len(budget.ledger) == 0
 
 
 @pytest.mark.parametrize("score", ["hsic", "spearman", "kendall", "iqr"])
@@ -100,7 +110,7 @@ def test_large_epsilon_agrees_with_the_non_private_decision(score):
             raw = (q[0] + q[1], q[2] + q[3])
         else:
             raw = dr.raw_scores(fit, score)
-        result, _ = private_direction(x, y, epsilon=1e5, score=score, sampler=SeededSampler(seed),
+        result, _ = private_direction(x, y, epsilon=1e5, score=score, privacy="test", sampler=SeededSampler(seed),
                                       rng=np.random.default_rng(seed))
         assert result.direction == ("x->y" if raw[0] < raw[1] else "y->x")
 
@@ -143,6 +153,9 @@ def test_a_pair_needs_a_public_domain_and_says_what_is_not_private(tmp_path):
     text = pd.Series(x.astype(str), name="cause").where(np.arange(600) != 3, "n/a")  # one unreadable cell
     model = PrivateANM(epsilon=1.0, random_state=0).fit(text, pd.Series(y, name="effect"), domain=path)
     assert NOT_PRIVATE_DOMAIN not in model.ledger_.caveats and model.direction_ in dr.DIRECTIONS
-    assert dr.TEST_ONLY_CAVEAT in model.ledger_.caveats  # the default protects the test part only
+    assert model.ledger_.is_private  # the default protects every record: no caveat
+    test_only = PrivateANM(epsilon=1.0, privacy="test", random_state=0).fit(text, pd.Series(y, name="effect"),
+                                                                           domain=path)
+    assert dr.TEST_ONLY_CAVEAT in test_only.ledger_.caveats  # the test-only variant says what it leaves out
     full = PrivateANM(epsilon=1.0, score="hsic", privacy="train+test", random_state=0).fit(x, y, domain=path)
     assert full.ledger_.is_private

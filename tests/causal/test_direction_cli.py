@@ -32,8 +32,12 @@ def test_one_pair_prints_result_and_ledger(tmp_path):
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
                                       "--seed", "3", "--domain", str(tmp_path / "d.json")], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "NOT private" in result.output and "Privacy ledger" in result.output
-    assert "only the test part's records are protected" in result.output
+    assert "NOT private" in result.output and "Privacy ledger" in result.output  # the seeded sampler says so
+    assert "only the test part's records are protected" not in result.output  # the default covers every record
+    test_only = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1", "--seed",
+                                         "3", "--privacy", "test", "--domain", str(tmp_path / "d.json")],
+                                   env={"COLUMNS": "200"})
+    assert "only the test part's records are protected" in test_only.output
 
 
 def test_long_table_batch_writes_one_row_per_pair(tmp_path):
@@ -52,20 +56,20 @@ def test_long_table_batch_writes_one_row_per_pair(tmp_path):
 def test_batch_of_files_records_bad_pairs_and_goes_on(tmp_path):
     good, bad, out = tmp_path / "good.csv", tmp_path / "bad.csv", tmp_path / "out.csv"
     _frame(600, 0).to_csv(good, index=False)
-    _frame(150, 1).to_csv(bad, index=False)  # too few rows (n is public); a constant column is valid
+    _frame(15, 1).to_csv(bad, index=False)  # too few rows (n is public); a constant column is valid
     result = CliRunner().invoke(app, ["direction", str(good), str(bad), "--x", "a", "--y", "b", "--epsilon", "1",
                                       "--seed", "0", "--out", str(out), *BOUNDS])
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(out)
     assert rows["error"].isna().tolist() == [True, False]
-    assert "need at least 200 rows" in rows["error"].iloc[1]
+    assert "need at least 20 rows" in rows["error"].iloc[1]
 
 
 def test_single_bad_pair_and_refused_combination_are_errors(tmp_path):
     path = tmp_path / "bad.csv"
-    _frame(150, 1).to_csv(path, index=False)
+    _frame(15, 1).to_csv(path, index=False)
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1", *BOUNDS])
-    assert result.exit_code != 0 and "need at least 200 rows" in str(result.exception)
+    assert result.exit_code != 0 and "need at least 20 rows" in str(result.exception)
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
                                       "--score", "iqr", "--privacy", "train+test", *BOUNDS])
     assert result.exit_code != 0 and "no derived guarantee" in str(result.exception)

@@ -14,8 +14,11 @@ from privgraph.causal.direction import DIRECTIONS, PrivateANM
 from privgraph.causal.direction_data import to_common_scale, validate_pair
 
 N = 200
+BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))
 SETTINGS = [("kendall", "test", None), ("spearman", "test", None), ("hsic", "test", None), ("iqr", "test", None),
-            ("hsic", "train+test", ((-3.0, 3.0), (-3.0, 3.0)))]
+            ("hsic", "train+test", BOUNDS)] + [(s, "record", BOUNDS) for s in ("kendall", "spearman", "hsic", "iqr")]
+#: Epsilon of each decision: 2 lets every score decide on 100 test rows (min_test_rows: Spearman needs 70).
+EPSILON = 2.0
 
 
 def _pair():
@@ -49,10 +52,10 @@ def test_neighbours_on_an_old_boundary_behave_alike(case, setting):
     _, d, d_prime = case
     score, privacy, bounds = setting
     for data in (d, d_prime):
-        model = PrivateANM(epsilon=1.0, score=score, privacy=privacy, bounds=bounds, random_state=3).fit(
+        model = PrivateANM(epsilon=EPSILON, score=score, privacy=privacy, bounds=bounds, random_state=3).fit(
             *data, infer_domain=bounds is None)
         assert model.direction_ in DIRECTIONS + ("undecided",)
-        assert model.ledger_.total().epsilon == pytest.approx(1.0)
+        assert model.ledger_.total().epsilon == pytest.approx(EPSILON)
 
 
 def test_non_finite_values_go_to_the_centre_of_the_common_scale():
@@ -70,8 +73,9 @@ def test_rows_are_counted_before_any_value_is_looked_at():
     x, y = _pair()
     x[:150] = np.nan
     assert validate_pair(x, y)[0].size == N
-    with pytest.raises(ValueError, match="need at least 200 rows"):
-        validate_pair(x[:-1], y[:-1])
+    assert validate_pair(x[:20], y[:20])[0].size == 20  # all missing: still 20 records
+    with pytest.raises(ValueError, match="need at least 20 rows"):
+        validate_pair(x[:19], y[:19])
 
 
 def test_plain_sequences_are_read_per_record():

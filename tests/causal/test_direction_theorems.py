@@ -59,7 +59,7 @@ def test_observed_flip_rate_of_the_pipeline_agrees_with_theorem3():
 
 def test_confidence_is_theorem3_at_the_private_margin():
     x, y = _pair(600, 2)
-    result, _ = dr.private_direction(x, y, epsilon=1.0, score="spearman", sampler=SeededSampler(0),
+    result, _ = dr.private_direction(x, y, epsilon=1.0, score="spearman", privacy="test", sampler=SeededSampler(0),
                                      rng=np.random.default_rng(0))
     scale = laplace_scale(0.5, ds.sensitivity_on_test_set("spearman", 300))
     gap = result.scores["y->x"] - result.scores["x->y"]

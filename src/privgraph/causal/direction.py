@@ -7,27 +7,31 @@ Y is regressed on X and X on Y on the training part (random-Fourier-feature ridg
 putative cause and its residual is scored (:mod:`privgraph.causal.direction_scores`), the
 scores are released privately, and X -> Y is decided when ``s(X->Y) < s(Y->X)``.
 
-Guarantees, under replace-one neighbours:
+Guarantees, under replace-one neighbours (``privacy=`` names the records covered):
 
+* ``privacy="record"`` (the default) protects **every record**. The data is clipped to
+  public ``bounds``; the training part releases one noisy K x K table of the pair on a
+  public grid (:mod:`privgraph.causal.direction_release`), both regressions are computed
+  from that table (post-processing), and the test part releases the scores with their
+  test-set sensitivities. A record is in one part only (the split is public randomness
+  fixed before the data is read), so the two releases compose in parallel: the whole
+  decision is (epsilon, delta)-DP, delta > 0 for the IQR score only. Every score.
 * ``privacy="test"`` protects the **test records only** (the text's test-set privacy):
   the training part is used as if public (its mean, spread and residual scale set the
-  scales), so use it when those records are public, or accept that they are not protected.
-  Every score is available: Laplace on Spearman, Kendall or HSIC with their global
-  sensitivities, or the IQR score through four propose-test-release log-IQR releases.
-* ``privacy="train+test"`` protects **every record**. Only HSIC has a derived global bound
-  when a training record changes (uniform stability of the ridge fit, then the Lipschitz
-  residual kernel; :func:`~privgraph.causal.direction_scores.hsic_training_sensitivity`);
-  the rank and IQR scores have only local bounds there and are refused. The data is
-  clipped to public ``bounds`` (clipping is part of the query) and no scale is learned
-  from the data.
+  scales, and it fits the regression without noise), so use it only when those records
+  are public. Its ledger carries :data:`TEST_ONLY_CAVEAT`. Every score.
+* ``privacy="train+test"`` protects every record through the stability of a ridge fit
+  (HSIC only; :func:`~privgraph.causal.direction_scores.hsic_training_sensitivity`):
+  correct but useless below about 10^7 records (docs/direction.md); kept for comparison.
 
 No check reads a data value: constant or tied columns and missing or non-finite values
 are valid input with documented per-record conventions (:mod:`privgraph.causal.direction_data`),
-so the behaviour on two neighbouring datasets differs only through the released scores.
+so the behaviour on two neighbouring datasets differs only through the released values.
+The only refusals read public inputs: dtypes, shapes, the number of rows against
+:func:`~privgraph.causal.direction_data.min_test_rows` (a function of the score and epsilon).
 
-In both modes the split is fixed by ``rng`` independently of the data: the argument holds
-for every split, so the split need not be secret (one record is in exactly one part, and
-the sensitivity is the larger of the two parts' bounds).
+In every mode the split is fixed by ``rng`` independently of the data: the argument holds
+for every split, so the split need not be secret.
 """
 
 from __future__ import annotations
@@ -39,12 +43,15 @@ import numpy as np
 
 from privgraph.causal import direction_scores as ds
 from privgraph.causal.direction_data import (
-    MIN_TEST_ROWS,
+    MIN_PART_ROWS,
     FittedPair,
     check_bounds,
     fit_both_directions,
+    inferred_bounds,
+    min_test_rows,
     validate_pair,
 )
+from privgraph.causal.direction_release import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.privacy import (
     Budget,
@@ -60,9 +67,11 @@ from privgraph.privacy import (
 )
 from privgraph.stats.iqr import quartile_ranks
 
-PRIVACY_MODES = ("test", "train+test")
+PRIVACY_MODES = ("record", "test", "train+test")
+#: The default: every record protected.
+DEFAULT_PRIVACY = "record"
 #: Default ridge per privacy mode (chosen on the tuning seeds of benchmarks/bench_direction.py).
-DEFAULT_RIDGE = {"test": 1e-3, "train+test": 0.01}
+DEFAULT_RIDGE = {"test": 1e-3, "train+test": 0.01, "record": None}
 DIRECTIONS = ("x->y", "y->x")
 
 
@@ -93,7 +102,7 @@ class DirectionResult:
 def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> None:
     """Refuse unknown scores and modes, and the combinations that have no guarantee.
 
-    >>> check_settings("kendall", "test", 1.0, 1e-6)
+    >>> check_settings("kendall", "record", 1.0, 1e-6)
     >>> check_settings("hsic", "train+test", 0.0, 1e-6)
     Traceback (most recent call last):
     ...
@@ -190,12 +199,13 @@ def private_direction(
     sampler: NoiseSampler,
     rng: np.random.Generator,
     score: str = "kendall",
-    privacy: str = "test",
+    privacy: str = DEFAULT_PRIVACY,
     delta: float = 1e-6,
     bounds=None,
     test_fraction: float = 0.5,
     ridge: float | None = None,
     lengthscale: float = 1.0,
+    bins: int | None = None,
     budget: Budget | None = None,
 ) -> Release:
     """Decide X -> Y or Y -> X from privately released dependence scores.
@@ -209,21 +219,28 @@ def private_direction(
         :func:`~privgraph.causal.direction_data.validate_pair`. The checks read only public
         properties: dtypes, shapes and the number of rows (public under replace-one).
     epsilon : float
-        Total epsilon of the whole decision (the ledger's basic total equals it).
+        Epsilon of the whole decision. Under ``privacy="record"`` each part spends it once
+        (parallel composition: one charge of epsilon); otherwise the score releases compose.
     sampler : NoiseSampler
         Noise (SecureSampler in production).
     rng : numpy.random.Generator
-        Public randomness: the train/test split and the Fourier frequencies.
+        Public randomness: the train/test split (and the Fourier frequencies of the
+        ``"test"`` and ``"train+test"`` regressions).
     score : {"kendall", "spearman", "hsic", "iqr"}
         Default Kendall: the most accurate at epsilon = 1 on the tuning pairs (docs/direction.md).
-    privacy : {"test", "train+test"}
-        Which records are protected (see the module docstring).
+    privacy : {"record", "test", "train+test"}
+        Which records are protected (see the module docstring); default every record.
     delta : float
         Total delta, used by the IQR score only (the Laplace scores are pure).
     bounds : ((x_lo, x_hi), (y_lo, y_hi)) or None
-        Public clipping bounds; required under ``privacy="train+test"``.
-    test_fraction, ridge, lengthscale
-        Split fraction, ridge penalty (default per mode: ``DEFAULT_RIDGE``), kernel lengthscale.
+        Public clipping bounds; required under ``"record"`` and ``"train+test"``.
+    test_fraction : float
+        Share of the rows in the test part (public).
+    ridge, lengthscale
+        The Fourier ridge of the ``"test"`` and ``"train+test"`` modes.
+    bins : int, optional
+        Grid of the ``"record"`` mode's training table; default the public rule
+        :func:`~privgraph.causal.direction_release.default_bins` (training size, epsilon).
     budget : Budget, optional
         Checked for the whole decision before any noise is drawn.
 
@@ -238,29 +255,48 @@ def private_direction(
     >>> rng = np.random.default_rng(0)
     >>> x = rng.uniform(-2, 2, 2000)
     >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
-    >>> result, ledger = private_direction(x, y, epsilon=50.0, sampler=SeededSampler(0),
-    ...                                    rng=np.random.default_rng(1))
-    >>> result.direction, ledger.total().epsilon
-    ('x->y', 50.0)
+    >>> result, ledger = private_direction(x, y, epsilon=1.0, bounds=((-2, 2), (-2, 2)),
+    ...                                    sampler=SeededSampler(0), rng=np.random.default_rng(1))
+    >>> result.direction, ledger.total().epsilon, len(ledger)
+    ('x->y', 1.0, 1)
     """
     check_settings(score, privacy, epsilon, delta)
     x, y = validate_pair(x, y)
     bounds = check_bounds(bounds, privacy)
     m = int(round(x.size * test_fraction))
-    if m < MIN_TEST_ROWS or x.size - m < MIN_TEST_ROWS:
-        raise ValueError(f"the split leaves {m} test and {x.size - m} training rows; each needs {MIN_TEST_ROWS}")
-    _check_affordable(budget, epsilon, delta if score == "iqr" else 0.0)
+    need = min_test_rows(score, epsilon)
+    if m < need or x.size - m < MIN_PART_ROWS:
+        raise ValueError(f"the split leaves {m} test and {x.size - m} training rows; the {score} score at "
+                         f"epsilon={epsilon:g} needs {need} test rows (min_test_rows) and each part {MIN_PART_ROWS}")
+    delta = delta if score == "iqr" else 0.0
+    if privacy == "record":
+        return _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget)
+    _check_affordable(budget, epsilon, delta)
     ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
     fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
                               ridge=ridge, lengthscale=lengthscale, rng=rng)
-    if score == "iqr":
-        (scores, scale), ledger = release_iqr_scores(fit, epsilon, delta, sampler, budget)
-        flip_free = ds.iqr_flip_free
-    else:
-        sens = laplace_sensitivity(fit, score, privacy)
-        (scores, scale), ledger = release_laplace_scores(raw_scores(fit, score), sens, epsilon, sampler, budget)
-        flip_free = ds.laplace_flip_free
+    (scores, scale), ledger, flip_free = _release_scores(fit, score, privacy, epsilon, delta, sampler, budget)
     return Release(decide(scores, scale, flip_free, score, privacy), ledger)
+
+
+def _release_scores(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget):
+    if score == "iqr":
+        return (*release_iqr_scores(fit, epsilon, delta, sampler, budget), ds.iqr_flip_free)
+    sens = laplace_sensitivity(fit, score, privacy)
+    return (*release_laplace_scores(raw_scores(fit, score), sens, epsilon, sampler, budget), ds.laplace_flip_free)
+
+
+def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget):
+    """privacy="record": the whole plan is one parallel charge, reserved before any noise."""
+    m = int(round(x.size * test_fraction))
+    k = default_bins(x.size - m, epsilon) if bins is None else bins
+    charge = parallel_charge(epsilon, delta, bins=k, training_rows=x.size - m, test_rows=m, score=score)
+    if budget is not None:
+        budget.reserve(charge)  # raises BudgetExceeded before any noise, recording nothing
+    fit, _ = released_fit(x, y, bounds=bounds, test_fraction=test_fraction, epsilon=epsilon, sampler=sampler,
+                          rng=rng, bins=k)
+    (scores, scale), _, flip_free = _release_scores(fit, score, "record", epsilon, delta, sampler, None)
+    return Release(decide(scores, scale, flip_free, score, "record"), Ledger.of(charge))
 
 
 def decide(scores, scale: float, flip_free, score: str, privacy: str) -> DirectionResult:
@@ -295,14 +331,16 @@ class PrivateANM:
     score : {"kendall", "spearman", "hsic", "iqr"}
         Default Kendall: the most accurate at epsilon = 1 on the tuning pairs; HSIC is the
         only score allowed under ``privacy="train+test"``.
-    privacy : {"test", "train+test"}
-        ``"test"`` protects the test records only; ``"train+test"`` every record (HSIC only,
-        with public ``bounds``). See :mod:`privgraph.causal.direction`.
+    privacy : {"record", "test", "train+test"}
+        ``"record"`` (default) protects every record (a released training table, parallel
+        composition); ``"test"`` the test records only (its ledger says so);
+        ``"train+test"`` every record through ridge stability (HSIC only; useless below
+        about 10^7 records). See :mod:`privgraph.causal.direction`.
     random_state : None, int or NoiseSampler
         None: SecureSampler noise and a fresh public split. An int: SeededSampler noise
         and a reproducible split, for tests and experiments only: **seeded noise is not
         private** (anyone with the seed can subtract it).
-    delta, bounds, test_fraction, ridge, lengthscale
+    delta, bounds, test_fraction, ridge, lengthscale, bins
         As in :func:`private_direction`.
 
     Attributes
@@ -322,21 +360,21 @@ class PrivateANM:
     >>> rng = np.random.default_rng(0)
     >>> x = rng.uniform(-2, 2, 2000)
     >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
-    >>> model = PrivateANM(epsilon=50.0, random_state=0, bounds=((-2, 2), (-2, 2))).fit(x, y)
-    >>> model.direction_, model.ledger_.total().epsilon
-    ('x->y', 50.0)
+    >>> model = PrivateANM(epsilon=1.0, random_state=0, bounds=((-2, 2), (-2, 2))).fit(x, y)
+    >>> model.direction_, model.ledger_.total().epsilon, model.ledger_.is_private
+    ('x->y', 1.0, True)
     >>> PrivateANM(epsilon=1.0, score="kendall", privacy="train+test", bounds=((-2, 2), (-2, 2))).fit(x, y)
     Traceback (most recent call last):
     ...
     ValueError: score='kendall' has no derived guarantee under privacy='train+test': ...
     """
 
-    def __init__(self, epsilon: float, *, score: str = "kendall", privacy: str = "test", random_state=None,
+    def __init__(self, epsilon: float, *, score: str = "kendall", privacy: str = DEFAULT_PRIVACY, random_state=None,
                  delta: float = 1e-6, bounds=None, test_fraction: float = 0.5, ridge: float | None = None,
-                 lengthscale: float = 1.0):
+                 lengthscale: float = 1.0, bins: int | None = None):
         self.epsilon, self.score, self.privacy, self.random_state = epsilon, score, privacy, random_state
         self.delta, self.bounds, self.test_fraction = delta, bounds, test_fraction
-        self.ridge, self.lengthscale = ridge, lengthscale
+        self.ridge, self.lengthscale, self.bins = ridge, lengthscale, bins
 
     def fit(self, x, y, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateANM":
         """Decide the direction of (x, y); returns self.
@@ -346,21 +384,25 @@ class PrivateANM:
         columns: continuous ones with ``bounds``, or ordinal ones, used through their codes),
         or the estimator's own ``bounds``. Without either the fit refuses before reading a
         value, unless ``infer_domain=True`` (scales then come from the training rows and the
-        ledger says the domain is not private). Values outside the bounds are clipped, and
-        missing ones go to the bounds' midpoint: a fixed per-record map, never an error.
+        ledger says the domain is not private; under ``privacy="record"`` the bounds are then
+        the data's range). Values outside the bounds are clipped, and missing ones go to the
+        bounds' midpoint: a fixed per-record map, never an error.
         """
         from privgraph.privacy import resolve_sampler
 
         check_settings(self.score, self.privacy, self.epsilon, self.delta)
-        if domain is None:
+        if domain is None and self.privacy == "train+test":
             check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
         x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
+        if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
+            x, y = validate_pair(x, y, min_rows=0)
+            bounds = inferred_bounds(x, y)
         sampler = resolve_sampler(self.random_state)
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         result, ledger = private_direction(
             x, y, epsilon=self.epsilon, sampler=sampler, rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
             privacy=self.privacy, delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
-            ridge=self.ridge, lengthscale=self.lengthscale, budget=budget)
+            ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins, budget=budget)
         if not public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         if self.privacy == "test":

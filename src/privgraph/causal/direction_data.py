@@ -18,19 +18,26 @@ import numpy as np
 
 from privgraph.causal.regression import fit_fourier_ridge, stability_bound
 
-#: Fewest test (and training) rows accepted: below it the noise of every score exceeds its range.
-MIN_TEST_ROWS = 100
+#: Fewest rows in each part (training and test) whatever the score: a public floor below which
+#: a part's statistics are not defined usefully (a score on fewer than 10 test rows has fewer
+#: than 45 pairs; a table row on fewer than 10 training rows is mostly empty bins).
+MIN_PART_ROWS = 10
+#: Largest Laplace scale allowed on a score (each score gets epsilon/2): at this scale Theorem 3
+#: keeps a margin of 0.5 with probability 1 - e^-2 = 0.865; see :func:`min_test_rows`.
+MAX_SCORE_NOISE = 0.25
 #: Residual-kernel bandwidth under train+test privacy (on the [-2, 2] scale of the bounds).
 TRAIN_RESIDUAL_BANDWIDTH = 0.5
 #: Range the residual-kernel bandwidth is clipped to (a degenerate or overflowing spread lands on an end).
 BANDWIDTH_RANGE = (1e-3, 1e3)
 #: Half-width of the scale public bounds are mapped to: ``[lo, hi] -> [-2, 2]``.
 BOUNDED_HALF_WIDTH = 2.0
+#: Tail share left outside each side of the bounds read from the data (infer_domain only).
+INFERRED_TAIL = 0.01
 #: numpy dtype kinds accepted as numeric columns (bool, signed and unsigned integer, float).
 NUMERIC_KINDS = ("b", "i", "u", "f")
 
 
-def validate_pair(x, y, *, min_rows: int = 2 * MIN_TEST_ROWS) -> tuple[np.ndarray, np.ndarray]:
+def validate_pair(x, y, *, min_rows: int = 2 * MIN_PART_ROWS) -> tuple[np.ndarray, np.ndarray]:
     """The pair as float arrays, or a ValueError naming the problem (before any budget is spent).
 
     Only public properties are checked: the columns' types (a dtype that is not numeric:
@@ -59,7 +66,7 @@ def validate_pair(x, y, *, min_rows: int = 2 * MIN_TEST_ROWS) -> tuple[np.ndarra
     if cols[0].size != cols[1].size:
         raise ValueError(f"x and y must have the same length, got {cols[0].size} and {cols[1].size}")
     if cols[0].size < min_rows:
-        raise ValueError(f"need at least {min_rows} rows (the test part needs {MIN_TEST_ROWS}), got {cols[0].size}")
+        raise ValueError(f"need at least {min_rows} rows (each part needs {MIN_PART_ROWS}), got {cols[0].size}")
     return cols[0], cols[1]
 
 
@@ -143,6 +150,9 @@ def check_bounds(bounds, privacy: str):
         if privacy == "train+test":
             raise ValueError("privacy='train+test' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): "
                              "the regression's stability bound needs bounded data")
+        if privacy == "record":
+            raise ValueError("privacy='record' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): the training "
+                             "table is released on a grid over them (or infer_domain=True: NOT private)")
         return None, None
     try:
         (xl, xh), (yl, yh) = bounds
@@ -192,3 +202,53 @@ def fit_both_directions(x, y, *, privacy, bounds, test_fraction, ridge, lengthsc
     if privacy == "train+test":
         shift = stability_bound(target_bound=BOUNDED_HALF_WIDTH, ridge=ridge, training_rows=train.size)
     return FittedPair(zx[test], zy[test], out["y"][0], out["x"][0], (out["y"][1], out["x"][1]), shift)
+
+
+def min_test_rows(score: str, epsilon: float) -> int:
+    """The fewest test rows a decision accepts at ``epsilon``: public (n and epsilon are).
+
+    The error bound behind it: each released score carries Laplace noise of scale
+    ``sigma = 2 Delta(m) / epsilon`` (epsilon/2 per score, Delta the score's replace-one
+    sensitivity on m test rows). Below the m where ``sigma <= MAX_SCORE_NOISE = 1/4``,
+    even a strong margin of 0.5 would survive the noise with probability under
+    ``1 - e^-2 = 0.865`` (Theorem 3), so the call is refused on the public n instead of
+    returning a decision that is mostly noise. Kendall (Delta = 4/m): ``m >= 32 / epsilon``.
+    The IQR score (propose-test-release: answers bottom rather than noise) and a
+    non-private epsilon need only MIN_PART_ROWS.
+
+    >>> min_test_rows("kendall", 1.0), min_test_rows("kendall", 0.5), min_test_rows("iqr", 1.0)
+    (32, 64, 10)
+    """
+    from privgraph.causal.direction_scores import LAPLACE_SCORES, sensitivity_on_test_set
+
+    if score not in LAPLACE_SCORES or math.isinf(epsilon):
+        return MIN_PART_ROWS
+    m = MIN_PART_ROWS
+    while 2.0 * sensitivity_on_test_set(score, m) / epsilon > MAX_SCORE_NOISE:
+        m = m * 2
+    lo = m // 2
+    while lo + 1 < m:  # the smallest m in (lo, m] that passes (the sensitivities decrease in m)
+        mid = (lo + m) // 2
+        lo, m = (lo, mid) if 2.0 * sensitivity_on_test_set(score, mid) / epsilon <= MAX_SCORE_NOISE else (mid, m)
+    return max(m, MIN_PART_ROWS)
+
+
+def inferred_bounds(x: np.ndarray, y: np.ndarray):
+    """Bounds read from the data (``infer_domain=True`` only: NOT private, said in the ledger).
+
+    The central range of each column's finite values, between the quantiles
+    ``INFERRED_TAIL`` and ``1 - INFERRED_TAIL`` (clipping the outer 1% each side: one far
+    outlier would otherwise squeeze the rest of the column into a few bins of the grid);
+    a column with no finite value gets (-1, 1) and a constant one is widened by 1/2 each
+    way, so the bounds always satisfy lo < hi.
+
+    >>> inferred_bounds(np.array([1.0, 3.0, np.nan]), np.array([2.0, 2.0, 2.0]))
+    ((1.02, 2.98), (1.5, 2.5))
+    """
+    out = []
+    for v in (x, y):
+        known = v[np.isfinite(v)]
+        lo, hi = (float(np.quantile(known, INFERRED_TAIL)), float(np.quantile(known, 1 - INFERRED_TAIL))) \
+            if known.size else (-1.0, 1.0)
+        out.append((lo, hi) if lo < hi else (lo - 0.5, hi + 0.5))
+    return tuple(out)

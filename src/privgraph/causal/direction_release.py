@@ -1,0 +1,211 @@
+"""The training part's release under ``privacy="record"``: one noisy table, two regressions from it.
+
+Every training record is protected by releasing, from the training part, only a noisy
+**K x K contingency table** of the pair on a public grid: both columns are clipped to their
+public bounds and mapped to [-2, 2] (:func:`~privgraph.causal.direction_data.to_common_scale`),
+and cut into K equal-width bins fixed by K alone. The table is the sufficient statistic
+``(Phi^T Phi, Phi^T v(Y))`` of the data-independent indicator basis ``Phi`` (one-hot bins)
+for both regressions at once, with the effect read at its bin centre ``v(Y)``.
+
+Release: Laplace on every cell, sensitivity ``histogram_l1_sensitivity(REPLACE_ONE) = 2``
+(replacing one record moves one count from one cell to another; a missing value goes to
+the centre bin like any other value, so every record adds exactly one count). Noise scale
+``2 / epsilon`` per cell, K^2 cells, and the grid K is a public function of the public
+training size and epsilon (:func:`default_bins`), so no choice peeks at the data.
+
+Both regressions are post-processing of the released table (:func:`regression_from_table`):
+the conditional mean of the effect's bin centre per cause bin, from the noisy row totals
+and row sums, smoothed by a second-difference penalty (a public rule: :func:`smoothing_for`)
+so that sparse or noisy bins borrow from their neighbours, and linearly interpolated
+between bin centres. Nothing here reads the test part.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from privgraph.privacy import Neighbours, NoiseSampler, Release, histogram_l1_sensitivity, laplace_mechanism
+
+#: Half-width of the common scale the public bounds map to (shared with direction_data).
+HALF_WIDTH = 2.0
+#: Grid sizes allowed (the rule of :func:`default_bins` is clipped to this range).
+BIN_RANGE = (4, 32)
+#: Cells per bin of the grid rule: K = (epsilon * n_train / CELL_RECORDS) ** (1/3), clipped.
+CELL_RECORDS = 0.5
+
+
+def default_bins(training_rows: int, epsilon: float) -> int:
+    """Public grid size K for the training table: ``(epsilon n / c)^(1/3)`` clipped to BIN_RANGE.
+
+    Why this rate: a cause bin's conditional mean has Laplace error of order
+    ``sqrt(K) (2/epsilon) / (n / K)`` from its K noisy cells and a bias of order ``1/K``
+    from the bin width; equating the two gives ``K ~ (epsilon n)^(1/3)`` up to constants
+    (``c`` = CELL_RECORDS, chosen on the tuning seeds of ``benchmarks/bench_direction.py``).
+    Without noise (``epsilon = inf``) the largest grid.
+
+    >>> default_bins(2500, 1.0), default_bins(50, 0.5), default_bins(10**6, math.inf)
+    (17, 4, 32)
+    """
+    if math.isinf(epsilon):
+        return BIN_RANGE[1]
+    k = int(round((epsilon * training_rows / CELL_RECORDS) ** (1 / 3)))
+    return int(min(max(k, BIN_RANGE[0]), BIN_RANGE[1]))
+
+
+def bin_codes(z: np.ndarray, bins: int) -> np.ndarray:
+    """Bin index of each value on the common scale [-2, 2] (K equal bins; the ends are closed).
+
+    >>> bin_codes(np.array([-2.0, -0.01, 0.0, 2.0]), 4).tolist()
+    [0, 1, 2, 3]
+    """
+    codes = np.floor((z + HALF_WIDTH) / (2 * HALF_WIDTH) * bins).astype(np.int64)
+    return np.clip(codes, 0, bins - 1)
+
+
+def bin_centres(bins: int) -> np.ndarray:
+    """Centres of the K bins of [-2, 2].
+
+    >>> bin_centres(4).tolist()
+    [-1.5, -0.5, 0.5, 1.5]
+    """
+    return -HALF_WIDTH + (np.arange(bins) + 0.5) * (2 * HALF_WIDTH / bins)
+
+
+def pair_table(zx: np.ndarray, zy: np.ndarray, bins: int) -> np.ndarray:
+    """The K x K table of counts (rows: x bins, columns: y bins) of values on the common scale.
+
+    >>> pair_table(np.array([-2.0, 2.0, 2.0]), np.array([0.5, 0.5, -2.0]), 2).tolist()
+    [[0, 1], [1, 1]]
+    """
+    cells = bin_codes(zx, bins) * bins + bin_codes(zy, bins)
+    return np.bincount(cells, minlength=bins * bins).reshape(bins, bins)
+
+
+def release_table(zx, zy, *, bins: int, epsilon: float, sampler: NoiseSampler) -> Release:
+    """The training table with Laplace noise on every cell: epsilon-DP under replace-one.
+
+    Sensitivity ``histogram_l1_sensitivity(REPLACE_ONE) = 2``: replacing one record takes
+    one count out of one cell and puts one into another (L1 move 2, or 0 in the same cell);
+    K is public, so the table's shape is too. No budget is passed: the caller reserves the
+    whole decision's charge first (see :func:`privgraph.causal.direction.private_direction`).
+    ``epsilon = inf`` is the non-private reference (the exact table, an empty ledger).
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> t, ledger = release_table(np.zeros(100), np.zeros(100), bins=4, epsilon=1.0, sampler=SeededSampler(0))
+    >>> t.shape, ledger.total().epsilon, ledger.charges[0].sensitivity
+    ((4, 4), 1.0, 2.0)
+    """
+    from privgraph.privacy import Ledger
+
+    table = pair_table(zx, zy, bins).astype(np.float64)
+    if math.isinf(epsilon):
+        return Release(table, Ledger())
+    return laplace_mechanism(table, epsilon=epsilon, sensitivity=histogram_l1_sensitivity(Neighbours.REPLACE_ONE),
+                             neighbours=Neighbours.REPLACE_ONE, sampler=sampler)
+
+
+@dataclass(frozen=True)
+class BinnedRegression:
+    """A regression function on the common scale: values at the bin centres, linearly interpolated."""
+
+    centres: np.ndarray
+    values: np.ndarray
+
+    def predict(self, z) -> np.ndarray:
+        """Predictions at ``z`` (constant beyond the outer centres).
+
+        >>> BinnedRegression(np.array([-1.0, 1.0]), np.array([0.0, 2.0])).predict([0.0, 5.0]).tolist()
+        [1.0, 2.0]
+        """
+        return np.interp(np.asarray(z, dtype=np.float64), self.centres, self.values)
+
+
+def smoothing_for(training_rows: int, bins: int) -> float:
+    """Public second-difference penalty: a fixed fraction of the expected records per bin.
+
+    >>> smoothing_for(2500, 25)
+    10.0
+    """
+    return SMOOTHING * training_rows / bins
+
+
+#: Penalty per expected record in a bin (chosen on the tuning seeds).
+SMOOTHING = 0.1
+
+
+def regression_from_table(table: np.ndarray, *, cause_axis: int, smoothing: float) -> BinnedRegression:
+    """The regression of the effect on the cause from a (noisy) table: post-processing only.
+
+    Rows of the cause: noisy total ``c_k`` (clipped at 0) and noisy sum of the effect's
+    bin centres ``s_k`` (clipped to ``[-2 c_k, 2 c_k]``, the bounded scale). The fit solves
+    ``min_w sum_k (c_k w_k^2 - 2 s_k w_k) + smoothing ||D2 w||^2 + 1e-9 ||w||^2`` (a
+    weighted least-squares fit of the bin means with a second-difference roughness penalty),
+    so empty or noisy bins take the shape of their neighbours.
+
+    >>> t = np.diag([10.0, 10.0, 10.0, 10.0])
+    >>> np.round(regression_from_table(t, cause_axis=0, smoothing=0.0).values, 6).tolist()
+    [-1.5, -0.5, 0.5, 1.5]
+    """
+    counts = table if cause_axis == 0 else table.T
+    bins = counts.shape[0]
+    centres = bin_centres(bins)
+    c = np.maximum(counts.sum(axis=1), 0.0)
+    s = np.clip(counts @ centres, -HALF_WIDTH * c, HALF_WIDTH * c)
+    d2 = np.diff(np.eye(bins), n=2, axis=0)
+    system = np.diag(c) + smoothing * d2.T @ d2 + 1e-9 * np.eye(bins)
+    return BinnedRegression(centres, np.linalg.solve(system, s))
+
+
+def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler: NoiseSampler,
+                 rng: np.random.Generator, bins: int | None = None) -> Release:
+    """Split, release the training table, regress both ways on it, residuals on the test part.
+
+    The value is a :class:`~privgraph.causal.direction_data.FittedPair` whose regressions
+    are post-processing of the released table (the training part's only release); its
+    ledger is the table's. Each test residual depends on its own test record and on the
+    released table only: a fixed per-record map once the table is out, so the test scores'
+    sensitivities apply unchanged.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, 400)
+    >>> (fit, ledger) = released_fit(x, x ** 2, bounds=((-1, 1), (-1, 1)), test_fraction=0.5, epsilon=1.0,
+    ...                              sampler=SeededSampler(0), rng=rng)
+    >>> fit.x.shape, fit.shift, ledger.total().epsilon
+    ((200,), 0.0, 1.0)
+    """
+    from privgraph.causal.direction_data import TRAIN_RESIDUAL_BANDWIDTH, FittedPair, split_indices, to_common_scale
+
+    train, test = split_indices(x.size, test_fraction, rng)
+    zx, zy = to_common_scale(x, x[:0], bounds[0]), to_common_scale(y, y[:0], bounds[1])
+    k = default_bins(train.size, epsilon) if bins is None else bins
+    table, ledger = release_table(zx[train], zy[train], bins=k, epsilon=epsilon, sampler=sampler)
+    penalty = smoothing_for(train.size, k)
+    f_y = regression_from_table(table, cause_axis=0, smoothing=penalty)
+    f_x = regression_from_table(table, cause_axis=1, smoothing=penalty)
+    res_y, res_x = zy[test] - f_y.predict(zx[test]), zx[test] - f_x.predict(zy[test])
+    return Release(FittedPair(zx[test], zy[test], res_y, res_x, (TRAIN_RESIDUAL_BANDWIDTH,) * 2, 0.0), ledger)
+
+
+def parallel_charge(epsilon: float, delta: float, *, bins: int, training_rows: int, test_rows: int, score: str):
+    """The one charge of a ``privacy="record"`` decision: parallel composition over the two parts.
+
+    The split is public randomness fixed before the data is read, so a record lies in
+    exactly one part whatever the data. A training record enters only the table (epsilon,
+    0); a test record enters only the two score releases (epsilon in all, delta for IQR),
+    which read the training part only through the released table (post-processing).
+    Hence (max of the two, max of the deltas) = (epsilon, delta): see docs/direction.md.
+
+    >>> c = parallel_charge(1.0, 0.0, bins=17, training_rows=2500, test_rows=2500, score="kendall")
+    >>> c.epsilon, c.neighbours.value
+    (1.0, 'replace_one')
+    """
+    from privgraph.privacy import Charge
+
+    return Charge("private_anm (parallel: training table | test scores)", epsilon, delta, Neighbours.REPLACE_ONE,
+                  note=(f"training part ({training_rows} rows): Laplace on a {bins}x{bins} table, sensitivity 2, "
+                        f"epsilon {epsilon:g}; test part ({test_rows} rows): {score} scores at epsilon {epsilon:g}"
+                        f"{f', delta {delta:g}' if delta else ''}; disjoint parts compose in parallel"))
