@@ -91,7 +91,7 @@ def test_budget_too_small_is_refused_before_any_budget_is_spent(asia):
     (dict(alpha=1.5), "alpha must lie in"),
     (dict(alpha=0.0), "alpha must lie in"),
     (dict(method="magic"), "method must be one of"),
-    (dict(ci_test="pearson"), "ci_test must be one of"),
+    (dict(ci_test="pearson"), "ci_test must be .auto. or one of"),
     (dict(epsilon=-1.0), "epsilon"),
     (dict(max_rounds=0), "max_rounds"),
     (dict(max_cond_size=-2), "max_cond_size"),

@@ -35,7 +35,8 @@ from privgraph.causal.scores import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.causal.tables import Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
-from privgraph.privacy import Budget, resolve_sampler
+from privgraph.estimator import PrivateEstimator
+from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
@@ -52,11 +53,7 @@ METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "pc")
 #: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
 ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}
 
-_PARAMS = ("epsilon", "delta", "alpha", "ci_test", "max_cond_size", "method", "random_state",
-           "max_rounds", "forbidden", "required")
-
-
-class PrivPC:
+class PrivPC(PrivateEstimator):
     """Private PC (Priv-PC and its baselines) with a total budget (epsilon, delta).
 
     Parameters
@@ -67,15 +64,18 @@ class PrivPC:
     alpha : float
         Level of each conditional-independence test, in (0, 1).
     ci_test : str
-        "kendall" (default), "spearman", "g" or "chi-square" (the last two through
-        subsample-and-aggregate block votes when private).
+        "auto" (default): Kendall's tau when every column is ordinal or binary, else the G
+        test (a rank test on a nominal column with three or more levels would test an
+        arbitrary order); or "kendall", "spearman", "g", "chi-square" (the last two through
+        subsample-and-aggregate block votes when private). See :func:`choose_ci_test`.
     max_cond_size : int or None
         Largest conditioning set; None: ``min(d - 2, max(0, floor(log2 n) - 5))``
         (the reference code's rule).
     method : str
         "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc" or "pc" (non-private).
-    random_state : None or int
-        None: secure noise. An int: seeded noise, reproducible and NOT private.
+    random_state : None, int, numpy Generator or NoiseSampler
+        None: secure noise. Anything else: seeded noise, reproducible and NOT private (a
+        UserWarning says so).
     max_rounds : int or None
         Cap of rounds (or tests) fixed in advance; None: ``ROUNDS_PER_PAIR[method]`` per
         pair of variables.
@@ -84,6 +84,8 @@ class PrivPC:
 
     Attributes
     ----------
+    neighbours : Neighbours
+        REPLACE_ONE: the relation of the guarantee (n public).
     graph_ : CPDAG
     skeleton_ : networkx.Graph
     sepsets_ : dict
@@ -114,7 +116,9 @@ class PrivPC:
     privgraph.data.frontdoor.DomainRequired: X has no public domain: ...
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="kendall", max_cond_size=None,
+    neighbours = Neighbours.REPLACE_ONE
+
+    def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
                  method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=()):
         self.epsilon = epsilon
         self.delta = delta
@@ -127,22 +131,8 @@ class PrivPC:
         self.forbidden = forbidden
         self.required = required
 
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor's parameters, as given."""
-        return {name: getattr(self, name) for name in _PARAMS}
-
-    def set_params(self, **params) -> "PrivPC":
-        """Set constructor parameters by name; unknown names raise ValueError."""
-        if unknown := sorted(set(params) - set(_PARAMS)):
-            raise ValueError(f"invalid parameters {unknown} for PrivPC; valid: {list(_PARAMS)}")
-        for name, value in params.items():
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        return f"PrivPC({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
-
-    def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, on_level=None) -> "PrivPC":
+    def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
+            on_level=None) -> "PrivPC":
         """Learn the CPDAG of ``X``: a DataFrame, a 2-D array with ``names``, a CSV/Parquet
         path, or a count engine. ``on_level(level, edges)`` reports progress.
 
@@ -151,17 +141,20 @@ class PrivPC:
         or the fit refuses before reading a value, unless ``infer_domain=True`` (then the
         ledger says the domain is not private). Missing and out-of-domain values are
         recoded to the column's first level (replace-one keeps n public; see
-        :mod:`privgraph.data.frontdoor`)."""
+        :mod:`privgraph.data.frontdoor`). ``budget``: an outside :class:`Budget` that this
+        fit's charges are reserved on (so several fits share it); by default a budget of
+        exactly (epsilon, delta)."""
         from privgraph.graphs import orient
 
-        method, test = self._checked()
+        self._checked()
         tables = Tables.from_engine(as_engine(X, names, domain=domain, infer_domain=infer_domain))
         check_data(tables)
+        method, test = self.method, choose_ci_test(self.ci_test, tables.domain)
         cond = self._max_cond_size(tables)
-        sampler = resolve_sampler(self.random_state)
-        self.composition_ = ("basic" if method == "pc" else "rdp" if method == "sg-pc" and self.delta > 0
-                             else composition_for(self.delta))
-        budget = None if method == "pc" else Budget(self.epsilon, self.delta, composition=self.composition_)
+        sampler = self._noise_sampler() if method != "pc" else resolve_sampler(None)
+        self.composition_ = self._composition()
+        if method != "pc" and budget is None:
+            budget = Budget(self.epsilon, self.delta, composition=self.composition_)
         kw = dict(max_cond_size=cond, forbidden=self.forbidden, required=self.required, on_level=on_level)
         if method == "em-pc":
             sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self.epsilon,
@@ -177,13 +170,41 @@ class PrivPC:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
         self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self.ci_test_ = test.name if hasattr(test, "name") else type(test).__name__
         return self
+
+    def privacy_plan(self, domain, n_rows: int) -> Ledger:
+        """The ledger :meth:`fit` will charge on data of this public ``domain`` and ``n_rows``
+        (public under replace-one); reads no data and draws no noise.
+
+        >>> from privgraph.datasets import load_network
+        >>> plan = PrivPC(epsilon=1.0).privacy_plan(load_network("asia").domain, 100_000)
+        >>> [c.mechanism for c in plan], plan.charges[0].count
+        (['sieve', 'examine'], 56)
+        """
+        self._checked()
+        from privgraph.data import resolve_domain
+
+        domain = resolve_domain(None, domain)
+        if self.method == "pc":
+            return Ledger()
+        shape = _PublicShape(domain.project(domain.discrete_names), int(n_rows))
+        check_data(shape)
+        test = choose_ci_test(self.ci_test, shape.domain)
+        if self.method == "em-pc":
+            raise ValueError("em-pc chooses its removals offline: its plan is its levels' exponential "
+                             "mechanisms, known only once the level sizes are; use another method to plan")
+        return self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
+
+    def _composition(self) -> str:
+        return ("basic" if self.method == "pc" else "rdp" if self.method == "sg-pc" and self.delta > 0
+                else composition_for(self.delta))
 
     def _checked(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.ci_test not in CI_TESTS:
-            raise ValueError(f"ci_test must be one of {sorted(CI_TESTS)}, got {self.ci_test!r}")
+        if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
+            raise ValueError(f"ci_test must be 'auto' or one of {sorted(CI_TESTS)}, got {self.ci_test!r}")
         check_alpha(self.alpha)
         if self.method != "pc":
             check_epsilon(self.epsilon)
@@ -191,7 +212,7 @@ class PrivPC:
         if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
                                             or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
-        return self.method, CI_TESTS[self.ci_test]()
+        return self.method
 
     def _max_cond_size(self, tables: Tables) -> int | None:
         if self.max_cond_size is not None:
@@ -208,6 +229,39 @@ class PrivPC:
         rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
         return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self.epsilon, delta=self.delta,
                                 rounds=rounds, sampler=sampler, budget=budget)
+
+
+class _PublicShape:
+    """What a decider may learn before the data is read: the domain and n (for plans)."""
+
+    def __init__(self, domain: Domain, n: int):
+        self.domain, self.n, self.names = domain, n, domain.names
+        self.engine = None
+
+    def table(self, columns):
+        raise RuntimeError("a privacy plan reads no data")
+
+
+def choose_ci_test(ci_test: str, domain: Domain):
+    """The CI test object for ``ci_test`` on ``domain``; "auto" decides from public kinds.
+
+    "auto" takes Kendall's tau (a rank test, valid for ordered values) when every column
+    is ordinal or has at most two levels (a binary column's order is immaterial), and the
+    G test (valid for any categories) as soon as one column is nominal with three or more
+    levels: with z in {a, b, c} and y = [z == b], Kendall sees no monotone trend and calls
+    them independent, the G test finds the edge. One test for the whole run keeps one
+    sensitivity analysis and one plan.
+
+    >>> from privgraph.data import Domain, Kind
+    >>> type(choose_ci_test("auto", Domain(("z", "y"), (3, 2), (Kind.CATEGORICAL, Kind.CATEGORICAL)))).__name__
+    'GTest'
+    >>> type(choose_ci_test("auto", Domain(("z", "y"), (3, 2), (Kind.ORDINAL, Kind.CATEGORICAL)))).__name__
+    'KendallTest'
+    """
+    if ci_test != "auto":
+        return CI_TESTS[ci_test]()
+    nominal = [n for n, k, s in zip(domain.names, domain.kinds, domain.sizes) if k is Kind.CATEGORICAL and s > 2]
+    return GTest() if nominal else KendallTest()
 
 
 def default_max_cond_size(n: int, d: int) -> int:
@@ -261,4 +315,5 @@ def check_data(tables: Tables) -> None:
         raise ValueError(f"{tables.n} rows are fewer than the {len(d.names)} variables")
 
 
-__all__ = ["BudgetTooSmall", "CI_TESTS", "METHODS", "PrivPC", "as_engine", "check_data", "default_max_cond_size"]
+__all__ = ["BudgetTooSmall", "CI_TESTS", "METHODS", "PrivPC", "as_engine", "check_data", "choose_ci_test",
+           "default_max_cond_size"]

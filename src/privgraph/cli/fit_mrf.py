@@ -16,10 +16,6 @@ from typing import Optional, Tuple
 import typer
 from rich.console import Console
 
-from privgraph.cli.ledger_table import print_ledger
-from privgraph.data import resolve_domain
-from privgraph.data.files import check_path
-from privgraph.privacy import Neighbours
 from privgraph.outputs import check_outputs, write_all
 
 
@@ -40,6 +36,9 @@ def fit_mrf(
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy ledger."""
+    from privgraph.cli.ledger_table import print_ledger
+    from privgraph.data import resolve_domain
+    from privgraph.data.files import check_path
     from privgraph.mrf import PrivateMRF
 
     console = Console()
@@ -77,6 +76,8 @@ def _units(est) -> str:
 
     PSGD keeps no released count, so nothing is printed for it.
     """
+    from privgraph.privacy import Neighbours
+
     noisy = est.marginals_
     if noisy is None:
         return ""

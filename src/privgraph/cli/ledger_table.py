@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
-from privgraph.privacy import Ledger
+if TYPE_CHECKING:
+    from privgraph.privacy import Ledger
 
 
 def ledger_table(ledger: Ledger, title: str = "Privacy ledger") -> Table:

@@ -258,12 +258,13 @@ def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame
 
 
 def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbours, invalid: str | None = None,
-                infer_domain: bool = False, what: str = "the data"):
+                infer_domain: bool = False, columns: Sequence[str] | None = None, what: str = "the data"):
     """A count engine over ``X``'s discrete public-domain columns (the estimators' front door).
 
     ``X``: a DataFrame, a 2-D array with ``names``, a CSV/Parquet path (counted by DuckDB,
     never loaded whole) or a count engine (used as it is: its domain is its own). Returns
-    the engine; its ``domain.public`` says whether the domain was public.
+    the engine; its ``domain.public`` says whether the domain was public. ``columns``
+    restricts the engine to those domain columns (the others are not read).
 
     >>> import pandas as pd
     >>> from privgraph.privacy.neighbours import Neighbours
@@ -280,6 +281,8 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
         return X
     invalid = check_invalid(invalid, neighbours)
     domain = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
+    if columns is not None:
+        domain = domain.project(list(dict.fromkeys(columns)))
     if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
         raise ValueError(f"columns {cont} are continuous in the domain: bin them into ordinal levels first")
     if isinstance(X, (str, os.PathLike)):

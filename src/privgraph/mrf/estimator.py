@@ -14,17 +14,27 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from privgraph.data import NOT_PRIVATE_DOMAIN, Domain, NumpyEngine, check_invalid, count_tables, resolve_domain
+from privgraph.data import (
+    NOT_PRIVATE_DOMAIN,
+    CountEngine,
+    Domain,
+    NumpyEngine,
+    check_invalid,
+    count_tables,
+    open_engine,
+    resolve_domain,
+)
 from privgraph.data.frontdoor import encode_public, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.individuals import individual_tables
 from privgraph.mrf.inference import infer
 from privgraph.mrf.model import MarkovRandomField, check_cliques, parse_cliques
-from privgraph.mrf.psgd import psgd
-from privgraph.mrf.release import group_tables, release_tables
+from privgraph.estimator import PrivateEstimator
+from privgraph.mrf.psgd import psgd, psgd_plan
+from privgraph.mrf.release import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample
-from privgraph.privacy import Neighbours, resolve_sampler
+from privgraph.privacy import Budget, Ledger, Neighbours
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 
 #: Estimators that post-process released noisy tables, by name.
@@ -32,7 +42,7 @@ TABLE_METHODS: dict[str, Callable] = {"cgm-em": cgm_em, "naive-mle": naive_mle}
 METHODS = tuple(TABLE_METHODS) + ("psgd",)
 
 
-class PrivateMRF:
+class PrivateMRF(PrivateEstimator):
     """A differentially private MRF over fixed cliques.
 
     Parameters
@@ -86,8 +96,8 @@ class PrivateMRF:
 
     def __init__(
         self,
-        epsilon: float,
-        cliques,
+        epsilon: float = 1.0,
+        cliques=None,
         method: str | Callable = "cgm-em",
         *,
         neighbours: str | Neighbours = "add_remove",
@@ -101,7 +111,7 @@ class PrivateMRF:
         options: dict | None = None,
     ):
         self.epsilon = epsilon
-        self.cliques = parse_cliques(cliques) if isinstance(cliques, str) else cliques
+        self.cliques = cliques
         self.method = method
         self.neighbours = neighbours
         self.noise = noise
@@ -111,45 +121,92 @@ class PrivateMRF:
         self.null = null
         self.random_state = random_state
         self.invalid = invalid
-        self.options = dict(options or {})
+        self.options = options
 
-    def fit(self, data, domain=None, *, infer_domain: bool = False) -> "PrivateMRF":
-        """Fit to a DataFrame, a CSV/Parquet path, or integer codes; returns ``self``.
+    def fit(self, data, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateMRF":
+        """Fit to a DataFrame, a CSV/Parquet path (counted by DuckDB for the table methods,
+        never loaded whole), a count engine, or integer codes; returns ``self``.
 
         ``domain`` is the public domain (a :class:`Domain`, a codebook path or dict);
         without one the data must carry it (Categorical columns) or the fit refuses before
         reading a value, unless ``infer_domain=True`` (the ledger then says the domain is
-        not private). Integer codes need a :class:`Domain`.
+        not private). Integer codes need a :class:`Domain`. ``budget``: an outside
+        :class:`~privgraph.privacy.Budget` the release is charged to (several fits share it).
         """
-        invalid = check_invalid(self.invalid, Neighbours.parse(self.neighbours))
-        codes, ids, domain = self._encode(data, domain, infer_domain, invalid)
-        cliques = check_cliques(domain, self.cliques)
-        self._check_parameters(len(cliques))
-        sampler = resolve_sampler(self.random_state)
+        neighbours = Neighbours.parse(self.neighbours)
+        invalid = check_invalid(self.invalid, neighbours)
+        self._check_parameters(len(self._cliques()))
+        options = dict(self.options or {})
+        in_memory = self.method == "psgd" or self.individual is not None
+        if in_memory:
+            codes, ids, domain = self._encode(data, domain, infer_domain, invalid)
+        else:
+            if isinstance(data, np.ndarray):
+                if not isinstance(domain, Domain):
+                    raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
+                data, domain = NumpyEngine(domain, data), None
+            if not isinstance(data, CountEngine):
+                domain = resolve_domain(data, domain, infer_domain=infer_domain)
+                used = check_cliques(domain, self._cliques())  # unknown or continuous columns fail here
+                domain = domain.project(list(dict.fromkeys(c for clique in used for c in clique)))
+            engine = open_engine(data, domain, neighbours=neighbours, invalid=invalid)
+            domain = engine.domain
+        cliques = check_cliques(domain, self._cliques())
+        sampler = self._noise_sampler()
         if self.method == "psgd":
             self.model_, self.ledger_ = psgd(
                 codes, domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
-                sampler=sampler, neighbours=self.neighbours, individuals=ids, ties=self.ties, **self.options,
+                sampler=sampler, neighbours=neighbours, individuals=ids, ties=self.ties, budget=budget, **options,
             )
             self.marginals_ = None
             self._caveat(domain)
             return self
         ties = tuple(range(len(cliques))) if self.ties is None else tuple(self.ties)
-        if ids is None:
-            tables = group_tables(count_tables(NumpyEngine(domain, codes), cliques), ties)
-            units = codes.shape[0]
-        else:
+        if in_memory:
             tables = individual_tables(codes, ids, domain=domain, cliques=cliques, ties=ties, null=self.null)
             units = len(np.unique(ids))
+        else:
+            tables = group_tables(count_tables(engine, cliques), ties)
+            units = int(engine.counts([])) if neighbours is Neighbours.REPLACE_ONE else None  # public only there
         self.marginals_, self.ledger_ = release_tables(
-            tables, domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
+            tables, domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=neighbours,
             sampler=sampler, noise=self.noise, delta=self.delta, ties=ties, records=units,
-            unit="record" if ids is None else f"individual ({self.individual})",
+            unit=self._unit(), budget=budget,
         )
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
-        self.model_ = fit(self.marginals_, **self.options)
+        self.model_ = fit(self.marginals_, **options)
         self._caveat(domain)
         return self
+
+    def privacy_plan(self, domain, n_units: int | None = None) -> Ledger:
+        """The ledger :meth:`fit` will charge on data of this public ``domain``; reads no data.
+
+        ``n_units`` (the public number of privacy units) is needed by PSGD under replace-one
+        and ignored otherwise (under add/remove it is private and the plan does not need it).
+
+        >>> PrivateMRF(epsilon=1.0, cliques="a,b").privacy_plan(Domain.of(a=2, b=3)).total().epsilon
+        1.0
+        """
+        from privgraph.data import resolve_domain
+
+        domain = resolve_domain(None, domain)
+        self._check_parameters(len(self._cliques()))
+        cliques = check_cliques(domain, self._cliques())
+        if self.method == "psgd":
+            return psgd_plan(domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
+                             neighbours=self.neighbours, ties=self.ties,
+                             records=n_units if Neighbours.parse(self.neighbours) is Neighbours.REPLACE_ONE else None,
+                             individuals=self.individual is not None, **dict(self.options or {}))
+        return plan_release(domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
+                            noise=self.noise, delta=self.delta, ties=self.ties, unit=self._unit())
+
+    def _cliques(self):
+        if self.cliques is None:
+            raise ValueError("cliques must be given: a sequence of column-name sequences, or 'a,b;b,c'")
+        return parse_cliques(self.cliques) if isinstance(self.cliques, str) else self.cliques
+
+    def _unit(self) -> str:
+        return "record" if self.individual is None else f"individual ({self.individual})"
 
     def _caveat(self, domain: Domain) -> None:
         if not domain.public:
@@ -167,7 +224,7 @@ class PrivateMRF:
                 raise KeyError(f"individual column {self.individual!r} not in the data {list(data.columns)}")
             frame = data.drop(columns=[self.individual]) if self.individual else data
             domain = resolve_domain(frame, domain, infer_domain=infer_domain)
-            check_cliques(domain, self.cliques)  # names continuous columns before dropping them
+            check_cliques(domain, self._cliques())  # names continuous columns before dropping them
             discrete = domain.project(domain.discrete_names)
             codes, kept = encode_public(frame, discrete, invalid, return_kept=True)
             ids = data[self.individual].to_numpy()[kept] if self.individual else None
@@ -224,3 +281,4 @@ class PrivateMRF:
             "ledger": self.ledger_.rows(),
             "caveats": list(self.ledger_.caveats),
         })
+

@@ -78,6 +78,7 @@ from privgraph.privacy import (
     Neighbours,
     NoiseSampler,
     Release,
+    laplace_charge,
     laplace_mechanism,
     sampled_gaussian_multiplier,
 )
@@ -145,9 +146,7 @@ def psgd(
     units, counts = unit_indicators(codes, domain=domain, cliques=cliques, groups=groups, shapes=shapes,
                                     individuals=individuals)
     sampling = _sampling(neighbours, check_rate(rate, "rate"), int(counts.sum()), records)
-    share = COUNT_SHARE if neighbours is Neighbours.ADD_REMOVE else 0.0
-    multiplier = sampled_gaussian_multiplier(epsilon * (1 - share), delta, sampling=sampling, steps=steps,
-                                             neighbours=neighbours, max_multiplier=max_noise_multiplier)
+    share, multiplier = _calibrate(epsilon, delta, sampling, steps, neighbours, max_noise_multiplier)
     unit = "record" if individuals is None else "individual"
     sums = GaussianSums(clip=clip, dimension=units.shape[1], multiplier=multiplier, steps=steps, delta=delta,
                         sampling=sampling, neighbours=neighbours, sampler=sampler, budget=budget,
@@ -218,6 +217,58 @@ def clipped_sum(units: sparse.csr_matrix, mu: np.ndarray, taken: np.ndarray, cli
         norms = np.linalg.norm(grads, axis=1)
         out += (taken[block] * np.minimum(1.0, clip / np.maximum(norms, 1e-300))) @ grads
     return out
+
+
+def psgd_plan(
+    *,
+    domain: Domain,
+    cliques: Sequence[Sequence[str] | str],
+    epsilon: float,
+    delta: float,
+    neighbours: Neighbours | str = "add_remove",
+    ties: Sequence | None = None,
+    records: int | None = None,
+    individuals: bool = False,
+    steps: int = 300,
+    rate: float = 0.05,
+    clip: float | None = None,
+    max_noise_multiplier: float = 50.0,
+    **_ignored,
+) -> Ledger:
+    """The ledger :func:`psgd` charges, from public parameters only: under replace-one the
+    public number of units ``records`` is needed (it sets the sample size m).
+
+    >>> plan = psgd_plan(domain=Domain.of(a=2, b=2, c=2), cliques=["a,b", "b,c"], epsilon=1.0, delta=1e-4, steps=50)
+    >>> [c.mechanism for c in plan]
+    ['laplace', 'gaussian_sums']
+    """
+    cliques = check_cliques(domain, cliques)
+    neighbours = Neighbours.parse(neighbours)
+    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_count(steps, "steps")
+    if delta == 0:
+        raise ValueError("PSGD needs delta > 0 (the text uses delta = 1/N)")
+    if neighbours is Neighbours.REPLACE_ONE and records is None:
+        raise ValueError("under replace_one the plan needs the public number of units, records=")
+    groups, _ = tie_groups(domain, cliques, ties)
+    dimension = sum(int(np.prod(s)) for s in _group_shapes(domain, cliques, groups))
+    clip = math.sqrt(len(cliques)) if clip is None else check_epsilon(clip, "clip")
+    sampling = _sampling(neighbours, check_rate(rate, "rate"), records or 0, records)
+    share, multiplier = _calibrate(epsilon, delta, sampling, steps, neighbours, max_noise_multiplier)
+    unit = "individual" if individuals else "record"
+    sums = GaussianSums(clip=clip, dimension=dimension, multiplier=multiplier, steps=steps, delta=delta,
+                        sampling=sampling, neighbours=neighbours, sampler=None, note=f"unit={unit}")
+    if sampling[0] == "without_replacement":
+        return sums.ledger
+    count = laplace_charge(epsilon * share, 1.0, Neighbours.ADD_REMOVE)
+    return Ledger.of(replace(count, note=f"{count.note}; number of units; unit={unit}")) + sums.ledger
+
+
+def _calibrate(epsilon, delta, sampling, steps, neighbours, max_noise_multiplier) -> tuple[float, float]:
+    """(share of epsilon spent on the noisy count, noise multiplier of the steps)."""
+    share = COUNT_SHARE if neighbours is Neighbours.ADD_REMOVE else 0.0
+    multiplier = sampled_gaussian_multiplier(epsilon * (1 - share), delta, sampling=sampling, steps=steps,
+                                             neighbours=neighbours, max_multiplier=max_noise_multiplier)
+    return share, multiplier
 
 
 def _sampling(neighbours: Neighbours, rate: float, n: int, records: int | None) -> tuple:

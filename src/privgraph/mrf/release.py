@@ -99,39 +99,82 @@ def release_tables(
     >>> ledger.total().epsilon, [c.sensitivity for c in ledger], noisy.unit
     (1.0, [2.0], 'record')
     """
-    cliques = check_cliques(domain, cliques)
-    ties = tuple(range(len(cliques))) if ties is None else tuple(ties)
+    cliques, ties, neighbours = _check_release(domain, cliques, ties, noise, neighbours, delta)
     groups = len(set(ties))
-    if sorted(set(ties)) != list(range(groups)) or len(ties) != len(cliques):
-        raise ValueError(f"ties must label the {len(cliques)} cliques with groups 0..k-1, got {ties}")
     if len(counts) != groups:
         raise ValueError(f"got {len(counts)} count tables for {groups} parameter groups")
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-    neighbours = Neighbours.parse(neighbours)
     if neighbours is Neighbours.REPLACE_ONE and records is None:
         raise ValueError("under replace_one neighbours the public number of records must be given")
     shapes = [np.shape(c) for c in counts]
     flat = np.concatenate([np.ravel(np.asarray(c, dtype=np.float64)) for c in counts])
+    sensitivity = release_sensitivity(noise, groups, neighbours)
     if noise == "laplace":
-        sensitivity = groups * histogram_l1_sensitivity(neighbours)
         scale = laplace_scale(epsilon, sensitivity, dimension=flat.size)
         noisy, ledger = laplace_mechanism(
             flat, epsilon=epsilon, sensitivity=sensitivity, neighbours=neighbours, sampler=sampler, budget=budget
         )
     else:
-        if delta is None:
-            raise ValueError("the gaussian noise needs delta")
-        sensitivity = math.sqrt(groups) * histogram_l2_sensitivity(neighbours)
         scale = gaussian_calibration(epsilon, delta, sensitivity, flat.size)[0]
         noisy, ledger = gaussian_mechanism(
             flat, epsilon=epsilon, delta=delta, sensitivity=sensitivity, neighbours=neighbours,
             sampler=sampler, budget=budget,
         )
-    ledger = Ledger(tuple(replace(c, note=f"{c.note}; unit={unit}; {groups} tables") for c in ledger))
+    ledger = _noted(ledger, unit, groups)
     tables = _split(noisy, shapes)
     n = float(records) if records is not None and neighbours is Neighbours.REPLACE_ONE else estimate_records(tables)
     return Release(NoisyMarginals(domain, cliques, ties, tables, noise, scale, n, unit), ledger)
+
+
+def plan_release(
+    *,
+    domain: Domain,
+    cliques: Sequence[Sequence[str] | str],
+    epsilon: float,
+    neighbours: Neighbours,
+    noise: str = "laplace",
+    delta: float | None = None,
+    ties: Sequence[int] | None = None,
+    unit: str = "record",
+) -> Ledger:
+    """The ledger :func:`release_tables` charges, from public parameters only (no counts).
+
+    >>> d = Domain.of(a=2, b=2)
+    >>> plan_release(domain=d, cliques=["a,b", "b"], epsilon=1.0, neighbours=Neighbours.ADD_REMOVE).rows()[0]["note"]
+    'noise scale 2.00037; unit=record; 2 tables'
+    """
+    from privgraph.privacy import gaussian_charge, laplace_charge
+
+    cliques, ties, neighbours = _check_release(domain, cliques, ties, noise, neighbours, delta)
+    groups = len(set(ties))
+    size = sum(domain.cells(cliques[ties.index(g)]) for g in range(groups))
+    sensitivity = release_sensitivity(noise, groups, neighbours)
+    charge = (laplace_charge(epsilon, sensitivity, neighbours, size) if noise == "laplace"
+              else gaussian_charge(epsilon, delta, sensitivity, neighbours, size))
+    return _noted(Ledger.of(charge), unit, groups)
+
+
+def release_sensitivity(noise: str, groups: int, neighbours: Neighbours) -> float:
+    """L1 (Laplace) or L2 (Gaussian) sensitivity of the concatenated group tables (module doc)."""
+    if noise == "laplace":
+        return groups * histogram_l1_sensitivity(neighbours)
+    return math.sqrt(groups) * histogram_l2_sensitivity(neighbours)
+
+
+def _check_release(domain, cliques, ties, noise, neighbours, delta):
+    cliques = check_cliques(domain, cliques)
+    ties = tuple(range(len(cliques))) if ties is None else tuple(ties)
+    groups = len(set(ties))
+    if sorted(set(ties)) != list(range(groups)) or len(ties) != len(cliques):
+        raise ValueError(f"ties must label the {len(cliques)} cliques with groups 0..k-1, got {ties}")
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+    if noise == "gaussian" and delta is None:
+        raise ValueError("the gaussian noise needs delta")
+    return cliques, ties, Neighbours.parse(neighbours)
+
+
+def _noted(ledger: Ledger, unit: str, groups: int) -> Ledger:
+    return Ledger(tuple(replace(c, note=f"{c.note}; unit={unit}; {groups} tables") for c in ledger))
 
 
 def _split(flat: np.ndarray, shapes) -> tuple[np.ndarray, ...]:

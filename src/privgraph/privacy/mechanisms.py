@@ -164,17 +164,26 @@ def laplace_mechanism(
     sensitivity = check_sensitivity(sensitivity)
     neighbours = Neighbours.parse(neighbours)
     x, scalar = _as_array(value)
+    ledger = _pay(laplace_charge(epsilon, sensitivity, neighbours, max(1, x.size)), budget)
     if sensitivity == 0:  # a constant query: no noise, no cost
-        ledger = _pay(Charge("laplace", 0.0, 0.0, neighbours, sensitivity=0.0), budget)
         return Release(_shape_like(x, scalar), ledger)
-    scale, grid, curve = laplace_calibration(epsilon, sensitivity, max(1, x.size))
-    charge = Charge(
-        "laplace", epsilon, 0.0, neighbours, sensitivity=sensitivity,
-        curve=curve, slack=PURE_DP_SLACK, note=f"noise scale {scale:.6g}",
-    )
-    ledger = _pay(charge, budget)
+    scale, grid, _ = laplace_calibration(epsilon, sensitivity, max(1, x.size))
     noise = sampler.discrete_laplace(scale / grid, x.shape or 1)
     return Release(_shape_like(_noisy_on_grid(x, grid, noise), scalar), ledger)
+
+
+def laplace_charge(epsilon: float, sensitivity: float, neighbours: Neighbours, dimension: int = 1) -> Charge:
+    """The charge :func:`laplace_mechanism` makes for a release of ``dimension`` values
+    (public parameters only: planners build the ledger a fit will charge with it).
+
+    >>> laplace_charge(1.0, 2.0, Neighbours.ADD_REMOVE, 3).note
+    'noise scale 2.00037'
+    """
+    if sensitivity == 0:
+        return Charge("laplace", 0.0, 0.0, neighbours, sensitivity=0.0)
+    scale, _, curve = laplace_calibration(epsilon, sensitivity, dimension)
+    return Charge("laplace", epsilon, 0.0, neighbours, sensitivity=sensitivity, curve=curve,
+                  slack=PURE_DP_SLACK, note=f"noise scale {scale:.6g}")
 
 
 def laplace_calibration(epsilon: float, sensitivity: float, dimension: int = 1):
@@ -258,17 +267,26 @@ def gaussian_mechanism(
     sensitivity = check_sensitivity(sensitivity)
     neighbours = Neighbours.parse(neighbours)
     x, scalar = _as_array(value)
+    ledger = _pay(gaussian_charge(epsilon, delta, sensitivity, neighbours, max(1, x.size)), budget)
     if sensitivity == 0:
-        ledger = _pay(Charge("gaussian", 0.0, 0.0, neighbours, sensitivity=0.0), budget)
         return Release(_shape_like(x, scalar), ledger)
-    sigma, grid, curve = gaussian_calibration(epsilon, delta, sensitivity, max(1, x.size))
-    charge = Charge(
-        "gaussian", epsilon, delta, neighbours, sensitivity=sensitivity, curve=curve,
-        note=f"noise sigma {sigma:.6g}",
-    )
-    ledger = _pay(charge, budget)
+    sigma, grid, _ = gaussian_calibration(epsilon, delta, sensitivity, max(1, x.size))
     noise = sampler.discrete_gaussian(sigma / grid, x.shape or 1)
     return Release(_shape_like(_noisy_on_grid(x, grid, noise), scalar), ledger)
+
+
+def gaussian_charge(epsilon: float, delta: float, sensitivity: float, neighbours: Neighbours,
+                    dimension: int = 1) -> Charge:
+    """The charge :func:`gaussian_mechanism` makes for ``dimension`` values (public parameters only).
+
+    >>> gaussian_charge(1.0, 1e-5, 1.0, Neighbours.ADD_REMOVE).curve[0]
+    'discrete_gaussian'
+    """
+    if sensitivity == 0:
+        return Charge("gaussian", 0.0, 0.0, neighbours, sensitivity=0.0)
+    sigma, _, curve = gaussian_calibration(epsilon, delta, sensitivity, dimension)
+    return Charge("gaussian", epsilon, delta, neighbours, sensitivity=sensitivity, curve=curve,
+                  note=f"noise sigma {sigma:.6g}")
 
 
 def gaussian_calibration(epsilon: float, delta: float, sensitivity: float, dimension: int = 1):

@@ -425,11 +425,15 @@ class SeededSampler(NoiseSampler):
         return f"SeededSampler({self.seed!r})"
 
 
-def resolve_sampler(random_state: "None | int | NoiseSampler") -> NoiseSampler:
-    """The public entry points' rule: None -> SecureSampler(); an int -> SeededSampler.
+def resolve_sampler(random_state: "None | int | np.random.Generator | NoiseSampler") -> NoiseSampler:
+    """The public entry points' rule: None -> SecureSampler(); an int or a numpy Generator
+    -> SeededSampler (a Generator gives it a seed drawn from itself, so the noise follows
+    the Generator's state); a NoiseSampler is used as it is.
 
     >>> resolve_sampler(None).is_secure, resolve_sampler(5).is_secure
     (True, False)
+    >>> resolve_sampler(np.random.default_rng(0)).is_secure
+    False
     """
     if random_state is None:
         return SecureSampler()
@@ -437,8 +441,10 @@ def resolve_sampler(random_state: "None | int | NoiseSampler") -> NoiseSampler:
         return random_state
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return SeededSampler(int(random_state))
+    if isinstance(random_state, np.random.Generator):
+        return SeededSampler(int(random_state.integers(0, 2**63)))
     raise ValueError(
-        f"random_state must be None, an integer seed or a NoiseSampler, got {random_state!r}"
+        f"random_state must be None, an integer seed, a numpy Generator or a NoiseSampler, got {random_state!r}"
     )
 
 

@@ -1,0 +1,114 @@
+"""The one contract every privgraph estimator shares (PrivPC, PrivateANM, PrivateMRF, ...).
+
+* **Parameters** are the constructor's keywords, stored verbatim (checked in ``fit``, never
+  rewritten), and read from its signature: ``get_params`` / ``set_params``, a repr and
+  ``sklearn.base.clone`` behave as scikit-learn's do, without importing it.
+* **Fitted or not**: fitted attributes end in ``_``; before ``fit`` they raise
+  :class:`NotFittedError`, which is both a ValueError and an AttributeError (as
+  scikit-learn's is), and ``sklearn.utils.validation.check_is_fitted`` works.
+* **Privacy**: ``neighbours`` names the relation of the guarantee; ``fit(..., budget=)``
+  lets several fits share one :class:`~privgraph.privacy.Budget`; ``privacy_plan(...)``
+  returns, from public facts only and before any data is read, the ledger ``fit`` will
+  charge.
+* **Randomness**: ``random_state=None`` draws noise from the SecureSampler; an integer, a
+  numpy Generator or a SeededSampler makes it reproducible and therefore NOT private, and
+  every fit says so with a :class:`UserWarning`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+#: Message of the warning a fit with seeded noise gives.
+SEEDED_WARNING = "random_state seeds the noise: reproducible and NOT private (tests and experiments only)"
+
+
+class NotFittedError(ValueError, AttributeError):
+    """An estimator's fitted attribute was read before ``fit``."""
+
+
+class PrivateEstimator:
+    """Base class: parameters from the signature, clone/repr, fitted checks, seeded warning.
+
+    Subclasses define ``__init__`` with keyword parameters stored as attributes of the same
+    names, ``fit``, ``neighbours`` and ``privacy_plan``.
+
+    Examples
+    --------
+    >>> class Toy(PrivateEstimator):
+    ...     def __init__(self, epsilon=1.0, random_state=None):
+    ...         self.epsilon, self.random_state = epsilon, random_state
+    >>> Toy(epsilon=2.0)
+    Toy(epsilon=2.0)
+    >>> Toy().set_params(epsilon=0.5).get_params()
+    {'epsilon': 0.5, 'random_state': None}
+    >>> Toy().ledger_
+    Traceback (most recent call last):
+    ...
+    privgraph.estimator.NotFittedError: Toy is not fitted yet: call fit first (no attribute 'ledger_')
+    """
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            raise TypeError(f"{cls.__name__}.__init__ must name its parameters (no *args or **kwargs)")
+        return sorted(p.name for p in params if p.name != "self")
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters, as given."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor parameters by name; an unknown name is a ValueError."""
+        valid = self._param_names()
+        if unknown := sorted(set(params) - set(valid)):
+            raise ValueError(f"invalid parameters {unknown} for {type(self).__name__}; valid: {valid}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        shown = [f"{k}={v!r}" for k, v in self.get_params().items() if not _same(v, defaults.get(k, inspect._empty))]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __getattr__(self, name: str):
+        # only reached when normal lookup fails: a fitted attribute asked for too early
+        if name.endswith("_") and not name.startswith("__"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit first (no attribute {name!r})")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return "ledger_" in vars(self)
+
+    def __sklearn_tags__(self):
+        # called by scikit-learn only, which is then already imported
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False), non_deterministic=True)
+
+    def _noise_sampler(self):
+        """The sampler of ``random_state``, warning when it is seeded (not private)."""
+        from privgraph.privacy import resolve_sampler
+
+        sampler = resolve_sampler(self.random_state)
+        if not sampler.is_secure:
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=3)
+        return sampler
+
+
+def _same(value, default) -> bool:
+    if default is inspect._empty:
+        return False
+    try:
+        return bool(value is default or value == default) and type(value) is type(default)
+    except (TypeError, ValueError):  # e.g. arrays
+        return False
+
+
+__all__ = ["NotFittedError", "PrivateEstimator", "SEEDED_WARNING"]

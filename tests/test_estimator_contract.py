@@ -1,0 +1,121 @@
+"""The one estimator contract (issue 12): clone, repr, params, fitted checks, budget=, plans, warnings."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgraph.causal import PrivPC
+from privgraph.data import Domain
+from privgraph.datasets import load_network, sample_frame
+from privgraph.estimator import SEEDED_WARNING, NotFittedError
+from privgraph.mrf import PrivateMRF
+from privgraph.privacy import Budget, Neighbours
+
+ASIA = load_network("asia")
+
+
+@pytest.fixture(scope="module")
+def asia():
+    return sample_frame(ASIA, 20_000, np.random.default_rng(0))
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"a": rng.integers(0, 2, 2000), "b": rng.integers(0, 3, 2000)}), Domain.of(a=2, b=3)
+
+
+ESTIMATORS = [
+    lambda: PrivPC(epsilon=0.7, delta=1e-7, alpha=0.01, method="svt-pc", random_state=3, max_rounds=40),
+    lambda: PrivateMRF(epsilon=0.5, cliques="a,b", noise="gaussian", delta=1e-6, options={"max_iter": 5}),
+]
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_clone_params_and_repr_follow_scikit_learn(make):
+    base = pytest.importorskip("sklearn.base")
+    est = make()
+    twin = base.clone(est)
+    assert twin is not est and twin.get_params() == est.get_params()
+    given = {"max_iter": 5}
+    assert PrivateMRF(cliques="a,b", options=given).options is given  # stored verbatim, not rewritten
+    assert PrivateMRF(cliques="a,b").cliques == "a,b"
+    assert type(est).__name__ + "(" in repr(est) and "epsilon=" in repr(est)
+    assert est.set_params(epsilon=2.0).epsilon == 2.0
+    with pytest.raises(ValueError, match="invalid parameters"):
+        est.set_params(eps=1)
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_not_fitted_is_both_value_and_attribute_error(make):
+    validation = pytest.importorskip("sklearn.utils.validation")
+    est = make()
+    with pytest.raises(NotFittedError) as info:
+        est.ledger_
+    assert isinstance(info.value, ValueError) and isinstance(info.value, AttributeError)
+    assert not hasattr(est, "graph_")
+    with pytest.raises(validation.NotFittedError):
+        validation.check_is_fitted(est)
+
+
+def test_check_is_fitted_passes_after_fit(asia, small):
+    validation = pytest.importorskip("sklearn.utils.validation")
+    validation.check_is_fitted(PrivPC(method="laplace-pc", epsilon=5.0, random_state=0).fit(asia))
+    df, d = small
+    validation.check_is_fitted(PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, d))
+
+
+def test_seeded_noise_warns_and_a_generator_is_accepted(asia, small):
+    with pytest.warns(UserWarning, match="NOT private"):
+        PrivPC(method="laplace-pc", epsilon=5.0, random_state=np.random.default_rng(0)).fit(asia)
+    df, d = small
+    with pytest.warns(UserWarning, match="NOT private"):
+        PrivateMRF(epsilon=1.0, cliques="a,b", random_state=2).fit(df, d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # secure noise: no warning
+        PrivPC(method="laplace-pc", epsilon=5.0).fit(asia)
+    assert SEEDED_WARNING.endswith("(tests and experiments only)")
+
+
+def test_one_budget_shared_by_several_fits(asia, small):
+    df, d = small
+    budget = Budget(3.0, 1e-6, composition="basic")
+    mrf = PrivateMRF(epsilon=1.0, cliques="a,b", neighbours="replace_one", random_state=0)
+    mrf.fit(df, d, budget=budget)
+    PrivPC(method="laplace-pc", epsilon=1.0, delta=0.0, max_rounds=20, random_state=0).fit(asia, budget=budget)
+    assert budget.spent().epsilon == pytest.approx(2.0)
+    with pytest.raises(Exception, match="budget exceeded"):
+        mrf.set_params(epsilon=1.5).fit(df, d, budget=budget)
+    with pytest.raises(ValueError, match="cannot join a budget spent under"):  # one relation per budget
+        PrivateMRF(epsilon=0.5, cliques="a,b", random_state=0).fit(df, d, budget=budget)
+
+
+def test_privacy_plan_is_the_ledger_fit_charges(asia, small):
+    est = PrivPC(epsilon=1.0, random_state=0)
+    plan = est.privacy_plan(ASIA.domain, len(asia))
+    assert plan.charges == est.fit(asia).ledger_.charges
+    df, d = small
+    for kw in (dict(), dict(noise="gaussian", delta=1e-6), dict(neighbours="replace_one"),
+               dict(method="psgd", delta=1e-4, options={"steps": 20})):
+        mrf = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0, **kw)
+        plan = mrf.privacy_plan(d, n_units=len(df))
+        assert plan.charges == mrf.fit(df, d).ledger_.charges, kw
+
+
+def test_neighbouring_relation_is_visible():
+    assert PrivPC().neighbours is Neighbours.REPLACE_ONE
+    assert PrivateMRF(cliques="a,b").neighbours == "add_remove"
+
+
+def test_auto_test_finds_a_non_monotone_nominal_dependence():
+    """z in {a, b, c}, y = [z == b]: Kendall on the alphabetical order sees no trend."""
+    rng = np.random.default_rng(0)
+    z = rng.choice(["a", "b", "c"], 20_000)
+    df = pd.DataFrame({"z": pd.Categorical(z, categories=["a", "b", "c"]),
+                       "y": pd.Categorical(np.where(z == "b", "yes", "no"), categories=["no", "yes"])})
+    kendall = PrivPC(method="pc", ci_test="kendall").fit(df)
+    auto = PrivPC(method="pc").fit(df)
+    assert kendall.skeleton_.number_of_edges() == 0 and kendall.ci_test_ == "kendall"
+    assert auto.skeleton_.has_edge("z", "y") and auto.ci_test_ == "g-test"
