@@ -43,6 +43,15 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   is treated as public under ``privacy="test"``, so nothing bounds this move: the score
   x->y jumps from 0.10 to 0.55, eleven sensitivities, and the audit finds several times
   the claim. It documents the gap; it is not a correct case.
+* ``anm_record_test`` and ``anm_record_train``: the same two pairs under the default
+  ``privacy="record"`` (every record protected: the training part is released only as a
+  noisy table, parallel composition; :mod:`privgraph.causal.direction_release`), with public
+  bounds. The test-record pair (bounds -5 to 11,000, so nothing is clipped) moves both
+  scores by their full sensitivity as above, given the released table: near-tight. The
+  training-record pair (bounds +-2: the record's y = 500 is clipped to 2) moves one count
+  of the training table between two cells, the table's full sensitivity; the scores see it
+  only through the smoothed regressions, so the audit sees a small part of the claim, and
+  must stay below it where ``anm_train`` (the old default, ``privacy="test"``) is far above.
 
 Runners call the estimators one fit at a time (they have no batch path) with
 ``random_state=`` set to the audit's sampler, which they accept in place of a seed.
@@ -224,6 +233,32 @@ def anm_runner(epsilon: float) -> Runner:
     return run
 
 
+#: Public bounds of the record-privacy direction cases: the test pair's far diagonal fits
+#: inside (nothing clipped); the training pair's y = 500 is clipped to its bound 2.
+ANM_RECORD_BOUNDS = {"test": ((-5.0, 11_000.0), (-5.0, 11_000.0)), "train": ((-2.0, 2.0), (-2.0, 2.0))}
+
+
+def anm_record_runner(epsilon: float, bounds) -> Runner:
+    """``private_direction`` under the default ``privacy="record"``: (s(x->y), s(y->x)) per run.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"])(anm_train_pair()[0], 2, SeededSampler(0)).shape
+    (2, 2)
+    """
+    from privgraph.causal.direction import private_direction
+
+    def run(pair, n: int, sampler: NoiseSampler) -> np.ndarray:
+        x, y = pair
+        out = np.empty((n, 2))
+        for i in range(n):
+            result, _ = private_direction(x, y, epsilon=epsilon, sampler=sampler, bounds=bounds,
+                                          rng=np.random.default_rng(SPLIT_SEED), score="kendall", privacy="record")
+            out[i] = result.scores["x->y"], result.scores["y->x"]
+        return out
+
+    return run
+
+
 # --- the cases ---------------------------------------------------------------------------------
 
 
@@ -231,13 +266,14 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     """Every private estimator end to end on its pair (all must pass; see the module docstring).
 
     >>> [c.name for c in estimator_cases()]
-    ['laplace_pc', 'priv_pc', 'mrf_table', 'mrf_individuals', 'anm_test']
+    ['laplace_pc', 'priv_pc', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
     """
     pc_left, pc_right = pc_pair()
     mrf_left = np.array([[0, 0], [0, 1], [1, 0]])
     mrf_right = np.vstack([mrf_left, [[1, 1]]])
     ind_left, ind_right = individuals_pair([(1, 1)] * 3)
     anm_left, anm_right = anm_test_pair()
+    train_left, train_right = anm_train_pair()
     cases = (
         ("laplace_pc", "PrivPC laplace-pc, 1 round, Kendall", RO, 1.0, pc_left, pc_right,
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("laplace-pc", 1.0), value_events(), 20_000, 3_000),
@@ -250,6 +286,12 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          10_000, 1_500),
         ("anm_test", "private_direction kendall, test privacy", RO, 2.0, anm_left, anm_right,
          "test record (top) y -> 10", anm_runner(2.0), orthant_events(), 4_000, 300),
+        ("anm_record_test", "private_direction kendall, record privacy (default), test record", RO, 2.0, anm_left,
+         anm_right, "test record (top) y -> 10", anm_record_runner(2.0, ANM_RECORD_BOUNDS["test"]),
+         orthant_events(), 4_000, 300),
+        ("anm_record_train", "private_direction kendall, record privacy (default), TRAINING record", RO, 1.0,
+         train_left, train_right, "training record y -> 500 (clipped to 2)",
+         anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"]), orthant_events(), 4_000, 300),
     )
     return tuple(AuditCase(name, what, nb, eps, 0.0, left, right, pair, run, events, runs=runs,
                            quick_runs=quick, group="estimators")
