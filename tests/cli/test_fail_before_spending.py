@@ -155,3 +155,37 @@ def test_fit_mrf_prints_no_row_count_under_add_remove(monkeypatch, capsys, tmp_p
         texts.append(re.sub(r"about [\d.]+, a noisy estimate", "about X, a noisy estimate", out.replace(str(path), "DATA")))
     assert texts[0] == texts[1]
     assert "noisy estimate" in texts[0]
+
+
+@pytest.mark.parametrize("content,message", [
+    ("a,a,b\n1,2,3\n", "names columns ['a'] more than once"),
+    ("", "is empty: expected a header line"),
+    ("x,y\n1,2\n", "not in"),
+])
+def test_bad_data_files_are_one_line_errors(monkeypatch, capsys, tmp_path, content, message):
+    path = tmp_path / "d.csv"
+    path.write_text(content)
+    write_codebook(Domain.of(a=2, b=2), tmp_path / "dom.json")
+    status, out, err = run_main(monkeypatch, capsys, "discover", path, "--domain", tmp_path / "dom.json")
+    assert status == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_a_directory_as_data_and_missing_columns_read_plainly(monkeypatch, capsys, tmp_path, table):
+    status, _, err = run_main(monkeypatch, capsys, "discover", tmp_path, "--domain", table.parent / "d.json")
+    assert status == 2 and "is a directory" in err, err
+    status, _, err = run_main(monkeypatch, capsys, "fit-mrf", table, "--domain", table.parent / "d.json",
+                              "--cliques", "a,b", "--epsilon", 1, "--individual", "uid")
+    assert status == 2 and err.startswith("privgraph: error: column 'uid' is not in") and '"' not in err, err
+
+
+def test_version_and_sample(monkeypatch, capsys, tmp_path):
+    status, out, _ = run_main(monkeypatch, capsys, "--version")
+    assert status == 0 and out.startswith("privgraph ")
+    status, out, err = run_main(monkeypatch, capsys, "sample", tmp_path / "asia.csv", "--network", "asia",
+                                "--samples", 300, "--domain-out", tmp_path / "asia.json")
+    assert status == 0, err
+    frame = pd.read_csv(tmp_path / "asia.csv")
+    assert len(frame) == 300 and set(frame["asia"]) <= {"yes", "no"}
+    status, out, err = run_main(monkeypatch, capsys, "discover", tmp_path / "asia.csv", "--domain",
+                                tmp_path / "asia.json", "--method", "pc")
+    assert status == 0 and "CPDAG" in out, err

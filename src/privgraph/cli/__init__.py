@@ -14,6 +14,7 @@ from privgraph.cli import direction
 from privgraph.cli import discover
 from privgraph.cli import fit_mrf
 from privgraph.cli import domain
+from privgraph.cli import sample
 
 app = typer.Typer(
     name="privgraph",
@@ -24,9 +25,23 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from privgraph import __version__
+
+        typer.echo(f"privgraph {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
     """privgraph: private causal discovery, causal direction and graphical models."""
+    import warnings
+
+    # every command prints its own notice for --seed; the estimators' UserWarning would repeat it
+    warnings.filterwarnings("ignore", message="random_state seeds the noise")
 
 
 app.command("demo")(demo.demo)
@@ -34,6 +49,7 @@ app.command("audit")(audit.audit)
 app.command("direction")(direction.direction)
 app.command("discover")(discover.discover)
 app.command("fit-mrf")(fit_mrf.fit_mrf)
+app.command("sample")(sample.sample)
 app.command("domain")(domain.domain)
 
 
@@ -44,12 +60,13 @@ def main() -> None:
     missing, is a directory where a file is expected, or may not be written) is reported in
     one line on stderr with exit status 2, not as a traceback.
     """
-    from privgraph.privacy import BudgetExceeded
-
-    bad_input = (ValueError, KeyError, BudgetExceeded, FileNotFoundError, IsADirectoryError,
-                 NotADirectoryError, PermissionError)
+    bad_input = (ValueError, KeyError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
     try:
         app()
-    except bad_input as err:
-        typer.echo(f"privgraph: error: {err}", err=True)
+    except Exception as err:  # noqa: BLE001 -- sorted below; anything else keeps its traceback
+        if not isinstance(err, bad_input) and type(err).__name__ != "BudgetExceeded":
+            raise
+        # str() of a KeyError quotes its message; the privacy core is not imported for --help
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        typer.echo(f"privgraph: error: {message}", err=True)
         raise SystemExit(2) from None

@@ -49,7 +49,7 @@ def audit_table(rows, alpha: float) -> Table:
 
 def audit(
     quick: bool = typer.Option(False, "--quick", help="CI-sized runs: 2e5 per side instead of 1e6 (a tenth of that for the selection mechanisms, a few thousand for the estimators)."),
-    group: str = typer.Option("all", "--group", help="primitives (the privacy core's mechanisms), estimators (whole estimators end to end) or all."),
+    group: str = typer.Option("all", "--group", help="primitives (the privacy core's mechanisms), estimators (whole estimators end to end), refusals (every command on neighbouring files at each check's boundary) or all."),
     mechanism: Optional[str] = typer.Option(None, "--mechanism", help="Audit only this case (see the table for names)."),
     include_broken: bool = typer.Option(False, "--include-broken", help="Also audit the planted bugs (must be caught) and the estimators' known failures."),
     alpha: float = typer.Option(1e-3, help="Each bound fails with probability at most alpha."),
@@ -61,10 +61,17 @@ def audit(
 
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    cases = find_cases(mechanism, include_broken, group)
+    if group not in ("all", "primitives", "estimators", "refusals"):
+        raise ValueError(f"--group must be primitives, estimators, refusals or all, got {group!r}")
     console = Console()
     if not console.is_terminal:  # piped or captured (CI logs): do not squeeze to 80 columns
         console = Console(width=max(console.width, 170))
+    refusals = [] if mechanism is not None or group not in ("all", "refusals") else audit_refusal_rows()
+    if group == "refusals":
+        console.print(refusal_table(refusals))
+        _exit_on(refusals, [])
+        return
+    cases = find_cases(mechanism, include_broken, group)
     rows = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as progress:
@@ -75,5 +82,37 @@ def audit(
             progress.advance(task)
     console.print(audit_table(rows, alpha))
     console.print("An audit gives a lower bound on epsilon: 'pass' means no leak was found, not that none exists.")
-    if any(verdict(case, result) in ("VIOLATION", "MISSED") for case, result in rows):
+    if refusals:
+        console.print(refusal_table(refusals))
+    _exit_on(refusals, rows)
+
+
+def _exit_on(refusals, rows) -> None:
+    if any(not r.same for r in refusals) or any(verdict(c, r) in ("VIOLATION", "MISSED") for c, r in rows):
         raise typer.Exit(1)
+
+
+def audit_refusal_rows():
+    """Run the "no data-dependent refusal" audit (:mod:`privgraph.audit.refusals`) with progress."""
+    from privgraph.audit.refusals import refusal_cases, run_case
+
+    cases, out = refusal_cases(), []
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("refusal audit", total=len(cases))
+        for case in cases:
+            progress.update(task, description=f"refusal audit: {case.name}")
+            out.append(run_case(case))
+            progress.advance(task)
+    return out
+
+
+def refusal_table(results) -> Table:
+    """One row per command and boundary: what each neighbour got, and whether they match."""
+    table = Table(title="No data-dependent refusal: each command on two neighbouring files at a check's boundary")
+    for col in ("case", "command", "neighbours", "boundary", "first file", "neighbouring file", "verdict"):
+        table.add_column(col)
+    for r in results:
+        mark = "[green]same[/]" if r.same else "[bold red]DIFFERENT[/]"
+        table.add_row(r.case.name, r.case.command, r.case.relation, r.case.boundary, r.left[:40], r.right[:40], mark)
+    return table

@@ -15,19 +15,47 @@ _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL", "DECIMAL")
 
 
 def check_path(path) -> Path:
-    """``path`` as a Path if it names an existing .csv or .parquet file.
+    r"""``path`` as a Path if it names an existing .csv or .parquet file (a CSV's header is
+    checked too: present, and naming each column once).
 
     >>> check_path("/no/such/file.csv")
     Traceback (most recent call last):
     ...
     FileNotFoundError: no such data file: '/no/such/file.csv'
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "t.csv").write_text("a,b,a\n1,2,3\n")
+    >>> check_path(d / "t.csv")
+    Traceback (most recent call last):
+    ...
+    ValueError: data file '.../t.csv' names columns ['a'] more than once: rename them
     """
     p = Path(os.fspath(path))
+    if p.is_dir():
+        raise IsADirectoryError(f"data file {str(p)!r} is a directory: give a .csv or .parquet file")
     if not p.is_file():
         raise FileNotFoundError(f"no such data file: {str(p)!r}")
     if file_format(p) is None:
         raise ValueError(f"data file {str(p)!r} must end in .csv or .parquet")
+    if file_format(p) == "csv":
+        check_csv_header(p)
     return p
+
+
+def check_csv_header(path: Path) -> list[str]:
+    """The column names of a CSV file's header: refused if missing, empty or repeated
+    (pandas and DuckDB would rename a repeated name silently)."""
+    import csv
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        header = next(csv.reader(f), None)
+    if not header or not any(h.strip() for h in header):
+        raise ValueError(f"data file {str(path)!r} is empty: expected a header line naming the columns")
+    if dup := sorted({h for h in header if header.count(h) > 1}):
+        raise ValueError(f"data file {str(path)!r} names columns {dup} more than once: rename them")
+    return header
 
 
 def file_format(path: Path) -> str | None:

@@ -232,10 +232,18 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
 
 
 def check_columns_present(columns, names: Sequence[str], what: str = "the data") -> None:
-    """A schema check (public): every domain column must be in the data."""
+    """A schema check (public): every column a run needs must be in the data.
+
+    >>> check_columns_present(["a", "b"], ["a", "c"], "'d.csv'")
+    Traceback (most recent call last):
+    ...
+    KeyError: "column 'c' is not in 'd.csv' (its columns: a, b)"
+    """
     have = [str(c) for c in columns]
     if missing := [n for n in names if n not in have]:
-        raise KeyError(f"columns {missing} of the domain are not in {what} (its columns: {have})")
+        listed = ", ".join(have[:20]) + (", ..." if len(have) > 20 else "")
+        which = f"column {missing[0]!r} is" if len(missing) == 1 else f"columns {missing} are"
+        raise KeyError(f"{which} not in {what} (its columns: {listed})")
 
 
 def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame":  # noqa: F821

@@ -19,6 +19,7 @@ from privgraph.data.engines.sql import (
     table_from_codes,
     table_from_groups,
 )
+from privgraph.data.frontdoor import check_columns_present
 from privgraph.data.files import check_path, complete_filter, connect, domain_of_file, duckdb_source
 
 _SELECTION = "privgraph_selected_rows"
@@ -66,6 +67,8 @@ class DuckDBEngine:
             if self.domain is None or self.invalid not in ("drop", "recode"):
                 raise ValueError(f"invalid={self.invalid!r} needs a public domain and 'drop' or 'recode'")
             domain = self.domain.project(self.domain.discrete_names)
+            have = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path, all_text=True)}").fetchall()]
+            check_columns_present(have, domain.names, repr(str(path)))
             where = complete_codes_where(domain.names) if self.invalid == "drop" and domain.names else ""
         else:
             domain = self.domain or domain_of_file(path, missing=self.missing, connection=con)
