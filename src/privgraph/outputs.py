@@ -18,7 +18,7 @@ from pathlib import Path
 Writer = Callable[[str], object]
 
 
-def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str]) -> Path:
+def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] = ()) -> Path:
     """``path`` as a Path if a file can be written there, else a one-line error naming ``flag``.
 
     The target must not be a directory, its name must end in one of ``suffixes`` (any
@@ -44,10 +44,10 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str])
     FileNotFoundError: --out '...g.json': directory '...no' does not exist
     """
     target = Path(os.fspath(path))
-    allowed = " or ".join(suffixes)
+    allowed = " or ".join(suffixes) if suffixes else "any suffix"
     if target.is_dir():
         raise ValueError(f"{flag} {str(target)!r} is a directory; give a file name ending in {allowed}")
-    if not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
+    if suffixes and not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
         raise ValueError(f"{flag} {str(target)!r} must end in {allowed}")
     parent = target.parent
     if not parent.is_dir():

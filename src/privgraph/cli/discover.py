@@ -35,7 +35,8 @@ def discover(
     max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
     seed: Optional[int] = typer.Option(None, help="Seed the noise (experiments only: seeded noise is NOT private)."),
     data_seed: int = typer.Option(0, help="Seed for sampling --network (public synthetic data)."),
-    out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml)."),
+    out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml, or any name with --format)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="Format of --out: json, dot or graphml (default: from its suffix)."),
     plot: Optional[Path] = typer.Option(None, help="Draw the CPDAG to this image (.png, .svg or .pdf)."),
 ) -> None:
     """Learn a causal graph (CPDAG) under a total privacy budget."""
@@ -44,7 +45,9 @@ def discover(
     from privgraph.outputs import check_outputs
 
     console = Console()
-    check_outputs({"--out": (out, GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
+    if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
+        raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
+    check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
     X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed)
@@ -54,7 +57,7 @@ def discover(
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     seconds = fit_with_progress(est, X, console, label)
     report(est, truth, console, seconds)
-    write_outputs(est, out, plot, console)
+    write_outputs(est, out, plot, console, fmt)
 
 
 def load_input(data, network, samples, data_seed, domain=None, infer_domain=False):
@@ -153,14 +156,14 @@ def privacy_record(est) -> dict:
             "ledger": est.ledger_.rows(), "caveats": caveats}
 
 
-def write_outputs(est, out, plot, console: Console) -> None:
+def write_outputs(est, out, plot, console: Console, fmt: str | None = None) -> None:
     """Write the graph and its drawing (those asked for) all or nothing."""
     from privgraph.graphs.export import drawing_writer, graph_writer
     from privgraph.outputs import write_all
 
     writers = {}
     if out is not None:
-        writers[out] = graph_writer(est.graph_, out.suffix, privacy=privacy_record(est))
+        writers[out] = graph_writer(est.graph_, f".{fmt}" if fmt else out.suffix, privacy=privacy_record(est))
     if plot is not None:
         writers[plot] = drawing_writer(est.graph_, plot.suffix.lstrip(".").lower(),
                                        title=f"{est.method}, epsilon={est.epsilon:g}")

@@ -54,8 +54,9 @@ def fit_mrf(
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
-                     delta=delta, individual=individual, invalid=invalid, random_state=seed).fit(
-        data, public, infer_domain=infer_domain)
+                     delta=delta, individual=individual, invalid=invalid, random_state=seed)
+    with Console(stderr=True).status(f"{method}: counting {data.name}, releasing the tables, fitting the model"):
+        est.fit(data, public, infer_domain=infer_domain)
     console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
     writers = {}
     if out is not None:

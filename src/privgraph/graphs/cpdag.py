@@ -292,6 +292,25 @@ class CPDAG:
             a[self._index[u], self._index[v]] = a[self._index[v], self._index[u]] = 1
         return a
 
+    def to_dag(self) -> nx.DiGraph:
+        """A DAG of this equivalence class (Dor-Tarsi extension; usable by DoWhy): see
+        :func:`privgraph.graphs.interop.dag_extension`."""
+        from privgraph.graphs.interop import dag_extension
+
+        return dag_extension(self)
+
+    def to_pgmpy(self, *, dag: bool = False):
+        """A ``pgmpy`` PDAG (or DAG of :meth:`to_dag`); needs pgmpy installed."""
+        from privgraph.graphs.interop import to_pgmpy
+
+        return to_pgmpy(self, dag=dag)
+
+    def to_causallearn(self):
+        """A causal-learn ``GeneralGraph``; needs causal-learn installed."""
+        from privgraph.graphs.interop import to_causallearn
+
+        return to_causallearn(self)
+
     def with_oriented(self, arcs: Iterable[Edge]) -> CPDAG:
         """A copy with the undirected edges ``a - b`` turned into the given ``a -> b``.
 
