@@ -33,21 +33,23 @@ from privgraph.privacy import Neighbours, NoiseSampler, Release, histogram_l1_se
 HALF_WIDTH = 2.0
 #: Grid sizes allowed (the rule of :func:`default_bins` is clipped to this range).
 BIN_RANGE = (4, 32)
-#: Cells per bin of the grid rule: K = (epsilon * n_train / CELL_RECORDS) ** (1/3), clipped.
-CELL_RECORDS = 0.5
+#: Constant of the grid rule K = (epsilon * n_train / CELL_RECORDS) ** (1/3), clipped (tuning seeds: see docs).
+CELL_RECORDS = 2.0
 
 
 def default_bins(training_rows: int, epsilon: float) -> int:
     """Public grid size K for the training table: ``(epsilon n / c)^(1/3)`` clipped to BIN_RANGE.
 
-    Why this rate: a cause bin's conditional mean has Laplace error of order
+    Why a power of ``epsilon n``: a cause bin's conditional mean has Laplace error of order
     ``sqrt(K) (2/epsilon) / (n / K)`` from its K noisy cells and a bias of order ``1/K``
-    from the bin width; equating the two gives ``K ~ (epsilon n)^(1/3)`` up to constants
-    (``c`` = CELL_RECORDS, chosen on the tuning seeds of ``benchmarks/bench_direction.py``).
+    from the bin width; equating the two gives ``K ~ (epsilon n)^(2/5)``. The rule grows
+    more slowly (the cube root), since the roughness penalty already trades bias for noise;
+    ``c`` = CELL_RECORDS was chosen on tuning seeds 0-39 of SIM, SIM-c and SIM-ln and on
+    steep tanh pairs (docs/direction.md).
     Without noise (``epsilon = inf``) the largest grid.
 
     >>> default_bins(2500, 1.0), default_bins(50, 0.5), default_bins(10**6, math.inf)
-    (17, 4, 32)
+    (11, 4, 32)
     """
     if math.isinf(epsilon):
         return BIN_RANGE[1]
@@ -199,7 +201,7 @@ def parallel_charge(epsilon: float, delta: float, *, bins: int, training_rows: i
     which read the training part only through the released table (post-processing).
     Hence (max of the two, max of the deltas) = (epsilon, delta): see docs/direction.md.
 
-    >>> c = parallel_charge(1.0, 0.0, bins=17, training_rows=2500, test_rows=2500, score="kendall")
+    >>> c = parallel_charge(1.0, 0.0, bins=11, training_rows=2500, test_rows=2500, score="kendall")
     >>> c.epsilon, c.neighbours.value
     (1.0, 'replace_one')
     """
