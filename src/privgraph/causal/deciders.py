@@ -83,6 +83,13 @@ class NonPrivate:
     def __call__(self, x: str, y: str, S: tuple) -> bool:
         return self.test.decide(self.tables.table((x, y, *S)), self.alpha).is_independent
 
+    def start_level(self, level: int) -> None:
+        if level == 0:
+            self.tables.count_pairs()
+
+    def focus(self, x: str, adjacent) -> None:
+        self.tables.cover((x, *adjacent))
+
 
 class _Capped:
     """Shared by the private deciders: a cap, a per-round epsilon fitted to the budget."""

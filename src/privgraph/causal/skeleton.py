@@ -12,6 +12,10 @@ Background knowledge: a *forbidden* edge is absent from the start and never test
 (saving budget); a *required* edge is kept and never tested.
 
 A decider is any callable ``decide(x, y, S) -> bool`` (True: independent, remove the edge).
+It may also have ``start_level(level)`` (called when a level starts) and
+``focus(x, adjacent)`` (called before the tests of x given subsets of ``adjacent``), so
+that it can count the tables of a level in few passes (:mod:`privgraph.causal.tables`);
+neither changes any answer.
 If it has an ``exhausted`` attribute that becomes True (a private decider that used its
 cap of rounds), the driver stops and marks the skeleton incomplete: the edges not yet
 removed stay.
@@ -93,11 +97,16 @@ def _run_level(graph: nx.Graph, level: int, decide: Decider, keep: set, sepsets:
     """One level of stable PC; returns (finished, tests) (False if the decider ran dry)."""
     order = {v: i for i, v in enumerate(graph.nodes)}
     snapshot = {v: sorted(graph.adj[v], key=order.get) for v in graph.nodes}
+    if (start := getattr(decide, "start_level", None)) is not None:
+        start(level)
+    focus = getattr(decide, "focus", None)
     for x, y in sorted(graph.edges, key=lambda e: (order[e[0]], order[e[1]])):
         if frozenset((x, y)) in keep:
             continue
         found, asked = None, set()
         for a, b in ((x, y), (y, x)):
+            if focus is not None and level > 0:
+                focus(a, snapshot[a])
             for S in combinations([v for v in snapshot[a] if v != b], level):
                 if frozenset(S) in asked:  # the same test from the other side: never twice
                     continue

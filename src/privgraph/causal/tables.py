@@ -3,7 +3,22 @@
 Every test of a PC run reads a table over ``(x, y, *S)``. When the joint table over all
 variables is small enough (:data:`MAX_JOINT_CELLS`), it is counted once and every table
 is a marginal of it, so a run's cost grows with the number of tables, not rows times
-tests. Otherwise each table is counted by the engine.
+tests. Otherwise (wide tables):
+
+* **all pairs at once** (level 0): with an in-memory engine, the d (d - 1) / 2 two-way
+  tables are one product of one-hot code matrices, counted in chunks of rows
+  (:data:`PAIR_CHUNK_ROWS`), ``sum(sizes)^2`` cells in all;
+* **covers** (levels >= 1): before testing the edges of x, stable PC asks for the table
+  over x and its adjacencies (:meth:`Tables.cover`); every test ``(x, y, S)`` of x is a
+  marginal of it. A cover is counted only if it has at most :data:`MAX_COVER_CELLS` cells
+  and at most as many cells as rows (else marginalising costs more than counting);
+* otherwise the engine counts the table.
+
+**Memory budget**, whatever the number of tests: the joint table (at most
+:data:`MAX_JOINT_CELLS`), the pair tables, covers of at most :data:`COVER_BUDGET_CELLS`
+cells in all (least recently used first out) and a least-recently-used cache of at most
+:data:`CACHE_BUDGET_CELLS` cells of tables: int64, so 32 + 64 + 8 MB at most, plus the
+engine's own data.
 
 Secret sub-samples (exactly m of n rows, the replace-one design) are drawn from the
 privacy core's sampler: a multivariate hypergeometric draw from the joint table, or a
@@ -13,6 +28,7 @@ successive draws without replacement, i.e. a uniformly random partition.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +38,14 @@ from privgraph.privacy import NoiseSampler
 
 #: Largest joint table (cells) counted once and kept in memory.
 MAX_JOINT_CELLS = 1 << 22
+#: Largest cover (cells) of one variable and its adjacencies.
+MAX_COVER_CELLS = 1 << 20
+#: All covers kept at once (cells): least recently used evicted first.
+COVER_BUDGET_CELLS = 1 << 23
+#: Tables kept by the per-table cache (cells): least recently used evicted first.
+CACHE_BUDGET_CELLS = 1 << 20
+#: Rows per chunk of the one-hot product that counts all pair tables.
+PAIR_CHUNK_ROWS = 1 << 16
 
 
 class Tables:
@@ -42,7 +66,9 @@ class Tables:
     def __init__(self, engine: CountEngine, n: int, joint: np.ndarray | None, rows: np.ndarray | None = None):
         self.engine, self.domain, self.n = engine, engine.domain, int(n)
         self._joint, self._rows = joint, rows
-        self._cache: dict[tuple[str, ...], np.ndarray] = {}
+        self._cache = _LRU(CACHE_BUDGET_CELLS)
+        self._covers = _LRU(COVER_BUDGET_CELLS)  # by first column: (columns, table)
+        self._pairs: dict | None = None
 
     @classmethod
     def from_engine(cls, engine: CountEngine, *, max_cells: int = MAX_JOINT_CELLS) -> "Tables":
@@ -62,14 +88,46 @@ class Tables:
         return tuple(self.domain.size_of(c) for c in columns)
 
     def table(self, columns: Sequence[str]) -> np.ndarray:
-        """Counts over ``columns``, in that order (cached)."""
+        """Counts over ``columns``, in that order (from the joint table, the pairs, a cover,
+        the cache, or counted)."""
         key = tuple(columns)
-        if key not in self._cache:
-            if self._joint is not None:
-                self._cache[key] = marginal(self._joint, self.names, key)
-            else:
-                self._cache[key] = np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
-        return self._cache[key]
+        if self._joint is not None:
+            return marginal(self._joint, self.names, key)
+        if len(key) == 2 and self._pairs is not None:
+            return self._pairs[key] if key in self._pairs else self._pairs[key[::-1]].T
+        cover = self._covers.get(key[0]) if key else None
+        if cover is not None and set(key) <= set(cover[0]):
+            return marginal(cover[1], cover[0], key)
+        out = self._cache.get(key)
+        if out is None:
+            out = np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+            self._cache.put(key, out, out.size)
+        return out
+
+    def cover(self, columns: Sequence[str]) -> bool:
+        """Count the table over ``columns`` once, so that tables over subsets that start with
+        ``columns[0]`` are its marginals. False (nothing counted) if it is too big."""
+        key = tuple(columns)
+        if self._joint is not None or not key:
+            return False
+        held = self._covers.get(key[0])
+        if held is not None and held[0] == key:
+            return True
+        cells = self.domain.cells(key)
+        if cells > min(MAX_COVER_CELLS, max(self.n, 1)):
+            return False
+        table = np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+        self._covers.put(key[0], (key, table), cells)
+        return True
+
+    def count_pairs(self) -> bool:
+        """Count every two-way table in one pass (in-memory engines); False if not available."""
+        codes = getattr(self.engine, "codes", None)
+        if self._joint is not None or self._pairs is not None or codes is None:
+            return self._pairs is not None
+        self._pairs = pair_tables(codes if self._rows is None else codes[self._rows], self.names,
+                                  self.domain.sizes)
+        return True
 
     def subsample(self, m: int, sampler: NoiseSampler) -> "Tables":
         """Tables of exactly ``m`` rows drawn without replacement, secretly, by ``sampler``."""
@@ -94,6 +152,54 @@ class Tables:
             rest -= block
             parts.append(Tables(self.engine, size, block))
         return Blocks(parts)
+
+
+class _LRU:
+    """A least-recently-used map whose entries' sizes sum to at most ``budget``."""
+
+    def __init__(self, budget: int):
+        self.budget, self.size, self._items = budget, 0, OrderedDict()
+
+    def get(self, key):
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key, value, size: int) -> None:
+        if key in self._items:
+            self.size -= self._items.pop(key)[1]
+        if size > self.budget:
+            return
+        self._items[key] = (value, size)
+        self.size += size
+        while self.size > self.budget:
+            self.size -= self._items.popitem(last=False)[1][1]
+
+
+def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int]) -> dict:
+    """Every two-way table ``{(a, b): counts}`` (a before b in ``names``) of integer codes.
+
+    One-hot matrices of chunks of rows, multiplied: ``O^T O`` holds every pair's counts
+    (exact: float32 sums of at most :data:`PAIR_CHUNK_ROWS` ones per chunk, added in int64).
+
+    >>> c = np.array([[0, 1, 2], [1, 1, 0], [0, 0, 2]])
+    >>> pair_tables(c, ["a", "b", "c"], [2, 2, 3])[("a", "c")].tolist()
+    [[0, 0, 2], [1, 0, 0]]
+    """
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    width = int(offsets[-1])
+    gram = np.zeros((width, width), dtype=np.int64)
+    for start in range(0, codes.shape[0], PAIR_CHUNK_ROWS):
+        chunk = codes[start:start + PAIR_CHUNK_ROWS]
+        onehot = np.zeros((chunk.shape[0], width), dtype=np.float32)
+        rows = np.arange(chunk.shape[0])
+        for j in range(len(names)):
+            onehot[rows, offsets[j] + chunk[:, j]] = 1.0
+        gram += np.rint(onehot.T @ onehot).astype(np.int64)
+    return {(a, b): gram[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]].copy()
+            for i, a in enumerate(names) for j, b in enumerate(names) if i < j}
 
 
 class Blocks:

@@ -43,7 +43,7 @@ import numpy as np
 from scipy.special import chdtri, ndtri
 
 from privgraph.privacy.neighbours import Neighbours
-from privgraph.stats.gtest import chi_square_test, degrees_of_freedom, g_test
+from privgraph.stats.gtest import chi_square_strata, degrees_of_freedom, g_test_strata
 from privgraph.stats.kendall import conditional_kendall
 from privgraph.stats.sensitivity import (
     conditional_kendall_sensitivity_add_remove,
@@ -52,7 +52,7 @@ from privgraph.stats.sensitivity import (
     conditional_spearman_sensitivity_replace_one,
 )
 from privgraph.stats.spearman import conditional_spearman
-from privgraph.stats.strata import DEPENDENT, MIN_STRATUM, check_convention, has_information
+from privgraph.stats.strata import DEPENDENT, MIN_STRATUM, as_strata, check_convention, has_information
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ class _ChiSquareFamily(CITest):
 
     def evaluate(self, table) -> tuple[float, float]:
         """``(statistic, p-value)`` with the zero-degrees-of-freedom rule."""
-        r = self._result(table)
+        r = self._result(as_strata(table))
         return r.statistic, r.pvalue
 
     def threshold(self, alpha: float, table=None) -> float:
@@ -195,6 +195,15 @@ class _ChiSquareFamily(CITest):
             raise ValueError(f"the {self.name} threshold depends on the table's degrees of freedom: pass table=")
         dof = degrees_of_freedom(table)
         return math.inf if dof == 0 else float(chdtri(dof, alpha))
+
+    def decide(self, table, alpha: float) -> CIResult:
+        """As :meth:`CITest.decide`, the strata and degrees of freedom computed once (dof 0
+        is exactly "no information" here)."""
+        alpha = check_alpha(alpha)
+        r = self._result(as_strata(table))
+        threshold = math.inf if r.dof == 0 else float(chdtri(r.dof, alpha))
+        independent = r.statistic <= threshold and (r.dof > 0 or self.degenerate != DEPENDENT)
+        return CIResult(r.statistic, r.pvalue, threshold, alpha, bool(independent))
 
     def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
         """``math.inf``: one row in a cell expected near 0 moves the statistic without bound."""
@@ -215,8 +224,8 @@ class GTest(_ChiSquareFamily):
 
     name: str = "g-test"
 
-    def _result(self, table):
-        return g_test(table)
+    def _result(self, strata):
+        return g_test_strata(strata)
 
 
 @dataclass(frozen=True)
@@ -229,8 +238,8 @@ class ChiSquareTest(_ChiSquareFamily):
 
     name: str = "chi-square"
 
-    def _result(self, table):
-        return chi_square_test(table)
+    def _result(self, strata):
+        return chi_square_strata(strata)
 
 
 def strata_of(shape: Sequence[int]) -> int:

@@ -41,7 +41,11 @@ def degrees_of_freedom(table) -> int:
     >>> degrees_of_freedom([[3, 0], [0, 0]]), degrees_of_freedom([[3, 1], [2, 5]])
     (0, 1)
     """
-    strata = as_strata(table)
+    return strata_dof(as_strata(table))
+
+
+def strata_dof(strata: np.ndarray) -> int:
+    """:func:`degrees_of_freedom` of a (K, r, c) array of strata."""
     rows = (strata.sum(axis=2) > 0).sum(axis=1)
     cols = (strata.sum(axis=1) > 0).sum(axis=1)
     return int(np.maximum(rows - 1, 0) @ np.maximum(cols - 1, 0))
@@ -65,11 +69,15 @@ def g_test(table) -> ChiSquareResult:
     >>> g_test([[5, 0], [0, 0]])   # zero degrees of freedom: independent
     ChiSquareResult(statistic=0.0, dof=0, pvalue=1.0)
     """
-    strata = as_strata(table)
+    return g_test_strata(as_strata(table))
+
+
+def g_test_strata(strata: np.ndarray) -> ChiSquareResult:
+    """:func:`g_test` of a (K, r, c) array of strata."""
     e = expected_counts(strata)
     o = strata.astype(np.float64)
     terms = np.where(o > 0, o * np.log(np.where(o > 0, o, 1.0) / np.where(e > 0, e, 1.0)), 0.0)
-    return _result(2.0 * float(terms.sum()), degrees_of_freedom(table))
+    return _result(2.0 * float(terms.sum()), strata_dof(strata))
 
 
 def chi_square_test(table) -> ChiSquareResult:
@@ -79,10 +87,14 @@ def chi_square_test(table) -> ChiSquareResult:
     >>> r.dof, r.statistic
     (1, 20.0)
     """
-    strata = as_strata(table)
+    return chi_square_strata(as_strata(table))
+
+
+def chi_square_strata(strata: np.ndarray) -> ChiSquareResult:
+    """:func:`chi_square_test` of a (K, r, c) array of strata."""
     e = expected_counts(strata)
     terms = np.divide((strata - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
-    return _result(float(terms.sum()), degrees_of_freedom(table))
+    return _result(float(terms.sum()), strata_dof(strata))
 
 
 def _result(statistic: float, dof: int) -> ChiSquareResult:
