@@ -1,0 +1,121 @@
+"""Stage (3) of a release: the model's cliques, chosen from the released graph only.
+
+The cliques are the *families* of a DAG extension of the released CPDAG (each node with
+its parents): a Bayesian network's factorisation needs exactly these marginals, and a
+model over them can express every conditional table of that DAG. Each family is bounded
+by a public cap on its cells: parents are dropped, the one with most levels first (ties by
+domain order), until the family fits, and a dropped parent keeps its edge as a pair
+``(child, parent)`` when the pair fits. Families contained in another family are removed.
+
+Everything here reads the released graph and the public domain only: it is
+post-processing and costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import networkx as nx
+
+from privgraph.data import Domain
+
+#: Default public cap on the cells of one clique table.
+DEFAULT_CAP = 5_000
+
+
+def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP) -> tuple[tuple[str, ...], ...]:
+    """The capped families of ``dag`` over ``domain``, one per node unless contained in another.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+        A DAG whose nodes are the domain's names (e.g. ``CPDAG.to_dag()``).
+    domain : Domain
+        The public domain (sizes decide the cap).
+    cap : int
+        Largest number of cells of a clique table. A node whose own size exceeds it keeps
+        its one-way table.
+
+    Examples
+    --------
+    >>> d = Domain.of(a=2, b=3, c=4, e=2)
+    >>> dag = nx.DiGraph([("a", "c"), ("b", "c"), ("c", "e")])
+    >>> family_cliques(dag, d)
+    (('c', 'a', 'b'), ('e', 'c'))
+    >>> family_cliques(dag, d, cap=12)     # (c, a, b) has 24 cells: b (3 levels) is dropped
+    (('c', 'a'), ('c', 'b'), ('e', 'c'))
+    """
+    if isinstance(cap, bool) or int(cap) != cap or cap < 1:
+        raise ValueError(f"cap must be a positive integer number of cells, got {cap!r}")
+    if missing := sorted(set(dag.nodes) - set(domain.names)):
+        raise KeyError(f"graph nodes {missing} not in domain {list(domain.names)}")
+    cliques: list[tuple[str, ...]] = []
+    for node in domain.names:
+        parents = sorted(dag.predecessors(node), key=domain.index) if node in dag else []
+        kept, dropped = _fit_family(node, parents, domain, cap)
+        cliques.append((node, *kept))
+        cliques += [(node, p) for p in dropped if domain.cells([node, p]) <= cap]
+    return drop_contained(cliques)
+
+
+def extend_to_dag(cpdag, order: Sequence[str]) -> tuple[nx.DiGraph, bool]:
+    """(a DAG with the skeleton of ``cpdag``, whether it is a consistent extension).
+
+    The Dor-Tarsi extension when one exists (``CPDAG.to_dag``). A privately learned graph
+    may have none (noisy tests can orient arcs into a cycle or leave an undirected part
+    that needs a new v-structure); then its arcs are kept in ``order`` unless one would
+    close a cycle (that one is left undirected), and every undirected edge follows a
+    topological order of the arcs kept (ties by ``order``). Never raises on a valid
+    graph: this runs after the budget is spent.
+
+    >>> from privgraph.graphs import CPDAG
+    >>> g = CPDAG(["a", "b", "c"], directed=[("a", "b"), ("b", "c"), ("c", "a")])
+    >>> dag, consistent = extend_to_dag(g, ["a", "b", "c"])
+    >>> sorted(dag.edges), consistent
+    ([('a', 'b'), ('a', 'c'), ('b', 'c')], False)
+    """
+    try:
+        return cpdag.to_dag(), True
+    except ValueError:
+        pass
+    rank = {v: i for i, v in enumerate(order)}
+    dag = nx.DiGraph()
+    dag.add_nodes_from(cpdag.nodes)
+    loose = list(cpdag.undirected_edges)
+    for a, b in sorted(cpdag.directed_edges, key=lambda e: (rank[e[0]], rank[e[1]])):
+        if nx.has_path(dag, b, a):
+            loose.append((a, b))
+        else:
+            dag.add_edge(a, b)
+    position = {v: i for i, v in enumerate(nx.lexicographical_topological_sort(dag, key=rank.get))}
+    for a, b in loose:
+        dag.add_edge(*((a, b) if position[a] < position[b] else (b, a)))
+    return dag, False
+
+
+def _fit_family(node: str, parents: Sequence[str], domain: Domain, cap: int) -> tuple[list[str], list[str]]:
+    kept = list(parents)
+    dropped: list[str] = []
+    while kept and domain.cells([node, *kept]) > cap:
+        worst = max(kept, key=lambda p: (domain.sizes[domain.index(p)], domain.index(p)))
+        kept.remove(worst)
+        dropped.append(worst)
+    return kept, dropped
+
+
+def drop_contained(cliques: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    """The cliques not contained in another (the first of equal sets kept), in order.
+
+    >>> drop_contained([("a",), ("b", "a"), ("a", "b"), ("c",)])
+    (('b', 'a'), ('c',))
+    """
+    sets = [frozenset(c) for c in cliques]
+    out = []
+    for i, (clique, s) in enumerate(zip(cliques, sets)):
+        covered = any((s < t) or (s == t and j < i) for j, t in enumerate(sets) if j != i)
+        if not covered:
+            out.append(tuple(clique))
+    return tuple(out)
+
+
+__all__ = ["DEFAULT_CAP", "drop_contained", "extend_to_dag", "family_cliques"]

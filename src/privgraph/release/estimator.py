@@ -1,0 +1,236 @@
+"""``PrivateRelease``: a causal graph, its parameters and synthetic rows under one budget.
+
+Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbouring
+relation (replace-one: n is public):
+
+1. **structure**: Priv-PC (:class:`~privgraph.causal.PrivPC`) with ``split * epsilon``;
+2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
+   the CPDAG (Dor-Tarsi): post-processing, no budget. ``orient`` is a hook for a private
+   orientation step (e.g. direction tests on continuous columns), charged to the same
+   budget; none is shipped yet (continuous columns are refused: bin them first);
+3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
+   their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (Laplace,
+   replace-one) with ``(1 - split) * epsilon``, the model fitted by CGM-EM;
+4. **synthetic rows**: sampled i.i.d. from the fitted model (post-processing).
+
+The whole plan is checked against the budget before the first noise is drawn: Priv-PC's
+ledger plus the parameters' charge must fit, or nothing is spent.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from privgraph.estimator import PrivateEstimator
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours
+from privgraph.release.cliques import DEFAULT_CAP, extend_to_dag, family_cliques
+from privgraph.release.planner import ReleasePlan, check_split, plan_release
+
+RO = Neighbours.REPLACE_ONE
+
+
+class PrivateRelease(PrivateEstimator):
+    """Structure, orientation, parameters and synthetic data under one (epsilon, delta).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget of the release (replace-one neighbours, n public). ``delta`` pays
+        only for Priv-PC's composition (optimal composition of its pure-DP rounds).
+    split : float or None
+        The structure's share of epsilon; the rest goes to the parameters. None: the
+        planner's recommendation (:func:`~privgraph.release.planner.recommend_split`).
+    cap : int
+        Public cap on the cells of one clique table.
+    alpha : float
+        Level of Priv-PC's tests.
+    max_rounds : int, None or "auto"
+        Priv-PC's cap of rounds. "auto" (default): Priv-PC's default if the budget affords
+        it, else the largest cap the planner finds affordable (PC then stops early).
+    method : str
+        The model's fit from the released tables ("cgm-em", "naive-mle").
+    orient : callable or None
+        Hook ``orient(cpdag, engine, budget) -> cpdag`` for a private orientation step
+        charged to ``budget`` (future: direction tests); None: colliders and Meek only.
+    random_state : None, int or Generator
+        None: secure noise. Anything else: seeded, reproducible and NOT private.
+
+    Attributes
+    ----------
+    graph_ : CPDAG
+        The released graph (stage 1 and 2).
+    dag_ : networkx.DiGraph
+        Its DAG extension (post-processing; :func:`extend_to_dag`).
+    is_consistent_extension_ : bool
+        False when the noisy graph had no consistent extension and a DAG with its skeleton
+        was used instead.
+    cliques_ : tuple of tuples
+        The model's cliques (post-processing of the graph).
+    structure_, parameters_ : PrivPC, PrivateMRF
+        The fitted stages.
+    plan_ : ReleasePlan
+        The planner's prediction for this release (public facts only).
+    ledger_ : Ledger
+        Every charge of the release, under replace-one.
+    n_rows_ : int
+        The public number of rows.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from privgraph.datasets import load_network, sample_frame
+    >>> net = load_network("asia")
+    >>> X = sample_frame(net, 20_000, np.random.default_rng(0))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rel = PrivateRelease(epsilon=4.0, random_state=0).fit(X, domain=net.domain)
+    >>> round(rel.ledger_.total("optimal", 1e-6).epsilon, 6) <= 4.0, rel.ledger_.neighbours == {RO}
+    (True, True)
+    >>> rel.sample(5).shape
+    (5, 8)
+    """
+
+    neighbours = RO
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
+                 alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.split = split
+        self.cap = cap
+        self.alpha = alpha
+        self.max_rounds = max_rounds
+        self.method = method
+        self.orient = orient
+        self.random_state = random_state
+
+    def privacy_plan(self, domain, n_rows: int) -> Ledger:
+        """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
+
+        Priv-PC's plan plus one Laplace release of the parameters' tables (its epsilon is
+        fixed; its sensitivity, 2 per table, is known once the graph is).
+
+        >>> from privgraph.datasets import load_network
+        >>> plan = PrivateRelease(epsilon=1.0, split=0.5).privacy_plan(load_network("asia").domain, 100_000)
+        >>> [c.mechanism for c in plan]
+        ['sieve', 'examine', 'laplace']
+        """
+        domain, prediction = self._predict(domain, n_rows)
+        structure = self._structure(prediction).privacy_plan(domain, n_rows)
+        return structure + Ledger.of(self._parameters_charge(prediction))
+
+    def predict(self, domain, n_rows: int) -> ReleasePlan:
+        """The planner's prediction for this release (see :mod:`privgraph.release.planner`)."""
+        return self._predict(domain, n_rows)[1]
+
+    def fit(self, X, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
+        """Release the graph and the model of ``X`` (DataFrame, CSV/Parquet path, count engine).
+
+        ``domain``: the public domain (Domain, codebook path or dict); ``budget``: an outside
+        budget every stage is charged to (by default one of exactly (epsilon, delta)).
+        """
+        from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine
+
+        self._check()
+        engine = open_engine(X, domain, neighbours=RO, invalid="recode", infer_domain=infer_domain, what="X")
+        n = int(engine.counts([]))  # public under replace-one
+        domain, prediction = self._predict(engine.domain, n)
+        structure = self._structure(prediction)
+        planned = structure.privacy_plan(domain, n) + Ledger.of(self._parameters_charge(prediction))
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=_composition(self.delta))
+        _check_affordable(planned, budget)
+        structure.fit(engine, budget=budget)
+        graph = structure.graph_
+        if self.orient is not None:
+            graph = self.orient(graph, engine, budget)
+        self.graph_ = graph
+        self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
+        self.cliques_ = family_cliques(self.dag_, domain, self.cap)
+        from privgraph.mrf import PrivateMRF
+
+        params = PrivateMRF(epsilon=(1 - prediction.split) * self.epsilon, cliques=self.cliques_, method=self.method,
+                            neighbours="replace_one", random_state=self._mrf_seed())
+        params.fit(engine, budget=budget)
+        ledger = structure.ledger_ + params.ledger_
+        if not domain.public:
+            ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
+        self.structure_, self.parameters_, self.plan_ = structure, params, prediction
+        self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
+        return self
+
+    def sample(self, n: int | None = None, *, random_state=None):
+        """``n`` synthetic rows (default: the public n) drawn i.i.d. from the fitted model."""
+        n = self.n_rows_ if n is None else n
+        if isinstance(n, bool) or int(n) != n or n < 1:
+            raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
+        return self.parameters_.sample(int(n), random_state=random_state)
+
+    def marginal(self, columns) -> np.ndarray:
+        """The fitted model's probability table over ``columns``."""
+        return self.parameters_.marginal(columns)
+
+    # -- internals -------------------------------------------------------------------
+    def _check(self) -> None:
+        from privgraph.privacy.neighbours import check_delta, check_epsilon
+
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.split is not None:
+            check_split(self.split)
+        if self.max_rounds != "auto" and self.max_rounds is not None and (
+                isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds or self.max_rounds < 1):
+            raise ValueError(f"max_rounds must be 'auto', None or a positive integer, got {self.max_rounds!r}")
+        if self.orient is not None and not callable(self.orient):
+            raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
+
+    def _predict(self, domain, n_rows: int):
+        from privgraph.data import Kind, resolve_domain
+
+        self._check()
+        domain = resolve_domain(None, domain)
+        if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
+            raise ValueError(f"columns {cont} are continuous: bin them into ordinal levels (a release models "
+                             "discrete tables; private direction tests on continuous columns are future work)")
+        if isinstance(n_rows, bool) or int(n_rows) != n_rows or n_rows < 1:
+            raise ValueError(f"the number of rows must be a positive integer, got {n_rows!r}")
+        rounds = None if self.max_rounds == "auto" else self.max_rounds
+        plan = plan_release(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, split=self.split,
+                            cap=self.cap, alpha=self.alpha, rounds=rounds)
+        if self.max_rounds is None:
+            plan = plan.__class__(**{**vars(plan), "rounds": None})
+        return domain, plan
+
+    def _structure(self, plan: ReleasePlan):
+        from privgraph.causal import PrivPC
+
+        return PrivPC(epsilon=plan.split * self.epsilon, delta=self.delta, alpha=self.alpha, max_rounds=plan.rounds,
+                      random_state=self.random_state)
+
+    def _parameters_charge(self, plan: ReleasePlan) -> Charge:
+        # the epsilon is fixed now; the sensitivity (2 per table) is known once the graph is
+        return Charge("laplace", (1 - plan.split) * self.epsilon, 0.0, RO, note="clique tables (sensitivity 2 per table)")
+
+    def _mrf_seed(self):
+        if self.random_state is None:
+            return None
+        if isinstance(self.random_state, (int, np.integer)):
+            return int(self.random_state) + 1
+        return self.random_state
+
+
+def _composition(delta: float) -> str:
+    return "optimal" if delta > 0 else "basic"
+
+
+def _check_affordable(planned: Ledger, budget: Budget) -> None:
+    """Reserve the whole plan on a copy of ``budget`` (raises BudgetExceeded, spends nothing)."""
+    trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
+    for charge in budget.ledger.charges + planned.charges:
+        trial.reserve(charge)
+
+
+__all__ = ["PrivateRelease"]

@@ -1,0 +1,218 @@
+"""The release planner: what a budget buys, predicted from public facts only; spends nothing.
+
+Inputs are public: the domain, the number of rows n (public under replace-one, the
+release's relation), the total (epsilon, delta), the split between the stages, the cap on
+a clique's cells, and two effect sizes the user cares about. Nothing here reads data or
+draws noise.
+
+**Stage 1 (structure, Priv-PC).** Priv-PC's own plan (:meth:`PrivPC.privacy_plan`) fixes
+the per-round epsilon of the examine step; its noise is Laplace with scale
+``b1 = 1 / epsilon_examine`` in margin units (a margin has replace-one sensitivity 1, see
+:mod:`privgraph.causal.scores`). The effect to detect is a marginal dependence of phi
+coefficient ``effect`` between two columns. For the rank tests (Kendall) the test's z is
+about ``phi sqrt(n)`` (on a 2x2 table tau-b is phi and the score test is the chi-square
+test), so the margin is ``(phi sqrt(n) - T) / Delta(n)``, T the two-sided threshold at
+``alpha`` and Delta the replace-one sensitivity of ``|z|``. For the G test (block votes,
+B blocks of n/B rows) the margin is ``B (power - 1/2)``, with power the G test's power at
+noncentrality ``(n/B) phi^2`` on one degree of freedom. The probability that Laplace noise
+of scale b hides a margin m > 0 is ``exp(-m/b) / 2``; the stage is affordable when Priv-PC
+accepts the plan (it refuses when the noise drowns every marginal test) and that
+probability is at most ``miss`` (default 5%). When Priv-PC refuses its default cap of
+rounds, the planner looks for the largest smaller cap it accepts (PC then stops early and
+keeps the edges it did not test: a denser graph, larger cliques).
+
+**Stage 3 (parameters).** At most one clique per column (:func:`family_cliques`), each of
+at most ``cap`` cells: Laplace noise of scale ``b3 = 2 K / epsilon_3`` per cell with
+``K <= d`` tables (replace-one sensitivity 2 per table). The effect is a cell of
+probability ``cell``: its relative error is ``b3 / (n cell)`` (mean absolute Laplace noise
+over the count), affordable at most ``max_relative_error`` (default 1/2). A released table
+of c cells is off by about ``c b3 / (2 n)`` in total variation before post-processing.
+
+**Stages 2 and 4** (orientation by colliders and Meek's rules; sampling) are
+post-processing: no budget.
+
+**Recommended split**: the smallest structure share on a grid that makes stage 1
+affordable at Priv-PC's default cap, the rest to the parameters; if none does, 1/2 (the
+measured default, docs/release.md) with the largest cap stage 1 can afford.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from privgraph.data import Domain
+
+#: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
+DEFAULT_SPLIT = 0.5
+
+#: Structure shares the planner tries, smallest first.
+SPLIT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """One stage's predicted noise against the effect it must detect (public facts only)."""
+
+    stage: str
+    epsilon: float
+    noise: float  # Laplace scale, in the units of ``effect_size``
+    effect_size: float  # the margin (stage 1) or the expected count of the cell (stage 3)
+    error: float  # miss probability (stage 1) or relative error (stage 3)
+    affordable: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What a budget buys: each stage's prediction, the cap of rounds, the ledger to reserve."""
+
+    epsilon: float
+    delta: float
+    n_rows: int
+    split: float
+    rounds: int | None  # Priv-PC's cap of rounds (None: its default)
+    stages: tuple[StagePlan, ...]
+    recommended_split: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def affordable(self) -> bool:
+        return all(s.affordable for s in self.stages)
+
+    def rows(self) -> list[dict]:
+        """One plain dict per stage (JSON, tables)."""
+        return [vars(s) | {"stage": s.stage} for s in self.stages]
+
+    def to_markdown(self) -> str:
+        """The plan as a Markdown table with a one-line verdict per stage."""
+        head = ("| stage | epsilon | noise (Laplace scale) | effect | error | affordable |\n"
+                "|---|---|---|---|---|---|")
+        lines = [f"| {s.stage} | {s.epsilon:.4g} | {s.noise:.4g} | {s.effect_size:.4g} | {s.error:.3g} | "
+                 f"{'yes' if s.affordable else 'NO'} |" for s in self.stages]
+        notes = [f"- {s.stage}: {s.note}" for s in self.stages if s.note] + [f"- {n}" for n in self.notes]
+        return "\n".join([head, *lines, "", *notes])
+
+
+def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 1e-6, split: float | None = None,
+                 cap: int = 5_000, alpha: float = 0.05, effect: float = 0.1, cell: float = 0.01,
+                 miss: float = 0.05, max_relative_error: float = 0.5, rounds: int | None = None) -> ReleasePlan:
+    """Predict each stage's noise for a release of ``n_rows`` over ``domain``; reads no data.
+
+    ``split``: the structure's share of ``epsilon`` (None: the recommended split).
+    ``rounds``: Priv-PC's cap (None: its default, or the largest cap it accepts).
+
+    Examples
+    --------
+    >>> from privgraph.datasets import load_network
+    >>> plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, split=0.5)
+    >>> [s.stage for s in plan.stages], [s.affordable for s in plan.stages]
+    (['structure', 'parameters'], [True, True])
+    >>> plan.rounds is None, plan.recommended_split <= 0.5
+    (True, True)
+    """
+    from privgraph.privacy.neighbours import check_delta, check_epsilon
+
+    check_epsilon(epsilon)
+    check_delta(delta)
+    domain = domain.project(domain.discrete_names)
+    recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
+    share = recommended if split is None else check_split(split)
+    structure, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
+    parameters = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error)
+    notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
+    return ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (structure, parameters), recommended, notes)
+
+
+def check_split(split: float) -> float:
+    """The structure's share of epsilon, strictly between 0 and 1."""
+    if isinstance(split, bool) or not (0 < float(split) < 1):
+        raise ValueError(f"split must lie strictly between 0 and 1 (the structure's share of epsilon), got {split!r}")
+    return float(split)
+
+
+def recommend_split(domain: Domain, n_rows: int, *, epsilon: float, delta: float, alpha: float = 0.05,
+                    effect: float = 0.1, miss: float = 0.05) -> float:
+    """The smallest share on :data:`SPLIT_GRID` that makes stage 1 affordable at Priv-PC's
+    default cap, else :data:`DEFAULT_SPLIT`."""
+    for share in SPLIT_GRID:
+        stage, rounds = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, None, search=False)
+        if stage.affordable:
+            return share
+    return DEFAULT_SPLIT
+
+
+def _structure(domain, n, epsilon, delta, alpha, effect, miss, rounds, search=True):
+    from privgraph.causal import PrivPC
+    from privgraph.causal.deciders import BudgetTooSmall
+
+    d = len(domain.names)
+    caps = [rounds] if rounds is not None else [None] + (_smaller_caps(d) if search else [])
+    for cap in caps:
+        try:
+            plan = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, max_rounds=cap).privacy_plan(domain, n)
+        except BudgetTooSmall as err:
+            last = str(err)
+            continue
+        examine = [c for c in plan if c.mechanism == "examine"] or list(plan)
+        b = 1.0 / examine[0].epsilon
+        margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect)
+        error = 0.5 * math.exp(-margin / b) if margin > 0 else 1.0
+        note = (f"{test} test; cap of {examine[0].count} rounds" + ("" if cap is None else
+                " (reduced: PC stops early and keeps the edges it did not test)"))
+        ok = error <= miss and cap is None
+        return StagePlan("structure", epsilon, b, margin, error, ok, note), cap
+    return StagePlan("structure", epsilon, math.inf, 0.0, 1.0, False, f"Priv-PC refuses every cap: {last}"), None
+
+
+def _smaller_caps(d: int) -> list[int]:
+    pairs = d * (d - 1) // 2
+    return sorted({c for c in (pairs, 2 * d, d, max(1, d // 2), max(1, d // 4)) if c >= 1}, reverse=True)
+
+
+def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: float = 0.1, blocks: int = 50):
+    """(margin in sensitivity units, test name) of a marginal test at phi = ``effect``.
+
+    >>> from privgraph.data import Domain, Kind
+    >>> m, name = marginal_margin(Domain(("a", "b"), (2, 2), (Kind.ORDINAL, Kind.ORDINAL)), 100_000)
+    >>> name, 1500 < m < 1600
+    ('kendall', True)
+    """
+    from scipy.stats import ncx2
+
+    from privgraph.causal.estimators import choose_ci_test
+    from privgraph.privacy import Neighbours
+
+    test = choose_ci_test("auto", domain)
+    if test.has_public_threshold:
+        z = effect * math.sqrt(n)
+        return (z - test.threshold(alpha)) / test.sensitivity(n, Neighbours.REPLACE_ONE, (2, 2)), test.name
+    m = n // blocks
+    critical = test.threshold(alpha, table=_two_by_two())
+    power = float(ncx2.sf(critical, 1, m * effect**2))
+    return blocks * (power - 0.5), test.name
+
+
+def _two_by_two():
+    import numpy as np
+
+    return np.ones((2, 2))
+
+
+def _parameters(domain, n, epsilon, cap, cell, max_relative_error):
+    from privgraph.privacy import laplace_scale
+
+    k = len(domain.names)
+    b = laplace_scale(epsilon, 2.0 * k, dimension=k * int(cap))
+    expected = n * cell
+    error = b / expected
+    widest = max(domain.sizes)
+    note = (f"at most {k} tables of at most {cap} cells; a released 2-way table of the two widest columns "
+            f"is off by about {min(1.0, widest * widest * b / (2 * n)):.3g} in total variation before fitting")
+    if widest > cap:
+        note += f"; a column with {widest} levels exceeds the cap"
+    return StagePlan("parameters", epsilon, b, expected, error, error <= max_relative_error, note)
+
+
+__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "StagePlan", "check_split", "marginal_margin",
+           "plan_release", "recommend_split"]
