@@ -24,6 +24,7 @@ def discover(
     data: Optional[Path] = typer.Argument(None, help="CSV or Parquet file of discrete columns (needs --domain)."),
     domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
+    engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark."),
     network: Optional[str] = typer.Option(None, help="A bundled network to sample from instead (asia, cancer, ...)."),
     samples: int = typer.Option(100_000, help="Rows to sample from --network."),
     epsilon: float = typer.Option(1.0, help="Total privacy budget epsilon (the whole run)."),
@@ -48,7 +49,7 @@ def discover(
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
     check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
-    X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain)
+    X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed)
     if seed is not None and method != "pc":
@@ -60,7 +61,7 @@ def discover(
     write_outputs(est, out, plot, console, fmt)
 
 
-def load_input(data, network, samples, data_seed, domain=None, infer_domain=False):
+def load_input(data, network, samples, data_seed, domain=None, infer_domain=False, engine="duckdb"):
     """(X, true CPDAG or None, label) from a file or a sampled bundled network.
 
     X is ``(data, public domain or None, infer_domain)``. For a file the codebook is read
@@ -77,10 +78,16 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
     if data is not None:
         if domain is not None and infer_domain:
             raise ValueError("give --domain or --infer-domain, not both")
+        from privgraph.data.frontdoor import ENGINES, open_file
+
+        if engine not in ENGINES:
+            raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+        if infer_domain and engine != "duckdb":
+            raise ValueError("--infer-domain reads the file with DuckDB: use --engine duckdb")
         path = check_path(data)
         codebook = resolve_domain(path, domain, infer_domain=infer_domain, what=f"data file {str(path)!r}") \
             if not infer_domain else None
-        return (path, codebook, infer_domain), None, str(data)
+        return (open_file(path, engine), codebook, infer_domain), None, str(data)
     if domain is not None or infer_domain:
         raise ValueError("--domain and --infer-domain are for a DATA file; a --network has its own domain")
     from privgraph.datasets import load_network, sample_frame

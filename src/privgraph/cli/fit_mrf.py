@@ -23,6 +23,7 @@ def fit_mrf(
     data: Path = typer.Argument(..., help="CSV or Parquet file of discrete columns (needs --domain)."),
     domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
+    engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark (cgm-em and naive-mle without --individual)."),
     invalid: Optional[str] = typer.Option(None, help="Missing/out-of-domain values: drop (default under add_remove) | recode (to the first level)."),
     cliques: str = typer.Option(..., help='Cliques as "a,b;b,c" (columns within a clique by commas).'),
     epsilon: float = typer.Option(..., help="Total privacy budget epsilon."),
@@ -49,14 +50,20 @@ def fit_mrf(
         raise ValueError("give --domain or --infer-domain, not both")
     data = check_path(data)
     public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
+    from privgraph.data.frontdoor import ENGINES, open_file
+
+    if engine not in ENGINES:
+        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "spark" and (method == "psgd" or individual is not None or infer_domain):
+        raise ValueError("--engine spark counts tables: psgd, --individual and --infer-domain need --engine duckdb")
     if infer_domain:
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
                      delta=delta, individual=individual, invalid=invalid, random_state=seed)
-    with Console(stderr=True).status(f"{method}: counting {data.name}, releasing the tables, fitting the model"):
-        est.fit(data, public, infer_domain=infer_domain)
+    with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
+        est.fit(open_file(data, engine), public, infer_domain=infer_domain)
     console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
     writers = {}
     if out is not None:

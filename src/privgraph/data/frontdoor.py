@@ -122,6 +122,8 @@ def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequenc
         raise DomainRequired(how_to_get_a_domain(what))
     if isinstance(X, (str, os.PathLike)):
         return Domain.from_path(X, missing="drop")
+    if frame is None:
+        raise ValueError("infer_domain works on a DataFrame, an array with names or a file; give this data a domain")
     return Domain.from_frame(frame, missing="drop")
 
 
@@ -270,7 +272,8 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
     """A count engine over ``X``'s discrete public-domain columns (the estimators' front door).
 
     ``X``: a DataFrame, a 2-D array with ``names``, a CSV/Parquet path (counted by DuckDB,
-    never loaded whole) or a count engine (used as it is: its domain is its own). Returns
+    never loaded whole), a DuckDB relation, a Spark DataFrame (both coded in SQL by the
+    public domain), or a count engine (used as it is: its domain is its own). Returns
     the engine; its ``domain.public`` says whether the domain was public. ``columns``
     restricts the engine to those domain columns (the others are not read).
 
@@ -295,11 +298,43 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
         raise ValueError(f"columns {cont} are continuous in the domain: bin them into ordinal levels first")
     if isinstance(X, (str, os.PathLike)):
         return DuckDBEngine(Path(X), domain=domain, invalid=invalid)
+    from privgraph.data.relation import RelationEngine, coded_spark_engine, is_duckdb_relation, is_spark_frame
+
+    if is_duckdb_relation(X):
+        return RelationEngine(X, domain, invalid)
+    if is_spark_frame(X):
+        return coded_spark_engine(X, domain, invalid)
     frame = _as_frame_or_none(X, names)
     if frame is None:
         raise ValueError("X must be a DataFrame, a 2-D array with names=[...], a CSV/Parquet path or a count engine")
     return NumpyEngine(domain, encode_public(frame, domain, invalid))
 
 
-__all__ = ["DomainRequired", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",
+ENGINES = ("duckdb", "spark")
+
+
+def open_file(path, engine: str = "duckdb"):
+    """What the estimators take for a data file counted by ``engine``: the path itself
+    (DuckDB, out of core) or a Spark DataFrame (every CSV column read as text, so no type
+    is guessed from the data; Parquet keeps its types) on the active or a local session.
+    """
+    from privgraph.data.files import check_path, file_format
+
+    path = check_path(path)
+    if engine == "duckdb":
+        return path
+    if engine != "spark":
+        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ImportError("--engine spark needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
+    spark = SparkSession.getActiveSession() or SparkSession.builder.master("local[2]").appName("privgraph") \
+        .config("spark.ui.enabled", "false").getOrCreate()
+    if file_format(path) == "parquet":
+        return spark.read.parquet(str(path))
+    return spark.read.csv(str(path), header=True, inferSchema=False)
+
+
+__all__ = ["ENGINES", "DomainRequired", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",
            "how_to_get_a_domain", "level_codes", "open_engine", "read_frame", "resolve_domain"]

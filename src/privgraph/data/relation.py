@@ -1,0 +1,104 @@
+"""Counting a DuckDB relation or a Spark DataFrame through the front door's coded source.
+
+Both are tables a user already holds in an engine: a ``duckdb.DuckDBPyRelation`` (a query
+over any source DuckDB reads) or a ``pyspark.sql.DataFrame``. With a public domain and an
+``invalid`` policy their values are coded in SQL by :func:`~privgraph.data.engines.sql.coded_source`
+(the same ``CASE`` per column as for files), so a value outside the domain or missing never
+raises, and the counts are exactly those of the in-memory path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Sequence
+
+import numpy as np
+
+from privgraph.data.domain import Domain
+from privgraph.data.engines.base import check_columns
+from privgraph.data.engines.sql import coded_source, complete_codes_where, group_by_query, table_from_codes
+
+_VIEW = "privgraph_relation"
+_ids = count()
+
+
+@dataclass(frozen=True, eq=False)
+class RelationEngine:
+    """Counts over a DuckDB relation (coded by the public ``domain`` under ``invalid``).
+
+    Row selections are not offered (a relation has no stable row numbers): sub-sample the
+    tables instead, as Priv-PC does.
+
+    >>> import duckdb
+    >>> rel = duckdb.sql("SELECT * FROM (VALUES ('x', 1), ('y', 2), ('?', 2)) t(a, b)")
+    >>> e = RelationEngine(rel, Domain(("a", "b"), (2, 2), levels=(("x", "y"), (1, 2))), "recode")
+    >>> e.counts(["a", "b"]).tolist(), int(e.counts([]))
+    ([[1, 1], [0, 1]], 3)
+    """
+
+    relation: object
+    domain: Domain
+    invalid: str
+    _where: str = field(default="", repr=False)
+
+    def __post_init__(self):
+        from privgraph.data.frontdoor import check_columns_present
+
+        discrete = self.domain.project(self.domain.discrete_names)
+        check_columns_present(self.relation.columns, discrete.names, "the DuckDB relation")
+        object.__setattr__(self, "domain", discrete)
+        object.__setattr__(self, "_where", complete_codes_where(discrete.names)
+                           if self.invalid == "drop" and discrete.names else "")
+
+    def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+        """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
+        if rows is not None:
+            raise ValueError("a DuckDB relation has no stable row numbers: row selections are not offered")
+        columns = check_columns(self.domain, columns)
+        sql = group_by_query(coded_source(_VIEW, self.domain, self.invalid), columns, where=self._where)
+        groups = self.relation.query(_VIEW, sql).fetchall()
+        if not columns:
+            return np.array(groups[0][0] if groups else 0, dtype=np.int64)
+        return table_from_codes(groups, self.domain.project(columns).shape)
+
+
+def coded_spark_engine(frame, domain: Domain, invalid: str):
+    """A :class:`~privgraph.data.SparkEngine` over a Spark DataFrame coded by the public domain.
+
+    The coded view holds codes 0..k-1 (NULL where ``invalid="drop"`` drops the row), so the
+    engine counts them over a domain whose levels are the codes.
+    """
+    from privgraph.data.engines import SparkEngine
+    from privgraph.data.frontdoor import check_columns_present
+
+    discrete = domain.project(domain.discrete_names)
+    check_columns_present(frame.columns, discrete.names, "the Spark DataFrame")
+    view = f"privgraph_spark_{next(_ids)}"
+    frame.createOrReplaceTempView(view)
+    where = " " + complete_codes_where(discrete.names, style="spark") if invalid == "drop" and discrete.names else ""
+    coded = frame.sparkSession.sql(f"SELECT * FROM {coded_source(view, discrete, invalid, style='spark')} c{where}")
+    codes_domain = Domain(discrete.names, discrete.sizes, discrete.kinds)  # levels: the codes themselves
+    return LabelledEngine(SparkEngine(coded, domain=codes_domain, spark=frame.sparkSession), discrete)
+
+
+@dataclass(frozen=True, eq=False)
+class LabelledEngine:
+    """An engine that counts codes, shown with the public domain's levels (and its public flag)."""
+
+    inner: object
+    domain: Domain
+
+    def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+        return self.inner.counts(check_columns(self.domain, columns), rows)
+
+
+def is_duckdb_relation(x) -> bool:
+    return type(x).__module__.startswith("duckdb") and hasattr(x, "query") and hasattr(x, "columns")
+
+
+def is_spark_frame(x) -> bool:
+    return type(x).__module__.startswith("pyspark") and hasattr(x, "createOrReplaceTempView")
+
+
+__all__ = ["LabelledEngine", "RelationEngine", "coded_spark_engine", "is_duckdb_relation", "is_spark_frame"]
