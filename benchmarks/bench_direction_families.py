@@ -42,7 +42,7 @@ EPSILONS = (0.5, 1.0, 2.0)
 SIM_BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))
 VARIANTS = {"continuous": lambda v: v, "tied": lambda v: tie(standardise(v), 1),
             "discretised": lambda v: discretise(np.clip(standardise(v), -3, 3), 8)}
-#: Report seeds (the defaults were chosen on seeds 0-99 of bench_direction.py and benchmarks/README).
+#: Report seeds: the grid constant was chosen on seeds 0-39 (docs/direction.md, "Tuning"), never on these.
 FIRST_SEED = 1000
 
 

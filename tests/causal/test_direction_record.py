@@ -82,15 +82,19 @@ def test_large_epsilon_agrees_with_the_exact_table(score):
 
 
 def test_private_accuracy_at_epsilon_one():
-    """Fixed pairs, n = 2000, epsilon = 1: the default finds the direction of at least 19 of 24 (22 seen)."""
+    """Fixed pairs y = tanh(x) + noise, n = 2000, epsilon = 1: at least 20 of 24 right (23 seen, and 23
+    and 21 with test_fraction 0.3 and 0.7). The steeper tanh(2x) is grid-sensitive: 22 of 24 at the
+    default split (K = 8) but 13 at 0.3 or 0.7 (K = 9 or 7), see docs/direction.md."""
     hits = 0
     for seed in range(24):
-        x, y = anm_pair(2000, 200 + seed)
+        rng = np.random.default_rng(200 + seed)
+        x = rng.uniform(-2, 2, 2000)
+        y = np.tanh(x) + 0.3 * rng.uniform(-1, 1, 2000)
         flip = seed % 2 == 1
         a, b = (y, x) if flip else (x, y)
         model = PrivateANM(epsilon=1.0, bounds=BOUNDS, random_state=seed).fit(a, b)
         hits += model.direction_ == ("y->x" if flip else "x->y")
-    assert hits >= 19
+    assert hits >= 20
 
 
 def test_table_regression_recovers_a_smooth_curve():
