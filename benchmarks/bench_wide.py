@@ -1,0 +1,129 @@
+"""PC, Priv-PC and causal-learn by width: CPU time, peak RSS and skeleton F1 (issue 13).
+
+Networks from 8 to 100 columns (asia, child, insurance, alarm, hepar2 and a random
+100-variable network, :func:`privgraph.datasets.random_network.random_network`, seed 0),
+rows 1e4 to 1e6 (--rows). Each cell runs in a fresh process (so peak RSS is its own):
+
+``pc``
+    privgraph's non-private stable PC, G test, alpha 0.05, the default max conditioning
+    size ``min(d - 2, floor(log2 n) - 5)``, public domain, data already in memory.
+``causal-learn``
+    causal-learn's stable PC, same test (gsq), alpha and max conditioning size
+    (``depth``), same data; the ratio of CPU times is measured in one run.
+``priv-pc``
+    PrivPC(method="priv-pc", epsilon=1, delta=1e-6, Kendall), seeded noise (NOT private:
+    experiments only); ``refused`` if the budget cannot pay for the default cap.
+
+CPU time is ``time.process_time()`` from the data in memory to the skeleton; a cell over
+--timeout seconds of wall time is recorded as ``timeout``. F1 is against the true DAG's
+skeleton. Rows go to benchmarks/results/discovery_wide.csv.
+
+Run: python benchmarks/bench_wide.py [--networks asia,alarm] [--rows 10000,100000]
+     [--methods pc,causal-learn,priv-pc] [--timeout 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+NETWORKS = ("asia", "child", "insurance", "alarm", "hepar2", "random100")
+
+
+def load(name: str):
+    from privgraph.datasets import load_network
+    from privgraph.datasets.random_network import random_network
+
+    return random_network(100, np.random.default_rng(0)) if name == "random100" else load_network(name)
+
+
+def one(name: str, n: int, method: str) -> dict:
+    """One cell, in this process: CPU seconds, peak RSS (MB), F1, tests."""
+    from privgraph.causal import NonPrivate, PrivPC, Tables, stable_pc_skeleton
+    from privgraph.causal.deciders import BudgetTooSmall
+    from privgraph.causal.estimators import default_max_cond_size
+    from privgraph.data import NumpyEngine
+    from privgraph.datasets import sample
+    from privgraph.stats import GTest
+
+    net = load(name)
+    codes = sample(net, n, np.random.default_rng(0))
+    depth = default_max_cond_size(n, len(net.domain.names))
+    names = net.domain.names
+    t0 = time.process_time()
+    extra = {}
+    if method == "pc":
+        tables = Tables.from_engine(NumpyEngine(net.domain, codes))
+        sk = stable_pc_skeleton(names, NonPrivate(tables, GTest(), 0.05), max_cond_size=depth)
+        found, extra["tests"] = {frozenset(e) for e in sk.graph.edges}, sk.n_tests
+    elif method == "causal-learn":
+        from causallearn.search.ConstraintBased.PC import pc
+
+        cg = pc(codes.astype(np.int64), 0.05, "gsq", stable=True, show_progress=False, uc_rule=0, depth=depth)
+        adj = cg.G.graph
+        found = {frozenset((names[i], names[j])) for i in range(len(names)) for j in range(i + 1, len(names))
+                 if adj[i, j] != 0 or adj[j, i] != 0}
+    else:
+        warnings.simplefilter("ignore")
+        try:
+            est = PrivPC(epsilon=1.0, delta=1e-6, method="priv-pc", random_state=0).fit(
+                NumpyEngine(net.domain, codes))
+        except BudgetTooSmall as e:
+            return {"cpu_s": round(time.process_time() - t0, 3), "status": "refused", "note": str(e)[:120]}
+        found = {frozenset(e) for e in est.skeleton_.edges}
+        extra["complete"] = est.complete_
+    cpu = time.process_time() - t0
+    truth = {frozenset(e) for e in net.edges}
+    f1 = 2 * len(truth & found) / (len(truth) + len(found)) if truth or found else 1.0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"cpu_s": round(cpu, 3), "peak_rss_mb": round(rss), "f1": round(f1, 3), "status": "ok", **extra}
+
+
+def cell(name: str, n: int, method: str, timeout: float) -> dict:
+    row = {"network": name, "columns": len(load(name).domain.names), "rows": n, "method": method}
+    try:
+        out = subprocess.run([sys.executable, __file__, "--one", json.dumps([name, n, method])],
+                             capture_output=True, text=True, timeout=timeout)
+        row.update(json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0
+                   else {"status": "error", "note": out.stderr.strip().splitlines()[-1][:120]})
+    except subprocess.TimeoutExpired:
+        row.update({"status": "timeout", "cpu_s": f">{timeout:g} wall"})
+    print(row, flush=True)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--networks", default=",".join(NETWORKS))
+    ap.add_argument("--rows", default="10000,100000,1000000")
+    ap.add_argument("--methods", default="pc,causal-learn,priv-pc")
+    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--out", default=str(RESULTS / "discovery_wide.csv"))
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one(*json.loads(args.one))))
+        return
+    rows = [cell(name, int(n), method, args.timeout) for name in args.networks.split(",")
+            for n in args.rows.split(",") for method in args.methods.split(",")]
+    fields = ["network", "columns", "rows", "method", "status", "cpu_s", "peak_rss_mb", "f1", "tests",
+              "complete", "note"]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
