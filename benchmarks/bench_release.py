@@ -1,0 +1,152 @@
+"""Benchmark of ``privgraph release`` against private synthetic-data peers (issue 15).
+
+    python3 benchmarks/bench_release.py --nets asia:100000 child:20000 alarm:20000 --epsilon 1 --seeds 1
+    python3 benchmarks/bench_release.py --nets asia:100000 --splits 0.3 0.5 0.7      # the split sweep
+    python3 benchmarks/bench_release.py --peer dpmm:mst --python /tmp/peers/bin/python   # a peer (own venv)
+
+Metrics, all against the training sample: average total-variation distance over every
+2-way marginal and over a fixed set of 3-way marginals (the first 20 triples of a
+seeded draw, seed 0), fit+sample CPU time, peak memory (tracemalloc for privgraph; the
+peer's ru_maxrss in its own process), and the skeleton F1 of the released graph against
+the network (privgraph only: the peers release no graph). Each row is one JSON line with
+its ledger (privgraph) so a table can be rebuilt from the output.
+
+Peers (smartnoise-synth, dpmm) are never imported by the package or its tests; they run
+in a subprocess of their own virtual environment (their pins conflict with this
+project's numpy/pandas), from ``--python``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+import pandas as pd
+
+
+def tvd(a: pd.DataFrame, b: pd.DataFrame, cols) -> float:
+    cols = list(cols)
+    pa = a.groupby(cols, observed=True).size() / len(a)
+    pb = b.groupby(cols, observed=True).size() / len(b)
+    both = pd.concat([pa, pb], axis=1).fillna(0.0)
+    return 0.5 * float(np.abs(both.iloc[:, 0] - both.iloc[:, 1]).sum())
+
+
+def triples(names, k: int = 20):
+    all3 = list(itertools.combinations(names, 3))
+    pick = np.random.default_rng(0).choice(len(all3), size=min(k, len(all3)), replace=False)
+    return [all3[i] for i in sorted(pick)]
+
+
+def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
+    synth = synth[train.columns].astype(str)
+    train = train.astype(str)
+    two = [tvd(train, synth, p) for p in itertools.combinations(train.columns, 2)]
+    three = [tvd(train, synth, t) for t in triples(list(train.columns))]
+    return {"tvd2": float(np.mean(two)), "tvd3": float(np.mean(three))}
+
+
+def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: int) -> dict:
+    from privgraph.datasets import load_network, sample_frame
+    from privgraph.graphs.metrics import skeleton_scores
+    from privgraph.release import PrivateRelease
+
+    net = load_network(net_name)
+    train = sample_frame(net, n, np.random.default_rng(seed), labels=True)
+    tracemalloc.start()
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = PrivateRelease(epsilon=epsilon, split=split, cap=cap, random_state=1000 + seed).fit(train, domain=net.domain)
+        synth = rel.sample(n, random_state=seed)
+    cpu = time.process_time() - t0
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    row = {"tool": "privgraph", "algo": "release", "net": net_name, "n": n, "epsilon": epsilon, "seed": seed,
+           "split": rel.plan_.split, "rounds": rel.plan_.rounds, "complete": bool(rel.structure_.complete_),
+           "cliques": len(rel.cliques_), "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1),
+           "f1": skeleton_scores(rel.graph_, net.to_networkx())["f1"],
+           "epsilon_spent": rel.ledger_.total("optimal", 1e-6).epsilon, "ledger": rel.ledger_.rows()}
+    return row | scores(train, synth)
+
+
+PEER_SCRIPT = r"""
+import json, resource, sys, time, warnings
+import numpy as np, pandas as pd
+warnings.simplefilter("ignore")
+spec = json.loads(sys.argv[1])
+train = pd.read_csv(spec["train"], dtype=str)
+levels = spec["levels"]
+lib, algo, eps = spec["lib"], spec["algo"], spec["epsilon"]
+t0 = time.process_time()
+if lib == "dpmm":
+    from dpmm.pipelines import MSTPipeline, AIMPipeline, PrivBayesPipeline
+    P = {"mst": MSTPipeline, "aim": AIMPipeline, "privbayes": PrivBayesPipeline}[algo]
+    model = P(epsilon=eps, delta=1e-6)
+    model.fit(train, domain={c: {"categories": levels[c]} for c in train.columns})
+    synth = model.generate(len(train))
+else:
+    from snsynth import Synthesizer
+    model = Synthesizer.create(algo, epsilon=eps, delta=1e-6)
+    synth = model.fit_sample(train, preprocessor_eps=0.0, categorical_columns=list(train.columns))
+cpu = time.process_time() - t0
+synth.to_csv(spec["out"], index=False)
+print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_peer(peer: str, python: str, net_name: str, n: int, epsilon: float, seed: int, timeout: float) -> dict:
+    import tempfile
+
+    from privgraph.datasets import load_network, sample_frame
+
+    lib, algo = peer.split(":")
+    net = load_network(net_name)
+    train = sample_frame(net, n, np.random.default_rng(seed), labels=True)
+    row = {"tool": lib, "algo": algo, "net": net_name, "n": n, "epsilon": epsilon, "seed": seed, "f1": None}
+    with tempfile.TemporaryDirectory() as d:
+        train.to_csv(f"{d}/train.csv", index=False)
+        spec = {"train": f"{d}/train.csv", "out": f"{d}/synth.csv", "lib": lib, "algo": algo, "epsilon": epsilon,
+                "levels": {c: [str(v) for v in lv] for c, lv in zip(net.domain.names, net.domain.levels)}}
+        try:
+            out = subprocess.run([python, "-c", PEER_SCRIPT, json.dumps(spec)], capture_output=True, text=True,
+                                 timeout=timeout, check=True)
+        except subprocess.TimeoutExpired:
+            return row | {"status": f"did not finish in {timeout:.0f} s wall"}
+        except subprocess.CalledProcessError as err:
+            return row | {"status": "failed: " + err.stderr.strip().splitlines()[-1][:200]}
+        row |= json.loads(out.stdout.strip().splitlines()[-1])
+        synth = pd.read_csv(f"{d}/synth.csv", dtype=str)
+    return row | scores(train, synth)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nets", nargs="+", default=["asia:100000", "child:20000", "alarm:20000"])
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--splits", type=float, nargs="*", default=[None])
+    ap.add_argument("--cap", type=int, default=5000)
+    ap.add_argument("--peer", help="lib:algo, e.g. dpmm:mst, dpmm:aim, dpmm:privbayes, smartnoise:mst")
+    ap.add_argument("--python", default=sys.executable, help="the peer's interpreter (its own venv)")
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args(argv)
+    for spec, seed in itertools.product(args.nets, range(args.seeds)):
+        net, n = spec.split(":")
+        if args.peer:
+            print(json.dumps(run_peer(args.peer, args.python, net, int(n), args.epsilon, seed, args.timeout)), flush=True)
+            continue
+        for split in args.splits:
+            print(json.dumps(run_privgraph(net, int(n), args.epsilon, seed, split, args.cap)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""``privgraph release``: graph, model, synthetic rows and a report under one budget.
+
+``privgraph release asia.csv --domain asia.json --epsilon 1 --out release/`` runs
+:class:`privgraph.release.PrivateRelease` (replace-one neighbours, the number of rows
+public) and writes, all or nothing, into the existing directory OUT: graph.json,
+graph.dot, graph.png, model.json, synthetic.csv (or .parquet), ledger.json, plan.json,
+report.md with budget.png and marginals.png. Every output is checked before the data is
+read; the whole plan is checked against the budget before any noise is drawn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+
+def release(
+    data: Path = typer.Argument(..., help="CSV or Parquet file of discrete columns (needs --domain)."),
+    domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
+    infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
+    epsilon: float = typer.Option(..., help="Total privacy budget epsilon of the whole release."),
+    delta: float = typer.Option(1e-6, help="delta (pays for Priv-PC's composition only)."),
+    out: Path = typer.Option(..., help="Existing directory the outputs are written into."),
+    split: Optional[float] = typer.Option(None, help="Structure's share of epsilon (default: the planner's recommendation)."),
+    cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
+    rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public)."),
+    data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
+    seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+) -> None:
+    """Release a causal graph, its model and synthetic rows of DATA under one budget."""
+    from privgraph.cli.ledger_table import print_ledger
+    from privgraph.data import resolve_domain
+    from privgraph.data.files import check_path
+    from privgraph.outputs import check_outputs, write_all
+    from privgraph.release import PrivateRelease
+    from privgraph.release.report import release_outputs, release_writers
+
+    console = Console()
+    if not out.is_dir():
+        raise FileNotFoundError(f"--out {str(out)!r} is not an existing directory")
+    if rows is not None and rows < 1:
+        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
+    paths = release_outputs(out, data_format)
+    check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()})
+    if domain is not None and infer_domain:
+        raise ValueError("give --domain or --infer-domain, not both")
+    data = check_path(data)
+    public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
+    if infer_domain:
+        console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
+    if seed is not None:
+        console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
+    est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed)
+    with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
+        est.fit(data, public, infer_domain=infer_domain)
+        synthetic = est.sample(rows, random_state=seed)
+        writers = release_writers(est, synthetic, paths)
+        write_all(writers)
+    console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
+                  f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")
+    print_ledger(est.ledger_, delta)

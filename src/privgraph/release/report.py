@@ -1,0 +1,200 @@
+"""A release's outputs: graph (JSON, DOT, PNG), model, synthetic rows, ledger and a report.
+
+:func:`release_outputs` names the files of a release directory (checked before any spend
+by the command), :func:`release_writers` renders them for
+:func:`privgraph.outputs.write_all` (all or nothing). Everything written is the released
+graph, the released noisy tables, the model fitted from them, rows sampled from it and
+public facts (domain, n, the plan): post-processing of the release.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+#: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
+FILES = {"graph_json": "graph.json", "graph_dot": "graph.dot", "graph_png": "graph.png", "model": "model.json",
+         "ledger": "ledger.json", "report": "report.md", "budget_png": "budget.png",
+         "marginals_png": "marginals.png", "plan": "plan.json"}
+
+
+def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
+    """The paths a release writes into ``out_dir`` by role (synthetic as ``synthetic.<format>``).
+
+    >>> sorted(release_outputs("out"))[:3]
+    ['budget_png', 'graph_dot', 'graph_json']
+    """
+    if data_format not in ("csv", "parquet"):
+        raise ValueError(f"--format must be csv or parquet, got {data_format!r}")
+    out = Path(out_dir)
+    return {role: out / name for role, name in FILES.items()} | {"synthetic": out / f"synthetic.{data_format}"}
+
+
+def privacy_summary(release) -> dict:
+    """The privacy facts every output carries: relation, totals, ledger rows, caveats."""
+    total = release.ledger_.total("optimal" if release.delta > 0 else "basic", release.delta or None)
+    return {"neighbours": "replace_one", "n_rows_public": release.n_rows_, "epsilon": total.epsilon,
+            "delta": total.delta, "composition": total.method, "ledger": release.ledger_.rows(),
+            "caveats": list(release.ledger_.caveats)}
+
+
+def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
+    """``{path: writer}`` for every output of a fitted release and its synthetic rows."""
+    from privgraph.graphs.export import drawing_writer, graph_writer
+
+    privacy = privacy_summary(release)
+    model = json.loads(release.parameters_.to_json()) | {"privacy": privacy}
+    plan = {"split": release.plan_.split, "rounds": release.plan_.rounds, "stages": release.plan_.rows(),
+            "recommended_split": release.plan_.recommended_split}
+    checks = marginal_checks(release, synthetic)
+    writers = {
+        paths["graph_json"]: graph_writer(release.graph_, ".json", privacy),
+        paths["graph_dot"]: graph_writer(release.graph_, ".dot", privacy),
+        paths["graph_png"]: drawing_writer(release.graph_, "png", title="released graph (Priv-PC, replace-one)"),
+        paths["model"]: _text(json.dumps(model)),
+        paths["ledger"]: _text(json.dumps(privacy, indent=1)),
+        paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
+        paths["budget_png"]: _budget_plot(release),
+        paths["marginals_png"]: _marginals_plot(checks),
+        paths["report"]: _text(report_markdown(release, checks, paths)),
+    }
+    if paths["synthetic"].suffix == ".parquet":
+        writers[paths["synthetic"]] = lambda tmp: synthetic.to_parquet(tmp, index=False)
+    else:
+        writers[paths["synthetic"]] = lambda tmp: synthetic.to_csv(tmp, index=False)
+    return writers
+
+
+def _text(text: str):
+    return lambda tmp: Path(tmp).write_text(text + "\n")
+
+
+def stage_epsilons(release) -> dict[str, float]:
+    """Each stage's composed epsilon (structure by its composition, parameters pure)."""
+    s = release.structure_
+    return {"structure": s.epsilon_spent_, "parameters": release.parameters_.ledger_.total().epsilon}
+
+
+def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
+    """For the first ``limit`` released tables: the noisy table (clipped, normalised), the
+    synthetic rows' table, and their total-variation distance (both post-processing)."""
+    noisy = release.parameters_.marginals_
+    domain = noisy.domain
+    out = []
+    for clique, table in list(zip(noisy.group_cliques(), noisy.tables))[:limit]:
+        released = np.clip(np.asarray(table, dtype=float), 0, None).ravel()
+        released = released / released.sum() if released.sum() > 0 else np.full(released.size, 1 / released.size)
+        synth = _proportions(synthetic, domain, clique)
+        out.append({"clique": clique, "released": released, "synthetic": synth,
+                    "tvd": 0.5 * float(np.abs(released - synth).sum())})
+    return out
+
+
+def _proportions(frame, domain, clique) -> np.ndarray:
+    codes = []
+    for name in clique:
+        levels = [str(v) for v in domain.levels[domain.index(name)]]
+        codes.append(frame[name].astype(str).map({v: i for i, v in enumerate(levels)}).to_numpy())
+    shape = domain.project(clique).shape
+    counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape)))
+    return counts / max(1, counts.sum())
+
+
+def _figure(width=6.0, height=3.0):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _budget_plot(release):
+    eps = stage_epsilons(release)
+    fig = _figure(5, 2.4)
+    ax = fig.add_subplot()
+    ax.barh(list(eps), list(eps.values()), color=["tab:blue", "tab:orange"])
+    ax.set_xlabel("epsilon (each stage composed alone; the release total is in ledger.json)")
+    ax.set_title("budget split (orientation and sampling: no budget)")
+    fig.tight_layout()
+    return lambda tmp: fig.savefig(tmp, format="png", dpi=100)
+
+
+def _marginals_plot(checks):
+    fig = _figure(8, 1.0 + 1.6 * max(1, len(checks)))
+    for i, c in enumerate(checks):
+        ax = fig.add_subplot(max(1, len(checks)), 1, i + 1)
+        cells = min(40, c["released"].size)
+        x = np.arange(cells)
+        ax.bar(x - 0.2, c["released"][:cells], width=0.4, label="released (noisy, clipped)")
+        ax.bar(x + 0.2, c["synthetic"][:cells], width=0.4, label="synthetic rows")
+        ax.set_title(f"{', '.join(c['clique'])}: TVD {c['tvd']:.4f}" + (" (first 40 cells)" if cells < c["released"].size else ""),
+                     fontsize=8)
+        ax.tick_params(labelsize=6)
+        if i == 0:
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    return lambda tmp: fig.savefig(tmp, format="png", dpi=100)
+
+
+def report_markdown(release, checks, paths) -> str:
+    """The report: what was released, at what cost, what is private and what is not."""
+    p = privacy_summary(release)
+    eps = stage_epsilons(release)
+    s = release.structure_
+    caveats = "\n".join(f"- **NOT PRIVATE:** {c}" for c in p["caveats"]) or "- none"
+    rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
+    return f"""# privgraph release
+
+**Guarantee**: ({p['epsilon']:.4g}, {p['delta']:.3g})-differential privacy under **replace-one**
+neighbours (one row changed; the number of rows, {release.n_rows_}, is public), composed by
+{p['composition']} composition over every charge in `{paths['ledger'].name}`.
+
+## What is private and what is not
+
+- Private (covered by the guarantee): the graph, the model, the synthetic rows, the released
+  tables behind the plots below. All of them are functions of the noisy releases listed in
+  the ledger.
+- Public (not protected, by assumption): the domain codebook (names, levels, order), the
+  number of rows, the parameters of the run (epsilon, split, cap, alpha).
+- The synthetic rows are sampled i.i.d. from the fitted model; they are not records of the
+  data and carry no more information than the model.
+- Caveats:
+{caveats}
+
+## Stages
+
+| stage | what | epsilon |
+|---|---|---|
+| 1 structure | Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, {'complete' if s.complete_ else 'stopped at the cap: untested edges kept'}) | {eps['structure']:.4g} |
+| 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
+| 3 parameters | {len(release.cliques_)} family tables (cap {release.cap} cells), Laplace, CGM-EM | {eps['parameters']:.4g} |
+| 4 synthetic rows | i.i.d. from the model | 0 |
+
+![budget split]({paths['budget_png'].name})
+
+## Graph
+
+{len(release.graph_.directed_edges)} directed and {len(release.graph_.undirected_edges)} undirected edges
+(`{paths['graph_json'].name}`, `{paths['graph_dot'].name}`).
+
+![graph]({paths['graph_png'].name})
+
+## Planner's prediction (public facts only)
+
+{release.plan_.to_markdown()}
+
+## Released tables against the synthetic rows
+
+| clique | TVD (released noisy table vs synthetic rows) |
+|---|---|
+{rows}
+
+![marginals]({paths['marginals_png'].name})
+"""
+
+
+__all__ = ["FILES", "marginal_checks", "privacy_summary", "release_outputs", "release_writers", "report_markdown",
+           "stage_epsilons"]
