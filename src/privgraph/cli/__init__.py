@@ -15,6 +15,8 @@ from privgraph.cli import discover
 from privgraph.cli import fit_mrf
 from privgraph.cli import domain
 from privgraph.cli import sample
+from privgraph.cli import release
+from privgraph.cli import plan
 
 app = typer.Typer(
     name="privgraph",
@@ -51,6 +53,8 @@ app.command("discover")(discover.discover)
 app.command("fit-mrf")(fit_mrf.fit_mrf)
 app.command("sample")(sample.sample)
 app.command("domain")(domain.domain)
+app.command("release")(release.release)
+app.command("plan")(plan.plan)
 
 
 def main() -> None:
