@@ -233,6 +233,29 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
     return (codes, kept) if return_kept else codes
 
 
+def public_codes(codes, domain: Domain, invalid: str) -> np.ndarray:
+    """Integer codes (one column per domain column) under the ``invalid`` policy: a code
+    outside ``0..size-1`` is an out-of-domain value (its row dropped, or code 0), never an
+    error. The shape is public and checked.
+
+    >>> public_codes(np.array([[0, 1], [5, 1], [1, -1]]), Domain.of(a=2, b=2), "recode").tolist()
+    [[0, 1], [0, 1], [1, 0]]
+    >>> public_codes(np.array([[0, 1], [5, 1]]), Domain.of(a=2, b=2), "drop").tolist()
+    [[0, 1]]
+    """
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.shape[1] != len(domain.names):
+        raise ValueError(f"codes must have shape (rows, {len(domain.names)}) for domain {list(domain.names)}, "
+                         f"got {codes.shape}")
+    if not np.issubdtype(codes.dtype, np.integer):
+        raise ValueError(f"codes must be integers, got dtype {codes.dtype}")
+    codes = codes.astype(np.int64)
+    bad = (codes < 0) | (codes >= np.asarray(domain.sizes, dtype=np.int64))
+    if invalid == "drop":
+        return codes[~bad.any(axis=1)]
+    return np.where(bad, 0, codes)
+
+
 def check_columns_present(columns, names: Sequence[str], what: str = "the data") -> None:
     """A schema check (public): every column a run needs must be in the data.
 

@@ -24,7 +24,7 @@ from privgraph.data import (
     open_engine,
     resolve_domain,
 )
-from privgraph.data.frontdoor import encode_public, read_frame
+from privgraph.data.frontdoor import encode_public, public_codes, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.individuals import individual_tables
@@ -144,7 +144,7 @@ class PrivateMRF(PrivateEstimator):
             if isinstance(data, np.ndarray):
                 if not isinstance(domain, Domain):
                     raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
-                data, domain = NumpyEngine(domain, data), None
+                data, domain = NumpyEngine(domain, public_codes(data, domain, invalid)), None
             if not isinstance(data, CountEngine):
                 domain = resolve_domain(data, domain, infer_domain=infer_domain)
                 used = check_cliques(domain, self._cliques())  # unknown or continuous columns fail here
@@ -233,7 +233,7 @@ class PrivateMRF(PrivateEstimator):
             raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
         if self.individual:
             raise ValueError("individual= needs a DataFrame holding the individual column")
-        return np.asarray(NumpyEngine(domain, data).codes, dtype=np.int64), None, domain
+        return public_codes(data, domain, invalid), None, domain
 
     def _check_parameters(self, n_cliques: int) -> None:
         check_epsilon(self.epsilon)
