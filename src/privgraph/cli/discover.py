@@ -49,7 +49,8 @@ def discover(
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
     check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
-    X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
+    with Console(stderr=True).status(f"{method}: reading {data or network}"):
+        X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed)
     if seed is not None and method != "pc":
