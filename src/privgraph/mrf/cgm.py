@@ -49,12 +49,14 @@ iterations); or after ``max_iter`` iterations. ``discrepancy`` was settled on se
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from scipy.optimize import minimize
 
 from privgraph.threads import single_threaded_blas
-from privgraph.mrf.inference import MAX_TREE_CELLS, infer_potentials
+from privgraph.mrf.inference import MAX_TREE_CELLS, flat_inference
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import NoisyMarginals
 
@@ -153,8 +155,26 @@ def _add(theta, step, eta: float) -> list[np.ndarray]:
 
 
 def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
-    beliefs = infer_potentials(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties], max_cells=max_cells)
-    return _group_means(noisy, beliefs.marginals, [t.shape for t in theta]), beliefs.log_partition
+    run = _inference(noisy.domain, noisy.cliques, noisy.ties, max_cells)
+    sums, log_z = run(np.concatenate([t.ravel() for t in theta]))
+    return _unflatten(_means(noisy, sums), *_layout(theta)), log_z
+
+
+@functools.lru_cache(maxsize=32)
+def _inference(domain, cliques, ties, max_cells: int):
+    """:func:`~privgraph.mrf.inference.flat_inference` of a release's structure, built once
+    and reused by every E-step and EM iteration of every fit on that structure."""
+    return flat_inference(domain, cliques, ties, max_cells=max_cells)
+
+
+def _layout(theta) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    return np.cumsum([0] + [t.size for t in theta]), [t.shape for t in theta]
+
+
+def _means(noisy: NoisyMarginals, sums: np.ndarray) -> np.ndarray:
+    """``N`` times the mean marginal of each group (flat), from the summed marginals."""
+    m = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [t.size for t in noisy.tables])
+    return noisy.records * sums / m
 
 
 def dual_e_step(
@@ -179,20 +199,19 @@ def dual_e_step(
     >>> bool(np.abs(step[0]).max() <= 1 / noisy.scale + 1e-12)
     True
     """
-    shapes = [t.shape for t in theta]
-    sizes = np.cumsum([0] + [t.size for t in theta])
-    mult = np.concatenate([np.full(t.size, float(m)) for t, m in zip(theta, noisy.group_sizes)])
+    sizes, shapes = _layout(theta)
+    mult = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [t.size for t in theta])
     y = np.concatenate([t.ravel() for t in noisy.tables])
+    base = np.concatenate([t.ravel() for t in theta])
+    run = _inference(noisy.domain, noisy.cliques, noisy.ties, max_cells)
 
     def f(flat):
-        shifted = [t + s for t, s in zip(theta, _unflatten(flat, sizes, shapes))]
         try:
-            beliefs = infer_potentials(noisy.domain, noisy.cliques, [shifted[g] for g in noisy.ties], max_cells=max_cells)
+            sums, log_z = run(base + flat)
         except FloatingPointError:  # a line-search step far too long: reject it
             return np.inf, np.zeros_like(flat)
-        n = np.concatenate([m.ravel() for m in _group_means(noisy, beliefs.marginals, shapes)])
-        value = noisy.records * beliefs.log_partition - float(flat @ (mult * y))
-        grad = mult * (n - y)
+        value = noisy.records * log_z - float(flat @ (mult * y))
+        grad = noisy.records * sums - mult * y
         if noisy.noise == "gaussian":
             curvature = (mult * noisy.scale) ** 2
             value += 0.5 * float(np.sum(curvature * flat**2))
@@ -218,14 +237,6 @@ def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:
     return [flat[a:b].reshape(s) for a, b, s in zip(sizes[:-1], sizes[1:], shapes)]
 
 
-def _group_means(noisy: NoisyMarginals, marginals, shapes) -> list[np.ndarray]:
-    """``N`` times the mean marginal of each group's cliques (its expected table)."""
-    out = [np.zeros(s) for s in shapes]
-    for k, g in enumerate(noisy.ties):
-        out[g] = out[g] + noisy.records * marginals[k]
-    return [o / m for o, m in zip(out, noisy.group_sizes)]
-
-
 def nlbp_e_step(
     noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10
 ):
@@ -248,10 +259,7 @@ def expected_tables(noisy: NoisyMarginals, theta, max_cells: int = MAX_TREE_CELL
     ...     epsilon=1.0, neighbours="replace_one", sampler=SeededSampler(0), records=40)
     >>> expected_tables(noisy, [np.zeros(2)])[0].tolist()
     [20.0, 20.0]"""
-    beliefs = infer_potentials(
-        noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties], max_cells=max_cells
-    )
-    return _group_means(noisy, beliefs.marginals, [t.shape for t in theta])
+    return _expected_and_log_z(noisy, theta, max_cells)[0]
 
 
 def _loglik_gradient(noisy: NoisyMarginals, n) -> list[np.ndarray]:

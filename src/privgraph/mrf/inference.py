@@ -9,13 +9,16 @@ brute-force reference the tests compare both against.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
+from scipy import sparse
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import expand, logsumexp
-from privgraph.mrf.junction import calibrate, clique_marginals, junction_tree
+from privgraph.mrf.junction import (
+    JunctionTree, calibrate, calibrate_flat, cell_codes, clique_marginals, junction_tree,
+)
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
 
@@ -67,6 +70,84 @@ def infer_potentials(
         return Beliefs(tuple(clique_marginals(tree, beliefs)), log_z, True)
     marginals, log_z, _ = loopy_beliefs(domain, cliques, potentials)
     return Beliefs(tuple(marginals), log_z, False)
+
+
+def flat_inference(
+    domain: Domain,
+    cliques: Sequence[tuple[str, ...]],
+    groups: Sequence[int],
+    *,
+    max_cells: int = MAX_TREE_CELLS,
+) -> Callable[[np.ndarray], tuple[np.ndarray, float]]:
+    """The inner loop of the fitters: flat group log-potentials to flat group marginals.
+
+    ``groups[k]`` is the parameter group of clique ``k`` (its table's axes in clique
+    ``k``'s order; tied cliques share one). The returned function takes every group's
+    table raveled end to end and returns, in the same layout, the *sum* of each group's
+    cliques' marginals, and log Z. Everything that depends on the structure alone (the
+    junction tree, the map from parameters to tree cells and back, a sparse matrix) is
+    built here once, so each call is a few array operations per tree depth. Beyond
+    ``max_cells`` it falls back to loopy BP like :func:`infer_potentials`.
+
+    >>> run = flat_inference(Domain.of(a=2, b=2), [("a", "b"), ("b",)], [0, 1])
+    >>> marginals, log_z = run(np.log([1.0, 1.0, 1.0, 5.0, 1.0, 1.0]))
+    >>> marginals.round(3).tolist(), round(float(np.exp(log_z)), 6)
+    ([0.125, 0.125, 0.125, 0.625, 0.25, 0.75], 8.0)
+    """
+    cliques = tuple(tuple(c) for c in cliques)
+    tree = junction_tree(domain, cliques)
+    shapes = _group_shapes(domain, cliques, groups)
+    sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    if tree.cells > max_cells:
+        return _loopy_inference(domain, cliques, groups, shapes, sizes)
+    loads = parameter_map(tree, groups, sizes)
+    gather = loads.T.tocsr()
+    plan = tree.flat
+
+    def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
+        beliefs, log_z = calibrate_flat(plan, loads @ flat)
+        return gather @ beliefs, log_z
+
+    return run
+
+
+def _group_shapes(domain: Domain, cliques, groups) -> list[tuple[int, ...]]:
+    first = {g: k for k, g in reversed(list(enumerate(groups)))}
+    return [tuple(domain.project(cliques[first[g]]).shape) for g in range(len(first))]
+
+
+def parameter_map(tree: JunctionTree, groups: Sequence[int], sizes: np.ndarray) -> sparse.csr_matrix:
+    """The sparse 0/1 matrix taking flat group parameters to the flat tree tables.
+
+    Row: a cell of the tree's flat layout; column: a parameter cell; entry: how many of the
+    tree clique's assigned model cliques read that parameter at that cell. Its transpose
+    sums beliefs back into each group's summed clique marginals.
+
+    >>> t = junction_tree(Domain.of(a=2, b=3), (("a", "b"), ("a",)))
+    >>> parameter_map(t, [0, 1], np.array([0, 6, 8])).shape
+    (6, 8)
+    """
+    rows, cols = [], []
+    off = tree.flat.offsets
+    for k, c in enumerate(tree.model_cliques):
+        a = tree.assignment[k]
+        code = cell_codes(tree, a, c)
+        rows.append(off[a] + np.arange(code.size))
+        cols.append(sizes[groups[k]] + code)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(int(off[-1]), int(sizes[-1])))
+
+
+def _loopy_inference(domain, cliques, groups, shapes, sizes):
+    def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
+        tables = [flat[a:b].reshape(s) for a, b, s in zip(sizes[:-1], sizes[1:], shapes)]
+        marginals, log_z, _ = loopy_beliefs(domain, cliques, [tables[g] for g in groups])
+        out = np.zeros(int(sizes[-1]))
+        for k, g in enumerate(groups):
+            out[sizes[g]:sizes[g + 1]] += marginals[k].ravel()
+        return out, log_z
+
+    return run
 
 
 def log_joint(model: MarkovRandomField) -> np.ndarray:

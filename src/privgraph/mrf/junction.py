@@ -46,14 +46,15 @@ class JunctionTree:
     order: tuple[int, ...]
     assignment: tuple[int, ...]
 
-    @property
+    @functools.cached_property
     def cells(self) -> int:
         """Total number of cells of the tree's clique tables (its memory and time cost)."""
         return sum(self.domain.cells(c) for c in self.cliques)
 
     @functools.cached_property
-    def _plans(self):
-        return _plans(self)
+    def flat(self) -> "FlatPlan":
+        """Index maps of the flat, depth-by-depth calibration (built once per tree)."""
+        return _flat_plan(self)
 
 
 @functools.lru_cache(maxsize=256)
@@ -138,45 +139,161 @@ def _spanning_tree(cliques: tuple[Clique, ...]) -> tuple[tuple[int, ...], tuple[
     return tuple(parent), tuple(order)
 
 
-def _plans(tree: JunctionTree):
-    """Axis bookkeeping for :func:`calibrate`, computed once per tree."""
-    pos = [{n: i for i, n in enumerate(c)} for c in tree.cliques]
-    shapes = [tuple(tree.domain.project(c).shape) for c in tree.cliques]
-    load = []  # model clique k -> (transpose to tree order, shape in the tree clique)
-    marg = []  # model clique k -> (axes to sum in the tree clique, transpose to clique order)
-    for k, c in enumerate(tree.model_cliques):
-        t = tree.cliques[tree.assignment[k]]
-        inside = sorted(c, key=pos[tree.assignment[k]].get)
-        load.append(
-            (
-                tuple(c.index(n) for n in inside),
-                tuple(tree.domain.size_of(n) if n in c else 1 for n in t),
-            )
-        )
-        marg.append((tuple(i for i, n in enumerate(t) if n not in c), tuple(inside.index(n) for n in c)))
-    edges = []  # child -> (sum axes in child, parent-layout shape, sum axes in parent, child-layout shape)
+def _center(nbrs: dict[int, list[int]]) -> int:
+    """The clique whose farthest clique is nearest (a root that minimises the tree's height)."""
+
+    def eccentricity(r):
+        depth, frontier, seen = 0, [r], {r}
+        while frontier:
+            frontier = [j for i in frontier for j in nbrs[i] if j not in seen]
+            seen.update(frontier)
+            depth += 1
+        return depth
+
+    return min(nbrs, key=eccentricity)
+
+
+@dataclass(frozen=True)
+class _Level:
+    """Index maps for the edges from one depth to the next, all passed at once.
+
+    Upward: ``up`` lists the children's cells grouped by separator segment, each group
+    starting at ``starts``; parent cell ``parent_cells[parent_inverse[i]]`` receives the
+    message of segment ``parent_seg[i]``. Downward: ``down``/``down_starts`` group the
+    parents' cells the same way; child cell ``child[i]`` receives segment ``child_seg[i]``.
+    """
+
+    up: np.ndarray
+    starts: np.ndarray
+    parent_cells: np.ndarray
+    parent_inverse: np.ndarray
+    parent_seg: np.ndarray
+    down: np.ndarray
+    down_starts: np.ndarray
+    child: np.ndarray
+    child_seg: np.ndarray
+
+
+@dataclass(frozen=True)
+class FlatPlan:
+    """The tree's tables laid end to end (clique ``c`` at ``offsets[c]:offsets[c + 1]``,
+    C order) and one :class:`_Level` per depth, deepest last."""
+
+    offsets: np.ndarray
+    levels: tuple[_Level, ...]
+    root: int
+
+
+def cell_codes(tree: JunctionTree, c: int, sep: Sequence[str]) -> np.ndarray:
+    """Per cell of tree clique ``c`` (C order), the flat index of its values on ``sep``.
+
+    >>> t = junction_tree(Domain.of(a=2, b=3), (("a", "b"),))
+    >>> cell_codes(t, 0, ["b"]).tolist(), cell_codes(t, 0, ["b", "a"]).tolist()
+    ([0, 1, 2, 0, 1, 2], [0, 2, 4, 1, 3, 5])
+    """
+    clique = tree.cliques[c]
+    shape = tuple(tree.domain.project(clique).shape)
+    if not sep:
+        return np.zeros(int(np.prod(shape)), dtype=np.int64)
+    grids = np.indices(shape).reshape(len(shape), -1)
+    return np.ravel_multi_index(tuple(grids[clique.index(v)] for v in sep),
+                                [tree.domain.size_of(v) for v in sep])
+
+
+def _level(tree: JunctionTree, offsets: np.ndarray, children: list[int], parent: list[int]) -> _Level:
+    up, starts, pcells, pseg, down, dstarts, child, cseg = ([] for _ in range(8))
+    n_child = n_parent = n_seg = 0
+    for c in children:
+        p = parent[c]
+        sep = [v for v in tree.cliques[c] if v in tree.cliques[p]]
+        sc, sp = cell_codes(tree, c, sep), cell_codes(tree, p, sep)
+        segments = int(np.prod([tree.domain.size_of(v) for v in sep]))
+        up.append(offsets[c] + np.argsort(sc, kind="stable"))
+        starts.append(n_child + np.arange(segments) * (len(sc) // segments))
+        down.append(offsets[p] + np.argsort(sp, kind="stable"))
+        dstarts.append(n_parent + np.arange(segments) * (len(sp) // segments))
+        pcells.append(offsets[p] + np.arange(len(sp)))
+        pseg.append(n_seg + sp)
+        child.append(offsets[c] + np.arange(len(sc)))
+        cseg.append(n_seg + sc)
+        n_child, n_parent, n_seg = n_child + len(sc), n_parent + len(sp), n_seg + segments
+    cells, inverse = np.unique(np.concatenate(pcells), return_inverse=True)
+    cat = np.concatenate
+    return _Level(cat(up), cat(starts), cells, inverse, cat(pseg), cat(down), cat(dstarts), cat(child), cat(cseg))
+
+
+def _flat_plan(tree: JunctionTree) -> FlatPlan:
+    """Levels of the tree re-rooted at its centre, so calibration passes few depths."""
+    sizes = [tree.domain.cells(c) for c in tree.cliques]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    nbrs = {i: [] for i in range(len(tree.cliques))}
     for c, p in enumerate(tree.parent):
-        if p < 0:
-            edges.append(None)
-            continue
-        sep = set(tree.cliques[c]) & set(tree.cliques[p])
-        edges.append(
-            (
-                tuple(i for i, n in enumerate(tree.cliques[c]) if n not in sep),
-                tuple(tree.domain.size_of(n) if n in sep else 1 for n in tree.cliques[p]),
-                tuple(i for i, n in enumerate(tree.cliques[p]) if n not in sep),
-                tuple(tree.domain.size_of(n) if n in sep else 1 for n in tree.cliques[c]),
-            )
-        )
-    return shapes, load, marg, edges
+        if p >= 0:
+            nbrs[c].append(p)
+            nbrs[p].append(c)
+    root = _center(nbrs)
+    parent, levels, frontier = [-1] * len(sizes), [], [root]
+    while frontier:
+        nxt = [j for i in frontier for j in nbrs[i] if j != parent[i]]
+        for i in frontier:
+            for j in nbrs[i]:
+                if j != parent[i]:
+                    parent[j] = i
+        if nxt:
+            levels.append(_level(tree, offsets, nxt, parent))
+        frontier = nxt
+    return FlatPlan(offsets, tuple(levels), root)
+
+
+def _segment_logsumexp(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(values)))`` over each run ``values[starts[i]:starts[i + 1]]`` (stable)."""
+    top = np.maximum.reduceat(values, starts)
+    counts = np.diff(np.append(starts, len(values)))
+    return np.log(np.add.reduceat(np.exp(values - np.repeat(top, counts)), starts)) + top
+
+
+def calibrate_flat(plan: FlatPlan, log_tables: np.ndarray) -> tuple[np.ndarray, float]:
+    """Two-pass sum-product on the flat layout: normalised beliefs (same layout) and log Z.
+
+    Each depth's edges are passed at once (a few array operations a depth, whatever the
+    number of cliques); messages are segment log-sum-exps, so finite tables never make a
+    belief vanish or overflow. ``log_tables`` is left unchanged.
+
+    >>> t = junction_tree(Domain.of(a=2, b=2, c=2), (("a", "b"), ("b", "c")))
+    >>> beliefs, log_z = calibrate_flat(t.flat, np.log([1.0, 1, 1, 5, 1, 1, 1, 1]))
+    >>> round(float(np.exp(log_z)), 6), beliefs.round(3).tolist()
+    (16.0, [0.125, 0.125, 0.125, 0.625, 0.125, 0.125, 0.375, 0.375])
+    """
+    if not np.isfinite(log_tables).all():
+        raise FloatingPointError("a log-potential of the junction tree is not finite")
+    logs = log_tables.copy()
+    upward = []
+    for lv in reversed(plan.levels):
+        msg = _segment_logsumexp(logs[lv.up], lv.starts)
+        logs[lv.parent_cells] += np.bincount(lv.parent_inverse, weights=msg[lv.parent_seg],
+                                             minlength=len(lv.parent_cells))
+        upward.append(msg)
+    off = plan.offsets
+    log_z = float(_segment_logsumexp(logs[off[plan.root]:off[plan.root + 1]], np.zeros(1, dtype=np.int64))[0])
+    for lv, msg in zip(plan.levels, reversed(upward)):
+        down = _segment_logsumexp(logs[lv.down], lv.down_starts)
+        logs[lv.child] += (down - msg)[lv.child_seg]
+    return _normalised_exp(logs, off), log_z
+
+
+def _normalised_exp(logs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each clique's run of ``logs`` exponentiated and normalised (largest cell 1 first)."""
+    starts, counts = offsets[:-1], np.diff(offsets)
+    b = np.exp(logs - np.repeat(np.maximum.reduceat(logs, starts), counts))
+    return b / np.repeat(np.add.reduceat(b, starts), counts)
 
 
 def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:
     """Exact clique beliefs (normalised probability tables) and the log-partition function.
 
     ``potentials[k]`` is the log-potential of ``tree.model_cliques[k]`` (axes in clique
-    order). Tables and messages stay in log space (each message a log-sum-exp), so no
-    finite potentials, however far apart, make a message or a belief vanish or overflow.
+    order). Tables and messages stay in log space (:func:`calibrate_flat`), so no finite
+    potentials, however far apart, make a message or a belief vanish or overflow.
     Non-finite potentials (an optimiser's step that overflowed) raise ``FloatingPointError``.
 
     >>> t = junction_tree(Domain.of(a=2, b=2), (("a", "b"),))
@@ -184,35 +301,22 @@ def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[lis
     >>> round(float(np.exp(log_z)), 6), beliefs[0].round(3).tolist()
     (8.0, [[0.125, 0.125], [0.125, 0.625]])
     """
-    shapes, load, _, edges = tree._plans
-    logs = [np.zeros(s) for s in shapes]
+    off = tree.flat.offsets
+    logs = np.zeros(off[-1])
     for k, theta in enumerate(potentials):
-        perm, shape = load[k]
         a = tree.assignment[k]
-        logs[a] = logs[a] + np.transpose(theta, perm).reshape(shape)
-    for c, t in enumerate(logs):
-        if not np.isfinite(t).all():
-            raise FloatingPointError(f"log-potential of tree clique {tree.cliques[c]} is not finite")
-    upward = [None] * len(shapes)
-    for c in reversed(tree.order):
-        p = tree.parent[c]
-        if p >= 0:
-            upward[c] = logsumexp(logs[c], edges[c][0], keepdims=True)
-            logs[p] = logs[p] + upward[c].reshape(edges[c][1])
-    root = tree.order[0]
-    log_z = float(logsumexp(logs[root], None))
-    for c in tree.order:
-        p = tree.parent[c]
-        if p >= 0:  # logs[p] is already the parent's calibrated log-belief (unnormalised)
-            down = logsumexp(logs[p], edges[c][2], keepdims=True).reshape(edges[c][3])
-            ratio = down - upward[c]
-            logs[c] = logs[c] + (ratio - np.max(ratio))  # shifted: beliefs are normalised below
-    return [_normalised_exp(t) for t in logs], log_z
+        logs[off[a]:off[a + 1]] += _expand_to(tree, k, np.asarray(theta, dtype=np.float64)).ravel()
+    flat, log_z = calibrate_flat(tree.flat, logs)
+    return [flat[off[c]:off[c + 1]].reshape(tree.domain.project(t).shape) for c, t in enumerate(tree.cliques)], log_z
 
 
-def _normalised_exp(log_table: np.ndarray) -> np.ndarray:
-    b = np.exp(log_table - np.max(log_table))  # its largest cell is 1: the sum is in [1, size]
-    return b / b.sum()
+def _expand_to(tree: JunctionTree, k: int, table: np.ndarray) -> np.ndarray:
+    """Model clique ``k``'s table broadcast to the shape of its tree clique."""
+    c, t = tree.model_cliques[k], tree.cliques[tree.assignment[k]]
+    inside = sorted(c, key=t.index)
+    moved = np.transpose(table, [c.index(n) for n in inside])
+    shape = tuple(tree.domain.size_of(n) if n in c else 1 for n in t)
+    return np.broadcast_to(moved.reshape(shape), tuple(tree.domain.project(t).shape))
 
 
 def clique_marginals(tree: JunctionTree, beliefs: list[np.ndarray]) -> list[np.ndarray]:
@@ -222,9 +326,11 @@ def clique_marginals(tree: JunctionTree, beliefs: list[np.ndarray]) -> list[np.n
     >>> beliefs, _ = calibrate(t, [np.log([[1.0, 3.0], [1.0, 3.0]])])
     >>> clique_marginals(t, beliefs)[0].round(3).tolist()
     [[0.125, 0.375], [0.125, 0.375]]"""
-    _, _, marg, _ = tree._plans
     out = []
-    for k, (axes, perm) in enumerate(marg):
+    for k, c in enumerate(tree.model_cliques):
+        t = tree.cliques[tree.assignment[k]]
         b = beliefs[tree.assignment[k]]
-        out.append(np.transpose(b.sum(axis=axes) if axes else b, perm))
+        axes = tuple(i for i, n in enumerate(t) if n not in c)
+        inside = [n for n in t if n in c]
+        out.append(np.transpose(b.sum(axis=axes) if axes else b, [inside.index(n) for n in c]))
     return out
