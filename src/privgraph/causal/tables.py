@@ -35,6 +35,7 @@ import numpy as np
 
 from privgraph.data import CountEngine, marginal, rows_without_replacement, table_without_replacement
 from privgraph.privacy import NoiseSampler
+from privgraph.threads import single_threaded_blas
 
 #: Largest joint table (cells) counted once and kept in memory.
 MAX_JOINT_CELLS = 1 << 22
@@ -69,6 +70,23 @@ class Tables:
         self._cache = _LRU(CACHE_BUDGET_CELLS)
         self._covers = _LRU(COVER_BUDGET_CELLS)  # by first column: (columns, table)
         self._pairs: dict | None = None
+        self._distinct = None  # (distinct rows, their counts), or False: see _count
+
+    def _count(self, key: tuple) -> np.ndarray:
+        """The table over ``key`` from the engine, or from the distinct rows with their
+        multiplicities when an in-memory dataset has at most half as many distinct rows as
+        rows (found once, by one sort of the rows as byte strings)."""
+        if self._distinct is None:
+            self._distinct = distinct_rows(getattr(self.engine, "codes", None) if self._rows is None else None)
+        if not self._distinct:
+            return np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+        rows, weights = self._distinct
+        shape = self.shape(key)
+        idx = np.zeros(rows.shape[0], dtype=np.int64)
+        for c, size in zip(key, shape):
+            idx *= size
+            idx += rows[:, self.domain.index(c)]
+        return np.rint(np.bincount(idx, weights=weights, minlength=int(np.prod(shape)))).astype(np.int64).reshape(shape)
 
     @classmethod
     def from_engine(cls, engine: CountEngine, *, max_cells: int = MAX_JOINT_CELLS) -> "Tables":
@@ -100,7 +118,7 @@ class Tables:
             return marginal(cover[1], cover[0], key)
         out = self._cache.get(key)
         if out is None:
-            out = np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+            out = self._count(key)
             self._cache.put(key, out, out.size)
         return out
 
@@ -116,7 +134,7 @@ class Tables:
         cells = self.domain.cells(key)
         if cells > min(MAX_COVER_CELLS, max(self.n, 1)):
             return False
-        table = np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+        table = self._count(key)
         self._covers.put(key[0], (key, table), cells)
         return True
 
@@ -178,6 +196,24 @@ class _LRU:
             self.size -= self._items.popitem(last=False)[1][1]
 
 
+def distinct_rows(codes: np.ndarray | None):
+    """``(distinct rows, float64 counts)`` of integer codes if there are at most half as many
+    distinct rows as rows, else False.
+
+    >>> r, w = distinct_rows(np.array([[0, 1], [0, 1], [1, 0], [0, 1]], dtype=np.uint8))
+    >>> r.tolist(), w.tolist()
+    ([[0, 1], [1, 0]], [3.0, 1.0])
+    """
+    if codes is None or codes.shape[0] < 2 or codes.shape[1] == 0:
+        return False
+    rows = np.ascontiguousarray(codes)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    if 2 * len(first) > rows.shape[0]:
+        return False
+    return np.asfortranarray(rows[first]), counts.astype(np.float64)
+
+
 def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int]) -> dict:
     """Every two-way table ``{(a, b): counts}`` (a before b in ``names``) of integer codes.
 
@@ -191,13 +227,14 @@ def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int]) -
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     width = int(offsets[-1])
     gram = np.zeros((width, width), dtype=np.int64)
-    for start in range(0, codes.shape[0], PAIR_CHUNK_ROWS):
-        chunk = codes[start:start + PAIR_CHUNK_ROWS]
-        onehot = np.zeros((chunk.shape[0], width), dtype=np.float32)
-        rows = np.arange(chunk.shape[0])
-        for j in range(len(names)):
-            onehot[rows, offsets[j] + chunk[:, j]] = 1.0
-        gram += np.rint(onehot.T @ onehot).astype(np.int64)
+    with single_threaded_blas():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
+        for start in range(0, codes.shape[0], PAIR_CHUNK_ROWS):
+            chunk = codes[start:start + PAIR_CHUNK_ROWS]
+            onehot = np.zeros((chunk.shape[0], width), dtype=np.float32)
+            rows = np.arange(chunk.shape[0])
+            for j in range(len(names)):
+                onehot[rows, offsets[j] + chunk[:, j]] = 1.0
+            gram += np.rint(onehot.T @ onehot).astype(np.int64)
     return {(a, b): gram[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]].copy()
             for i, a in enumerate(names) for j, b in enumerate(names) if i < j}
 
