@@ -53,7 +53,7 @@ import functools
 
 import numpy as np
 
-from scipy.optimize import minimize
+from scipy.optimize import Bounds, minimize
 
 from privgraph.threads import single_threaded_blas
 from privgraph.mrf.inference import MAX_TREE_CELLS, flat_inference
@@ -103,6 +103,13 @@ def cgm_em(
     e_step = dual_e_step if e_step is None else e_step
     target = discrepancy * _noise_level(noisy)
     theta = [np.zeros(t.shape) for t in noisy.tables]
+    with single_threaded_blas():
+        theta = _iterate(noisy, theta, e_step, target, max_iter, overrelax, max_cells)
+    return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
+
+
+def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool, max_cells: int):
+    """The EM loop of :func:`cgm_em` (module docstring): the potentials it stops at."""
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
         trial = _evaluate(noisy, theta, step, e_step, max_cells)
@@ -120,7 +127,7 @@ def cgm_em(
         accepted, step = (theta, new_step, value), new_step
         theta = _add(theta, new_step, eta)
         eta = min(2.0 * eta, MAX_OVERRELAX) if overrelax and value is not None else 1.0
-    return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
+    return theta
 
 
 def _evaluate(noisy: NoisyMarginals, theta, start, e_step, max_cells: int):
@@ -188,7 +195,8 @@ def dual_e_step(
     per-unit averages. Returns ``g*`` per group (the E-step's tables are
     ``expected_tables(noisy, theta + g*)``) and the dual optimum, which minus
     ``N A(theta)`` is the approximate log marginal likelihood ``log p(y; theta)`` that EM
-    ascends. ``start`` (the previous ``g*``) warm-starts the solver.
+    ascends. ``start`` (the previous ``g*``) warm-starts the solver. It leaves BLAS's
+    threads alone: :func:`cgm_em` holds ``single_threaded_blas`` around all its E-steps.
 
     >>> from privgraph.data.domain import Domain
     >>> from privgraph.mrf.release import release_tables
@@ -220,16 +228,11 @@ def dual_e_step(
             return np.inf, np.zeros_like(flat)
         return value, grad
 
-    bounds = (
-        [(-1.0 / (m * noisy.scale), 1.0 / (m * noisy.scale)) for m in mult]
-        if noisy.noise == "laplace" else [(None, None)] * len(mult)
-    )
+    box = 1.0 / (mult * noisy.scale) if noisy.noise == "laplace" else np.full(len(mult), np.inf)
     x0 = np.zeros(sizes[-1]) if start is None else np.concatenate([s.ravel() for s in start])
-    if bounds[0][0] is not None:
-        x0 = np.clip(x0, [b[0] for b in bounds], [b[1] for b in bounds])
-    with single_threaded_blas():
-        res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": max_iter, "gtol": 1e-12, "ftol": 1e-12})
+    x0 = np.clip(x0, -box, box)
+    res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=Bounds(-box, box),
+                   options={"maxiter": max_iter, "gtol": 1e-12, "ftol": 1e-12})
     return _unflatten(res.x, sizes, shapes), float(res.fun)
 
 

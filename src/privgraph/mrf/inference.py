@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import sparse
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import expand, logsumexp
@@ -100,13 +99,12 @@ def flat_inference(
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
     if tree.cells > max_cells:
         return _loopy_inference(domain, cliques, groups, shapes, sizes)
-    loads = parameter_map(tree, groups, sizes)
-    gather = loads.T.tocsr()
-    plan = tree.flat
+    rows, cols = parameter_map(tree, groups, sizes)
+    plan, cells, params = tree.flat, tree.cells, int(sizes[-1])
 
     def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
-        beliefs, log_z = calibrate_flat(plan, loads @ flat)
-        return gather @ beliefs, log_z
+        beliefs, log_z = calibrate_flat(plan, np.bincount(rows, weights=flat[cols], minlength=cells))
+        return np.bincount(cols, weights=beliefs[rows], minlength=params), log_z
 
     return run
 
@@ -116,16 +114,18 @@ def _group_shapes(domain: Domain, cliques, groups) -> list[tuple[int, ...]]:
     return [tuple(domain.project(cliques[first[g]]).shape) for g in range(len(first))]
 
 
-def parameter_map(tree: JunctionTree, groups: Sequence[int], sizes: np.ndarray) -> sparse.csr_matrix:
-    """The sparse 0/1 matrix taking flat group parameters to the flat tree tables.
+def parameter_map(tree: JunctionTree, groups: Sequence[int], sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which parameter each tree cell reads: pairs ``(rows[i], cols[i])``.
 
-    Row: a cell of the tree's flat layout; column: a parameter cell; entry: how many of the
-    tree clique's assigned model cliques read that parameter at that cell. Its transpose
-    sums beliefs back into each group's summed clique marginals.
+    ``rows`` index the tree's flat layout, ``cols`` the flat group parameters (group ``g``
+    from ``sizes[g]``); one pair per cell of each model clique's tree clique. The tree's
+    log-tables are ``bincount(rows, weights=theta[cols])`` and each group's summed clique
+    marginals ``bincount(cols, weights=beliefs[rows])``.
 
     >>> t = junction_tree(Domain.of(a=2, b=3), (("a", "b"), ("a",)))
-    >>> parameter_map(t, [0, 1], np.array([0, 6, 8])).shape
-    (6, 8)
+    >>> rows, cols = parameter_map(t, [0, 1], np.array([0, 6, 8]))
+    >>> rows.tolist(), cols.tolist()
+    ([0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6, 6, 6, 7, 7, 7])
     """
     rows, cols = [], []
     off = tree.flat.offsets
@@ -134,8 +134,7 @@ def parameter_map(tree: JunctionTree, groups: Sequence[int], sizes: np.ndarray) 
         code = cell_codes(tree, a, c)
         rows.append(off[a] + np.arange(code.size))
         cols.append(sizes[groups[k]] + code)
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    return sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(int(off[-1]), int(sizes[-1])))
+    return np.concatenate(rows), np.concatenate(cols)
 
 
 def _loopy_inference(domain, cliques, groups, shapes, sizes):

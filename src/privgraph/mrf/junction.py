@@ -165,11 +165,13 @@ class _Level:
 
     up: np.ndarray
     starts: np.ndarray
+    counts: np.ndarray
     parent_cells: np.ndarray
     parent_inverse: np.ndarray
     parent_seg: np.ndarray
     down: np.ndarray
     down_starts: np.ndarray
+    down_counts: np.ndarray
     child: np.ndarray
     child_seg: np.ndarray
 
@@ -182,6 +184,10 @@ class FlatPlan:
     offsets: np.ndarray
     levels: tuple[_Level, ...]
     root: int
+
+    @functools.cached_property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
 
 
 def cell_codes(tree: JunctionTree, c: int, sep: Sequence[str]) -> np.ndarray:
@@ -219,7 +225,13 @@ def _level(tree: JunctionTree, offsets: np.ndarray, children: list[int], parent:
         n_child, n_parent, n_seg = n_child + len(sc), n_parent + len(sp), n_seg + segments
     cells, inverse = np.unique(np.concatenate(pcells), return_inverse=True)
     cat = np.concatenate
-    return _Level(cat(up), cat(starts), cells, inverse, cat(pseg), cat(down), cat(dstarts), cat(child), cat(cseg))
+    up, down = cat(up), cat(down)
+    return _Level(up, cat(starts), _run_lengths(cat(starts), len(up)), cells, inverse, cat(pseg),
+                  down, cat(dstarts), _run_lengths(cat(dstarts), len(down)), cat(child), cat(cseg))
+
+
+def _run_lengths(starts: np.ndarray, total: int) -> np.ndarray:
+    return np.diff(np.append(starts, total))
 
 
 def _flat_plan(tree: JunctionTree) -> FlatPlan:
@@ -245,10 +257,14 @@ def _flat_plan(tree: JunctionTree) -> FlatPlan:
     return FlatPlan(offsets, tuple(levels), root)
 
 
-def _segment_logsumexp(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``log(sum(exp(values)))`` over each run ``values[starts[i]:starts[i + 1]]`` (stable)."""
+def _segment_logsumexp(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(values)))`` over each run of ``counts[i]`` values from ``starts[i]``
+    (stable: each run is shifted by its maximum).
+
+    >>> _segment_logsumexp(np.log([1.0, 3.0, 2.0]), np.array([0, 2]), np.array([2, 1])).round(6).tolist()
+    [1.386294, 0.693147]
+    """
     top = np.maximum.reduceat(values, starts)
-    counts = np.diff(np.append(starts, len(values)))
     return np.log(np.add.reduceat(np.exp(values - np.repeat(top, counts)), starts)) + top
 
 
@@ -269,21 +285,22 @@ def calibrate_flat(plan: FlatPlan, log_tables: np.ndarray) -> tuple[np.ndarray, 
     logs = log_tables.copy()
     upward = []
     for lv in reversed(plan.levels):
-        msg = _segment_logsumexp(logs[lv.up], lv.starts)
+        msg = _segment_logsumexp(logs[lv.up], lv.starts, lv.counts)
         logs[lv.parent_cells] += np.bincount(lv.parent_inverse, weights=msg[lv.parent_seg],
                                              minlength=len(lv.parent_cells))
         upward.append(msg)
     off = plan.offsets
-    log_z = float(_segment_logsumexp(logs[off[plan.root]:off[plan.root + 1]], np.zeros(1, dtype=np.int64))[0])
+    top = logs[off[plan.root]:off[plan.root + 1]]
+    shift = top.max()
+    log_z = float(np.log(np.exp(top - shift).sum()) + shift)
     for lv, msg in zip(plan.levels, reversed(upward)):
-        down = _segment_logsumexp(logs[lv.down], lv.down_starts)
+        down = _segment_logsumexp(logs[lv.down], lv.down_starts, lv.down_counts)
         logs[lv.child] += (down - msg)[lv.child_seg]
-    return _normalised_exp(logs, off), log_z
+    return _normalised_exp(logs, off[:-1], plan.sizes), log_z
 
 
-def _normalised_exp(logs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def _normalised_exp(logs: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Each clique's run of ``logs`` exponentiated and normalised (largest cell 1 first)."""
-    starts, counts = offsets[:-1], np.diff(offsets)
     b = np.exp(logs - np.repeat(np.maximum.reduceat(logs, starts), counts))
     return b / np.repeat(np.add.reduceat(b, starts), counts)
 
