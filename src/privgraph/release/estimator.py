@@ -83,7 +83,7 @@ class PrivateRelease(PrivateEstimator):
     >>> import warnings
     >>> from privgraph.datasets import load_network, sample_frame
     >>> net = load_network("asia")
-    >>> X = sample_frame(net, 20_000, np.random.default_rng(0))
+    >>> X = sample_frame(net, 20_000, np.random.default_rng(0), labels=True)
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     rel = PrivateRelease(epsilon=4.0, random_state=0).fit(X, domain=net.domain)

@@ -162,7 +162,7 @@ def _structure(domain, n, epsilon, delta, alpha, effect, miss, rounds, search=Tr
                 " (reduced: PC stops early and keeps the edges it did not test)"))
         ok = error <= miss and cap is None
         return StagePlan("structure", epsilon, b, margin, error, ok, note), cap
-    return StagePlan("structure", epsilon, math.inf, 0.0, 1.0, False, f"Priv-PC refuses every cap: {last}"), None
+    return StagePlan("structure", epsilon, math.inf, 0.0, 1.0, False, f"Priv-PC refuses every cap: {last}"), rounds
 
 
 def _smaller_caps(d: int) -> list[int]:

@@ -1,0 +1,178 @@
+"""PrivateRelease, its planner, its outputs and its CLI (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import gamma
+
+from privgraph.causal.deciders import BudgetTooSmall
+from privgraph.data import Domain, Kind
+from privgraph.datasets import load_network, sample_frame
+from privgraph.privacy import Budget, BudgetExceeded, Charge, Neighbours
+from privgraph.release import PrivateRelease, family_cliques, plan_release
+from privgraph.release.cliques import extend_to_dag
+
+RO = Neighbours.REPLACE_ONE
+FAILURE = 1e-6  # false-failure probability of each statistical check
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield
+
+
+def _asia(n=20_000, seed=0):
+    net = load_network("asia")
+    return net, sample_frame(net, n, np.random.default_rng(seed), labels=True)
+
+
+def test_one_budget_one_relation_and_the_plan_is_what_is_charged():
+    net, X = _asia()
+    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=1).fit(X, domain=net.domain)
+    plan = PrivateRelease(epsilon=2.0, split=0.5).privacy_plan(net.domain, len(X))
+    assert rel.ledger_.neighbours == {RO}
+    # stage 1 charges exactly its plan; stage 3 one Laplace charge of the planned epsilon
+    assert rel.structure_.ledger_.charges == plan.charges[:-1]
+    (laplace,) = rel.parameters_.ledger_.charges
+    assert laplace.mechanism == "laplace" and laplace.epsilon == plan.charges[-1].epsilon == 1.0
+    assert laplace.sensitivity == 2 * len(rel.cliques_)  # replace-one: 2 per table
+    assert rel.ledger_.total("optimal", 1e-6).epsilon <= 2.0 + 1e-9
+    assert rel.sample(7).shape == (7, len(net.domain.names))
+
+
+def test_budget_is_checked_before_any_noise():
+    net, X = _asia()
+    budget = Budget(2.0, 1e-6, composition="optimal")
+    budget.reserve(Charge("laplace", 1.5, 0.0, RO, sensitivity=1.0))
+    before = budget.ledger
+    with pytest.raises(BudgetExceeded):
+        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=4, random_state=0).fit(X, domain=net.domain, budget=budget)
+    assert budget.ledger == before  # nothing reserved, nothing drawn
+
+
+def test_bad_input_is_one_line():
+    net, X = _asia(500)
+    for kw, words in [({"split": 1.0}, "split"), ({"epsilon": -1}, "epsilon"), ({"max_rounds": 0}, "max_rounds")]:
+        with pytest.raises(ValueError, match=words) as err:
+            PrivateRelease(**kw).privacy_plan(net.domain, 500)
+        assert "\n" not in str(err.value)
+    cont = Domain(("x", "y"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), bounds=((0.0, 1.0), None))
+    with pytest.raises(ValueError, match="continuous"):
+        PrivateRelease().privacy_plan(cont, 500)
+
+
+def test_family_cliques_respect_the_cap_and_cover_every_column():
+    net = load_network("child")
+    dag = net.to_networkx()
+    for cap in (4, 50, 5_000):
+        cliques = family_cliques(dag, net.domain, cap)
+        assert set().union(*map(set, cliques)) == set(net.domain.names)
+        assert all(net.domain.cells(c) <= max(cap, net.domain.sizes[net.domain.index(c[0])]) for c in cliques)
+
+
+def test_extension_of_an_inconsistent_graph_keeps_the_skeleton():
+    from privgraph.graphs import CPDAG
+
+    g = CPDAG(["a", "b", "c", "d"], directed=[("a", "b"), ("b", "c"), ("c", "a")], undirected=[("c", "d")])
+    dag, consistent = extend_to_dag(g, g.nodes)
+    import networkx as nx
+
+    assert not consistent and nx.is_directed_acyclic_graph(dag)
+    assert {frozenset(e) for e in dag.edges} == {frozenset(e) for e in g.skeleton().edges}
+
+
+def test_planner_parameters_noise_matches_the_released_tables():
+    """The planner's noise scale bounds the measured noise of the released tables.
+
+    The released cells minus the true counts are i.i.d. Laplace of the ledger's scale b; the
+    mean absolute error of M cells is Gamma(M, b/M), so its two-sided 1e-6 quantiles bound it.
+    The planner's scale (d tables of ``cap`` cells) is an upper bound on b."""
+    net, X = _asia()
+    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=3).fit(X, domain=net.domain)
+    noisy = rel.parameters_.marginals_
+    errors = []
+    for clique, table in zip(noisy.group_cliques(), noisy.tables):
+        true = X.groupby(list(clique), observed=False).size().to_numpy().reshape(net.domain.project(clique).shape)
+        errors.append(np.ravel(np.asarray(table) - true))
+    errors = np.abs(np.concatenate(errors))
+    b = noisy.scale
+    lo, hi = gamma.ppf(FAILURE / 2, errors.size, scale=b / errors.size), gamma.isf(FAILURE / 2, errors.size,
+                                                                                  scale=b / errors.size)
+    assert lo <= errors.mean() <= hi
+    predicted = rel.plan_.stages[1].noise
+    assert b <= predicted * (1 + 1e-9)
+    assert predicted <= b * len(net.domain.names) / len(rel.cliques_) * 1.01  # only the table count differs
+
+
+def test_planner_structure_noise_is_the_examine_scale_and_its_verdicts_match_priv_pc():
+    asia, child = load_network("asia"), load_network("child")
+    plan = plan_release(asia.domain, 20_000, epsilon=4.0, split=0.5)
+    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0).fit(_asia()[1], domain=asia.domain)
+    examine = [c for c in rel.structure_.ledger_ if c.mechanism == "examine"][0]
+    assert math.isclose(plan.stages[0].noise, 1 / examine.epsilon)
+    # child at 2e4 rows, epsilon 1: the planner says stage 1 cannot afford Priv-PC's default
+    # cap, and Priv-PC itself refuses it before reading data
+    refused = plan_release(child.domain, 20_000, epsilon=1.0, split=0.5)
+    assert not refused.stages[0].affordable and refused.rounds is not None
+    with pytest.raises(BudgetTooSmall):
+        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=None).privacy_plan(child.domain, 20_000)
+    # and the reduced cap it proposes is one Priv-PC accepts
+    PrivateRelease(epsilon=1.0, split=0.5, max_rounds=refused.rounds).privacy_plan(child.domain, 20_000)
+
+
+def test_planner_effect_prediction_against_a_measured_run():
+    """Measured on a bundled network: at a budget the planner calls affordable, every edge of
+    asia whose marginal phi is at least the planned effect survives level 0 of Priv-PC (the
+    predicted miss probability per test times the number of such edges is below 1e-6)."""
+    net, X = _asia(100_000)
+    plan = plan_release(net.domain, len(X), epsilon=1.0, split=0.5)
+    assert plan.stages[0].affordable
+    strong = []
+    for a, b in net.to_networkx().edges:
+        t = pd.crosstab(X[a], X[b]).to_numpy().astype(float)
+        phi = math.sqrt(max(0.0, (t.sum() * (t[0, 0] * t[1, 1] - t[0, 1] * t[1, 0]) ** 2)
+                            / (t.sum(0).prod() * t.sum(1).prod()) / t.sum()))
+        if phi >= 0.1:
+            strong.append((a, b))
+    assert strong and plan.stages[0].error * len(strong) <= FAILURE
+    rel = PrivateRelease(epsilon=1.0, split=0.5, random_state=5).fit(X, domain=net.domain)
+    removed_at_level_0 = {frozenset(k) for k, s in rel.structure_.sepsets_.items() if len(s) == 0}
+    assert all(frozenset(e) not in removed_at_level_0 for e in strong)
+
+
+def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+
+    net, X = _asia(3_000)
+    X.to_csv(tmp_path / "asia.csv", index=False)
+    runner = CliRunner()
+    assert runner.invoke(app, ["sample", "--network", "asia", "--samples", "10", str(tmp_path / "x.csv"),
+                               "--domain-out", str(tmp_path / "asia.json")]).exit_code == 0
+    out = tmp_path / "out"
+    bad = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
+                              "--epsilon", "4", "--out", str(out)])
+    assert bad.exit_code != 0 and not out.exists()
+    out.mkdir()
+    res = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
+                              "--epsilon", "4", "--split", "0.5", "--out", str(out), "--seed", "0"])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(["graph.json", "graph.dot", "graph.png", "model.json", "synthetic.csv", "ledger.json",
+                            "plan.json", "report.md", "budget.png", "marginals.png"])
+    ledger = json.loads((out / "ledger.json").read_text())
+    assert ledger["neighbours"] == "replace_one" and ledger["epsilon"] <= 4.0 + 1e-9
+    assert "replace-one" in (out / "report.md").read_text()
+    assert len(pd.read_csv(out / "synthetic.csv")) == 3_000
+    plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
+                               "--epsilon", "1", "--json"])
+    assert plan.exit_code == 0 and json.loads(plan.output)["stages"][0]["stage"] == "structure"
