@@ -21,9 +21,12 @@ from privgraph.data import Domain
 
 #: Default public cap on the cells of one clique table.
 DEFAULT_CAP = 5_000
+#: Default public cap on the cells of the model's junction tree (exact inference stays fast).
+DEFAULT_TREE_CAP = 1_000_000
 
 
-def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP) -> tuple[tuple[str, ...], ...]:
+def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP, *, max_parents: int | None = None,
+                   keep_pairs: bool = True) -> tuple[tuple[str, ...], ...]:
     """The capped families of ``dag`` over ``domain``, one per node unless contained in another.
 
     Parameters
@@ -35,6 +38,10 @@ def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP) -> t
     cap : int
         Largest number of cells of a clique table. A node whose own size exceeds it keeps
         its one-way table.
+    max_parents : int, optional
+        Also keep at most this many parents per family (the ones with fewest levels).
+    keep_pairs : bool
+        Keep a parent dropped for the cap as a pair ``(child, parent)`` when it fits.
 
     Examples
     --------
@@ -52,9 +59,10 @@ def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP) -> t
     cliques: list[tuple[str, ...]] = []
     for node in domain.names:
         parents = sorted(dag.predecessors(node), key=domain.index) if node in dag else []
-        kept, dropped = _fit_family(node, parents, domain, cap)
+        kept, dropped = _fit_family(node, parents, domain, cap, max_parents)
         cliques.append((node, *kept))
-        cliques += [(node, p) for p in dropped if domain.cells([node, p]) <= cap]
+        if keep_pairs:
+            cliques += [(node, p) for p in dropped if domain.cells([node, p]) <= cap]
     return drop_contained(cliques)
 
 
@@ -93,14 +101,46 @@ def extend_to_dag(cpdag, order: Sequence[str]) -> tuple[nx.DiGraph, bool]:
     return dag, False
 
 
-def _fit_family(node: str, parents: Sequence[str], domain: Domain, cap: int) -> tuple[list[str], list[str]]:
+def _fit_family(node: str, parents: Sequence[str], domain: Domain, cap: int,
+                max_parents: int | None) -> tuple[list[str], list[str]]:
     kept = list(parents)
     dropped: list[str] = []
-    while kept and domain.cells([node, *kept]) > cap:
+    most = len(kept) if max_parents is None else max_parents
+    while kept and (domain.cells([node, *kept]) > cap or len(kept) > most):
         worst = max(kept, key=lambda p: (domain.sizes[domain.index(p)], domain.index(p)))
         kept.remove(worst)
         dropped.append(worst)
     return kept, dropped
+
+
+def tractable_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP,
+                      tree_cap: int = DEFAULT_TREE_CAP) -> tuple[tuple[str, ...], ...]:
+    """:func:`family_cliques` whose junction tree holds at most ``tree_cap`` cells.
+
+    A dense released graph (e.g. Priv-PC stopped at its cap and kept the edges it did not
+    test) gives families whose junction tree is far too large for exact inference. The
+    capped families are tried first; then, without the pairs of dropped parents, with at
+    most k parents per family for k = the largest in-degree down to 1 (a forest's families
+    always fit unless one pair table exceeds ``tree_cap``). Public: reads the graph only.
+
+    >>> d = Domain.of(a=4, b=4, c=4, e=4)
+    >>> dag = nx.DiGraph([("a", "b"), ("a", "c"), ("b", "c"), ("a", "e"), ("b", "e"), ("c", "e")])
+    >>> tractable_cliques(dag, d, tree_cap=10**6)
+    (('e', 'a', 'b', 'c'),)
+    >>> tractable_cliques(dag, d, tree_cap=100)
+    (('b', 'a'), ('c', 'a'), ('e', 'a'))
+    """
+    from privgraph.mrf.junction import junction_tree
+
+    cliques = family_cliques(dag, domain, cap)
+    if junction_tree(domain, cliques).cells <= tree_cap:
+        return cliques
+    degree = max((d for _, d in dag.in_degree()), default=0)
+    for k in range(max(degree, 1), 0, -1):
+        cliques = family_cliques(dag, domain, cap, max_parents=k, keep_pairs=False)
+        if junction_tree(domain, cliques).cells <= tree_cap:
+            return cliques
+    return cliques
 
 
 def drop_contained(cliques: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
@@ -118,4 +158,4 @@ def drop_contained(cliques: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], .
     return tuple(out)
 
 
-__all__ = ["DEFAULT_CAP", "drop_contained", "extend_to_dag", "family_cliques"]
+__all__ = ["DEFAULT_CAP", "DEFAULT_TREE_CAP", "drop_contained", "extend_to_dag", "family_cliques", "tractable_cliques"]

@@ -26,7 +26,7 @@ import numpy as np
 
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours
-from privgraph.release.cliques import DEFAULT_CAP, extend_to_dag, family_cliques
+from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.release.planner import ReleasePlan, check_split, plan_release
 
 RO = Neighbours.REPLACE_ONE
@@ -45,6 +45,9 @@ class PrivateRelease(PrivateEstimator):
         planner's recommendation (:func:`~privgraph.release.planner.recommend_split`).
     cap : int
         Public cap on the cells of one clique table.
+    tree_cap : int
+        Public cap on the cells of the model's junction tree; a denser graph loses parents
+        (:func:`~privgraph.release.cliques.tractable_cliques`).
     alpha : float
         Level of Priv-PC's tests.
     max_rounds : int, None or "auto"
@@ -97,7 +100,7 @@ class PrivateRelease(PrivateEstimator):
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
                  alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
-                 random_state=None):
+                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP):
         self.epsilon = epsilon
         self.delta = delta
         self.split = split
@@ -107,6 +110,7 @@ class PrivateRelease(PrivateEstimator):
         self.method = method
         self.orient = orient
         self.random_state = random_state
+        self.tree_cap = tree_cap
 
     def privacy_plan(self, domain, n_rows: int) -> Ledger:
         """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
@@ -149,7 +153,7 @@ class PrivateRelease(PrivateEstimator):
             graph = self.orient(graph, engine, budget)
         self.graph_ = graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
-        self.cliques_ = family_cliques(self.dag_, domain, self.cap)
+        self.cliques_ = tractable_cliques(self.dag_, domain, self.cap, self.tree_cap)
         from privgraph.mrf import PrivateMRF
 
         params = PrivateMRF(epsilon=(1 - prediction.split) * self.epsilon, cliques=self.cliques_, method=self.method,
