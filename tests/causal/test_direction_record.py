@@ -82,9 +82,8 @@ def test_large_epsilon_agrees_with_the_exact_table(score):
 
 
 def test_private_accuracy_at_epsilon_one():
-    """Fixed pairs y = tanh(x) + noise, n = 2000, epsilon = 1: at least 20 of 24 right (23 seen, and 23
-    and 21 with test_fraction 0.3 and 0.7). The steeper tanh(2x) is grid-sensitive: 22 of 24 at the
-    default split (K = 8) but 13 at 0.3 or 0.7 (K = 9 or 7), see docs/direction.md."""
+    """Fixed pairs y = tanh(x) + noise, n = 2000, epsilon = 1: at least 20 of 24 right (24 seen, and 24
+    with test_fraction 0.3 and 0.7, and for tanh(2x), x^3/4 and sin(1.5x): docs/direction.md)."""
     hits = 0
     for seed in range(24):
         rng = np.random.default_rng(200 + seed)
