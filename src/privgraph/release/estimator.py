@@ -44,7 +44,8 @@ class PrivateRelease(PrivateEstimator):
         The structure's share of epsilon; the rest goes to the parameters. None: the
         planner's recommendation (:func:`~privgraph.release.planner.recommend_split`).
     cap : int
-        Public cap on the cells of one clique table.
+        Public cap on the cells of one clique table; the planner lowers it so that an
+        average cell holds four noise scales (:func:`~privgraph.release.planner.useful_cap`).
     tree_cap : int
         Public cap on the cells of the model's junction tree; a denser graph loses parents
         (:func:`~privgraph.release.cliques.tractable_cliques`).
@@ -153,7 +154,7 @@ class PrivateRelease(PrivateEstimator):
             graph = self.orient(graph, engine, budget)
         self.graph_ = graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
-        self.cliques_ = tractable_cliques(self.dag_, domain, self.cap, self.tree_cap)
+        self.cliques_ = tractable_cliques(self.dag_, domain, prediction.cap, self.tree_cap)
         from privgraph.mrf import PrivateMRF
 
         params = PrivateMRF(epsilon=(1 - prediction.split) * self.epsilon, cliques=self.cliques_, method=self.method,

@@ -28,6 +28,10 @@ probability ``cell``: its relative error is ``b3 / (n cell)`` (mean absolute Lap
 over the count), affordable at most ``max_relative_error`` (default 1/2). A released table
 of c cells is off by about ``c b3 / (2 n)`` in total variation before post-processing.
 
+The cap on a table's cells is lowered to ``n / (usefulness b3)`` (default usefulness 4:
+PrivBayes' theta-usefulness), so that an average cell holds several noise scales; the
+release uses the lowered cap.
+
 **Stages 2 and 4** (orientation by colliders and Meek's rules; sampling) are
 post-processing: no budget.
 
@@ -73,6 +77,7 @@ class ReleasePlan:
     split: float
     rounds: int | None  # Priv-PC's cap of rounds (None: its default)
     stages: tuple[StagePlan, ...]
+    cap: int  # cells of one model table: the user's cap, lowered to keep tables useful
     recommended_split: float
     notes: tuple[str, ...] = field(default=())
 
@@ -96,7 +101,8 @@ class ReleasePlan:
 
 def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 1e-6, split: float | None = None,
                  cap: int = 5_000, alpha: float = 0.05, effect: float = 0.1, cell: float = 0.01,
-                 miss: float = 0.05, max_relative_error: float = 0.5, rounds: int | None = None) -> ReleasePlan:
+                 miss: float = 0.05, max_relative_error: float = 0.5, rounds: int | None = None,
+                 usefulness: float = 4.0) -> ReleasePlan:
     """Predict each stage's noise for a release of ``n_rows`` over ``domain``; reads no data.
 
     ``split``: the structure's share of ``epsilon`` (None: the recommended split).
@@ -119,9 +125,9 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
     structure, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
-    parameters = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error)
+    parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
-    return ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (structure, parameters), recommended, notes)
+    return ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (structure, parameters), useful, recommended, notes)
 
 
 def check_split(split: float) -> float:
@@ -199,11 +205,22 @@ def _two_by_two():
     return np.ones((2, 2))
 
 
-def _parameters(domain, n, epsilon, cap, cell, max_relative_error):
+def useful_cap(n: int, scale: float, cap: int, usefulness: float = 4.0) -> int:
+    """The user's ``cap`` lowered so that a table's average cell, ``n / cells``, is at least
+    ``usefulness`` noise scales (PrivBayes' theta-usefulness, Zhang et al. 2017), and at least 2.
+
+    >>> useful_cap(20_000, 80.0, 5_000), useful_cap(100_000, 32.0, 500)
+    (62, 500)
+    """
+    return int(max(2, min(int(cap), math.floor(n / (usefulness * scale)))))
+
+
+def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness):
     from privgraph.privacy import laplace_scale
 
     k = len(domain.names)
     b = laplace_scale(epsilon, 2.0 * k, dimension=k * int(cap))
+    cap = useful_cap(n, b, cap, usefulness)
     expected = n * cell
     error = b / expected
     widest = max(domain.sizes)
@@ -211,8 +228,8 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error):
             f"is off by about {min(1.0, widest * widest * b / (2 * n)):.3g} in total variation before fitting")
     if widest > cap:
         note += f"; a column with {widest} levels exceeds the cap"
-    return StagePlan("parameters", epsilon, b, expected, error, error <= max_relative_error, note)
+    return StagePlan("parameters", epsilon, b, expected, error, error <= max_relative_error, note), cap
 
 
-__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "StagePlan", "check_split", "marginal_margin",
+__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "StagePlan", "check_split", "marginal_margin", "useful_cap",
            "plan_release", "recommend_split"]
