@@ -257,15 +257,29 @@ def _flat_plan(tree: JunctionTree) -> FlatPlan:
     return FlatPlan(offsets, tuple(levels), root)
 
 
+#: A run's sum of exponentials below this (after the common shift) is recomputed with the
+#: run's own maximum: its logarithm would otherwise lose precision or be -inf.
+_TINY = 1e-280
+
+
 def _segment_logsumexp(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``log(sum(exp(values)))`` over each run of ``counts[i]`` values from ``starts[i]``
-    (stable: each run is shifted by its maximum).
+    """``log(sum(exp(values)))`` over each run of ``counts[i]`` values from ``starts[i]``.
+
+    Stable: all runs are first shifted by the overall maximum (two cheap reductions); only
+    when some run's sum then falls below ``_TINY`` (its values sit hundreds of nats below
+    the top) is every run shifted by its own maximum instead.
 
     >>> _segment_logsumexp(np.log([1.0, 3.0, 2.0]), np.array([0, 2]), np.array([2, 1])).round(6).tolist()
     [1.386294, 0.693147]
+    >>> _segment_logsumexp(np.array([0.0, -2000.0]), np.array([0, 1]), np.array([1, 1])).tolist()
+    [0.0, -2000.0]
     """
-    top = np.maximum.reduceat(values, starts)
-    return np.log(np.add.reduceat(np.exp(values - np.repeat(top, counts)), starts)) + top
+    top = values.max()
+    sums = np.add.reduceat(np.exp(values - top), starts)
+    if sums.min() > _TINY:
+        return np.log(sums) + top
+    tops = np.maximum.reduceat(values, starts)
+    return np.log(np.add.reduceat(np.exp(values - np.repeat(tops, counts)), starts)) + tops
 
 
 def calibrate_flat(plan: FlatPlan, log_tables: np.ndarray) -> tuple[np.ndarray, float]:
@@ -296,13 +310,7 @@ def calibrate_flat(plan: FlatPlan, log_tables: np.ndarray) -> tuple[np.ndarray, 
     for lv, msg in zip(plan.levels, reversed(upward)):
         down = _segment_logsumexp(logs[lv.down], lv.down_starts, lv.down_counts)
         logs[lv.child] += (down - msg)[lv.child_seg]
-    return _normalised_exp(logs, off[:-1], plan.sizes), log_z
-
-
-def _normalised_exp(logs: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Each clique's run of ``logs`` exponentiated and normalised (largest cell 1 first)."""
-    b = np.exp(logs - np.repeat(np.maximum.reduceat(logs, starts), counts))
-    return b / np.repeat(np.add.reduceat(b, starts), counts)
+    return np.exp(logs - log_z), log_z  # calibrated: every clique's table sums to Z
 
 
 def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:
