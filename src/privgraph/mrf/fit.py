@@ -2,7 +2,7 @@
 
 The log-likelihood of ``N`` records with clique marginals ``mu`` is
 ``N (sum_C <mu_C, theta_C> - A(theta))``: concave, with gradient ``mu - mu(theta)``. It is
-maximised by L-BFGS with marginals from :func:`~privgraph.mrf.inference.infer_potentials`
+maximised by L-BFGS with marginals from :func:`~privgraph.mrf.inference.flat_inference`
 (exact on a junction tree, Bethe/loopy otherwise). ``ridge`` adds ``-ridge/2 ||theta||^2``,
 which gives a unique, finite maximiser even when ``mu`` lies outside the marginal polytope
 or has empty cells (used by the naive-MLE estimator).
@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 
 from privgraph.data.domain import Domain
 from privgraph.threads import single_threaded_blas
-from privgraph.mrf.inference import MAX_TREE_CELLS, infer_potentials
+from privgraph.mrf.inference import MAX_TREE_CELLS, flat_inference
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 
 
@@ -70,22 +70,19 @@ def fit_mle(
         if t.shape != tuple(s):
             raise ValueError(f"marginal for clique {cliques[m[0]]} has shape {t.shape}, expected {tuple(s)}")
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    run = flat_inference(domain, cliques, groups, max_cells=max_cells)
+    target = np.concatenate([t.ravel() for t in targets])
 
     def unpack(flat):
         return [flat[a:b].reshape(s) for a, b, s in zip(sizes[:-1], sizes[1:], shapes)]
 
     def objective(flat):
-        theta = unpack(flat)
         try:
-            beliefs = infer_potentials(domain, cliques, [theta[g] for g in groups], max_cells=max_cells)
+            sums, log_z = run(flat)
         except FloatingPointError:  # a line-search step far too long: reject it
             return np.inf, np.zeros_like(flat)
-        value = beliefs.log_partition + 0.5 * ridge * float(flat @ flat)
-        grad = [-t for t in targets]
-        for k, g in enumerate(groups):
-            grad[g] = grad[g] + beliefs.marginals[k]
-        value -= sum(float(np.sum(t * th)) for t, th in zip(targets, theta))
-        return value, np.concatenate([x.ravel() for x in grad]) + ridge * flat
+        value = log_z + 0.5 * ridge * float(flat @ flat) - float(target @ flat)
+        return value, sums - target + ridge * flat
 
     x0 = np.zeros(sizes[-1]) if init is None else np.concatenate([np.ravel(t) for t in init])
     with single_threaded_blas():
