@@ -5,6 +5,8 @@ import sys
 import time
 
 import pytest
+
+pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
 from typer.testing import CliRunner
 
 from privgraph.audit import all_cases

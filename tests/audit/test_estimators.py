@@ -9,6 +9,8 @@ part of its claim, or it would pass by seeing nothing).
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
+
 from privgraph.audit import audit, find_cases, threshold_events
 from privgraph.audit.broken import broken_cases, broken_vector_laplace_rounding
 from privgraph.audit.estimators import (

@@ -108,7 +108,8 @@ def pc_runner(method: str, epsilon: float) -> Runner:
         engine = NumpyEngine(domain, codes)
         out = np.empty(n, dtype=np.int64)
         for i in range(n):
-            est = PrivPC(epsilon=epsilon, delta=0.0, method=method, max_rounds=1, random_state=sampler).fit(engine)
+            est = PrivPC(epsilon=epsilon, delta=0.0, method=method, ci_test="kendall", max_rounds=1,
+                         random_state=sampler).fit(engine)
             out[i] = est.skeleton_.number_of_edges()
         return out
 

@@ -62,7 +62,7 @@ def audit(
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if group not in ("all", "primitives", "estimators", "refusals"):
-        raise ValueError(f"--group must be primitives, estimators, refusals or all, got {group!r}")
+        raise ValueError(f"unknown group {group!r}; choose from primitives, estimators, refusals, all")
     console = Console()
     if not console.is_terminal:  # piped or captured (CI logs): do not squeeze to 80 columns
         console = Console(width=max(console.width, 170))
