@@ -209,21 +209,21 @@ def dual_e_step(
     """
     sizes, shapes = _layout(theta)
     mult = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [t.size for t in theta])
-    y = np.concatenate([t.ravel() for t in noisy.tables])
+    my = mult * np.concatenate([t.ravel() for t in noisy.tables])
     base = np.concatenate([t.ravel() for t in theta])
     run = _inference(noisy.domain, noisy.cliques, noisy.ties, max_cells)
+    curvature = (mult * noisy.scale) ** 2 if noisy.noise == "gaussian" else None
 
     def f(flat):
         try:
             sums, log_z = run(base + flat)
         except FloatingPointError:  # a line-search step far too long: reject it
             return np.inf, np.zeros_like(flat)
-        value = noisy.records * log_z - float(flat @ (mult * y))
-        grad = noisy.records * sums - mult * y
-        if noisy.noise == "gaussian":
-            curvature = (mult * noisy.scale) ** 2
-            value += 0.5 * float(np.sum(curvature * flat**2))
-            grad = grad + curvature * flat
+        value = noisy.records * log_z - float(flat @ my)
+        grad = noisy.records * sums - my
+        if curvature is not None:
+            value += 0.5 * float(curvature @ flat**2)
+            grad += curvature * flat
         if not (np.isfinite(value) and np.isfinite(grad).all()):
             return np.inf, np.zeros_like(flat)
         return value, grad
