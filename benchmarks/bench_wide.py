@@ -6,7 +6,15 @@ rows 1e4 to 1e6 (--rows). Each cell runs in a fresh process (so peak RSS is its 
 
 ``pc``
     privgraph's non-private stable PC, G test, alpha 0.05, the default max conditioning
-    size ``min(d - 2, floor(log2 n) - 5)``, public domain, data already in memory.
+    size ``min(d - 2, floor(log2 n) - 5)``, public domain, data already in memory, the
+    default convention (a table with no information keeps the edge).
+``pc-cl``
+    the same under causal-learn's convention (``GTest(degenerate="independent")``): the
+    same test as causal-learn's, so the skeletons must be equal (``skeleton`` digests).
+``pc-duckdb``
+    ``pc`` from a Parquet file through DuckDB (``invalid="recode"``, memory limit 2 GB):
+    one grouped query for the distinct rows, then the same in-memory counting; the file
+    is written before the clock starts.
 ``causal-learn``
     causal-learn's stable PC, same test (gsq), alpha and max conditioning size
     (``depth``), same data; the ratio of CPU times is measured in one run.
@@ -19,13 +27,14 @@ CPU time is ``time.process_time()`` from the data in memory to the skeleton; a c
 skeleton. Rows go to benchmarks/results/discovery_wide.csv.
 
 Run: python benchmarks/bench_wide.py [--networks asia,alarm] [--rows 10000,100000]
-     [--methods pc,causal-learn,priv-pc] [--timeout 600]
+     [--methods pc,pc-cl,causal-learn,priv-pc] [--timeout 600]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import resource
 import subprocess
@@ -60,11 +69,27 @@ def one(name: str, n: int, method: str) -> dict:
     codes = sample(net, n, np.random.default_rng(0))
     depth = default_max_cond_size(n, len(net.domain.names))
     names = net.domain.names
+    if method == "pc-duckdb":
+        import tempfile
+
+        import pandas as pd
+
+        from privgraph.data.engines.duckdb_engine import DuckDBEngine
+
+        path = Path(tempfile.mkdtemp()) / f"{name}.parquet"
+        d = net.domain
+        pd.DataFrame({c: np.asarray(d.levels[j], dtype=object)[codes[:, j]].astype(str)
+                      for j, c in enumerate(names)}).to_parquet(path)
     t0 = time.process_time()
     extra = {}
-    if method == "pc":
-        tables = Tables.from_engine(NumpyEngine(net.domain, codes))
+    if method == "pc-duckdb":
+        tables = Tables.from_engine(DuckDBEngine(path, net.domain, invalid="recode", memory_limit="2GB"))
         sk = stable_pc_skeleton(names, NonPrivate(tables, GTest(), 0.05), max_cond_size=depth)
+        found, extra["tests"] = {frozenset(e) for e in sk.graph.edges}, sk.n_tests
+    elif method in ("pc", "pc-cl"):
+        tables = Tables.from_engine(NumpyEngine(net.domain, codes))
+        test = GTest() if method == "pc" else GTest(degenerate="independent")
+        sk = stable_pc_skeleton(names, NonPrivate(tables, test, 0.05), max_cond_size=depth)
         found, extra["tests"] = {frozenset(e) for e in sk.graph.edges}, sk.n_tests
     elif method == "causal-learn":
         from causallearn.search.ConstraintBased.PC import pc
@@ -86,7 +111,9 @@ def one(name: str, n: int, method: str) -> dict:
     truth = {frozenset(e) for e in net.edges}
     f1 = 2 * len(truth & found) / (len(truth) + len(found)) if truth or found else 1.0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"cpu_s": round(cpu, 3), "peak_rss_mb": round(rss), "f1": round(f1, 3), "status": "ok", **extra}
+    digest = hashlib.sha1(repr(sorted(sorted(e) for e in found)).encode()).hexdigest()[:10]
+    return {"cpu_s": round(cpu, 3), "peak_rss_mb": round(rss), "f1": round(f1, 3), "status": "ok",
+            "skeleton": digest, **extra}
 
 
 def cell(name: str, n: int, method: str, timeout: float) -> dict:
@@ -106,7 +133,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--networks", default=",".join(NETWORKS))
     ap.add_argument("--rows", default="10000,100000,1000000")
-    ap.add_argument("--methods", default="pc,causal-learn,priv-pc")
+    ap.add_argument("--methods", default="pc,pc-cl,causal-learn,priv-pc")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", default=str(RESULTS / "discovery_wide.csv"))
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -116,8 +143,8 @@ def main() -> None:
         return
     rows = [cell(name, int(n), method, args.timeout) for name in args.networks.split(",")
             for n in args.rows.split(",") for method in args.methods.split(",")]
-    fields = ["network", "columns", "rows", "method", "status", "cpu_s", "peak_rss_mb", "f1", "tests",
-              "complete", "note"]
+    fields = ["network", "columns", "rows", "method", "status", "cpu_s", "peak_rss_mb", "f1", "skeleton",
+              "tests", "complete", "note"]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)

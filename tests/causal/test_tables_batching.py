@@ -9,7 +9,7 @@ from privgraph.datasets import load_network, sample
 from privgraph.stats import GTest
 
 
-def wide_tables(monkeypatch, n=3000, seed=0):
+def wide_tables(monkeypatch, n=1500, seed=0):
     monkeypatch.setattr(tables_module, "MAX_JOINT_CELLS", 1)  # force the wide-table path
     net = load_network("child")
     engine = NumpyEngine(net.domain, sample(net, n, np.random.default_rng(seed)))
@@ -45,3 +45,23 @@ def test_batched_pc_equals_unbatched_pc(monkeypatch):
     slow = stable_pc_skeleton(net.domain.names, Plain(Tables.from_engine(engine), GTest(), 0.05), max_cond_size=2)
     assert set(map(frozenset, fast.graph.edges)) == set(map(frozenset, slow.graph.edges))
     assert fast.n_tests == slow.n_tests
+
+
+def test_duckdb_tables_come_from_one_query_of_distinct_rows(monkeypatch, tmp_path):
+    """An out-of-core engine gives its distinct rows once; PC on them equals PC in memory."""
+    import pandas as pd
+
+    from privgraph.data.engines.duckdb_engine import DuckDBEngine
+
+    net, engine, t = wide_tables(monkeypatch, n=1000, seed=2)
+    d = net.domain
+    frame = pd.DataFrame({c: np.asarray(d.levels[j], dtype=object)[engine.codes[:, j]] for j, c in enumerate(d.names)})
+    frame.astype(str).to_parquet(tmp_path / "child.parquet")
+    duck = DuckDBEngine(tmp_path / "child.parquet", d, invalid="recode")
+    calls = []
+    monkeypatch.setattr(DuckDBEngine, "counts", lambda self, *a, **k: calls.append(a))
+    out = Tables.from_engine(duck)
+    assert out.n == 1000 and out._distinct
+    a = stable_pc_skeleton(d.names, NonPrivate(out, GTest(), 0.05), max_cond_size=2)
+    b = stable_pc_skeleton(d.names, NonPrivate(t, GTest(), 0.05), max_cond_size=2)
+    assert set(map(frozenset, a.graph.edges)) == set(map(frozenset, b.graph.edges)) and not calls

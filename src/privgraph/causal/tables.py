@@ -45,6 +45,8 @@ MAX_COVER_CELLS = 1 << 20
 COVER_BUDGET_CELLS = 1 << 23
 #: Tables kept by the per-table cache (cells): least recently used evicted first.
 CACHE_BUDGET_CELLS = 1 << 20
+#: Most distinct rows fetched from an out-of-core engine (one grouped query) and kept.
+MAX_DISTINCT_ROWS = 1 << 21
 #: Rows per chunk of the one-hot product that counts all pair tables.
 PAIR_CHUNK_ROWS = 1 << 16
 
@@ -95,7 +97,13 @@ class Tables:
         if engine.domain.cells(names) <= max_cells:
             joint = np.asarray(engine.counts(names), dtype=np.int64)
             return cls(engine, int(joint.sum()), joint)
-        return cls(engine, int(engine.counts([])), None)
+        fetch = getattr(engine, "distinct_rows", None)  # an out-of-core engine's one query
+        found = fetch(MAX_DISTINCT_ROWS) if fetch is not None else None
+        if found is None:
+            return cls(engine, int(engine.counts([])), None)
+        tables = cls(engine, int(found[1].sum()), None)
+        tables._distinct = (found[0], found[1].astype(np.float64))
+        return tables
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -139,13 +147,17 @@ class Tables:
         return True
 
     def count_pairs(self) -> bool:
-        """Count every two-way table in one pass (in-memory engines); False if not available."""
+        """Count every two-way table in one pass (in memory, or from the distinct rows of an
+        out-of-core engine); False if not available."""
         codes = getattr(self.engine, "codes", None)
-        if self._joint is not None or self._pairs is not None or codes is None:
+        if self._joint is not None or self._pairs is not None:
             return self._pairs is not None
-        self._pairs = pair_tables(codes if self._rows is None else codes[self._rows], self.names,
-                                  self.domain.sizes)
-        return True
+        if self._distinct:
+            self._pairs = pair_tables(self._distinct[0], self.names, self.domain.sizes, self._distinct[1])
+        elif codes is not None:
+            self._pairs = pair_tables(codes if self._rows is None else codes[self._rows], self.names,
+                                      self.domain.sizes)
+        return self._pairs is not None
 
     def subsample(self, m: int, sampler: NoiseSampler) -> "Tables":
         """Tables of exactly ``m`` rows drawn without replacement, secretly, by ``sampler``."""
@@ -214,11 +226,13 @@ def distinct_rows(codes: np.ndarray | None):
     return np.asfortranarray(rows[first]), counts.astype(np.float64)
 
 
-def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int]) -> dict:
+def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int],
+                weights: np.ndarray | None = None) -> dict:
     """Every two-way table ``{(a, b): counts}`` (a before b in ``names``) of integer codes.
 
     One-hot matrices of chunks of rows, multiplied: ``O^T O`` holds every pair's counts
-    (exact: float32 sums of at most :data:`PAIR_CHUNK_ROWS` ones per chunk, added in int64).
+    (exact: float32 sums of at most :data:`PAIR_CHUNK_ROWS` ones per chunk, added in int64;
+    with row ``weights``, ``O^T (w O)`` in float64, exact below 2^53).
 
     >>> c = np.array([[0, 1, 2], [1, 1, 0], [0, 0, 2]])
     >>> pair_tables(c, ["a", "b", "c"], [2, 2, 3])[("a", "c")].tolist()
@@ -230,11 +244,12 @@ def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int]) -
     with single_threaded_blas():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
         for start in range(0, codes.shape[0], PAIR_CHUNK_ROWS):
             chunk = codes[start:start + PAIR_CHUNK_ROWS]
-            onehot = np.zeros((chunk.shape[0], width), dtype=np.float32)
+            onehot = np.zeros((chunk.shape[0], width), dtype=np.float32 if weights is None else np.float64)
             rows = np.arange(chunk.shape[0])
             for j in range(len(names)):
                 onehot[rows, offsets[j] + chunk[:, j]] = 1.0
-            gram += np.rint(onehot.T @ onehot).astype(np.int64)
+            scaled = onehot if weights is None else onehot * weights[start:start + PAIR_CHUNK_ROWS, None]
+            gram += np.rint(scaled.T @ onehot).astype(np.int64)
     return {(a, b): gram[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]].copy()
             for i, a in enumerate(names) for j, b in enumerate(names) if i < j}
 

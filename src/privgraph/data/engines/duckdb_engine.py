@@ -98,6 +98,37 @@ class DuckDBEngine:
             return table_from_codes(groups, self.domain.project(columns).shape)
         return table_from_groups(groups, columns, self.domain)
 
+    def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(codes of the distinct complete rows, their counts)`` in one grouped query, or
+        None if there are more than ``max_rows`` of them (or no coded source: ``invalid``
+        unset). What a count engine batches: every later table is counted from these in
+        memory. The codes are uint8/uint16 (column-major), the counts int64.
+
+        >>> import pandas as pd, tempfile, os
+        >>> from privgraph.data import Domain
+        >>> path = os.path.join(tempfile.mkdtemp(), "d.parquet")
+        >>> pd.DataFrame({"a": ["x", "y", "x"], "b": ["1", "2", "1"]}).to_parquet(path)
+        >>> e = DuckDBEngine(path, Domain(("a", "b"), (2, 2), levels=(("x", "y"), ("1", "2"))), invalid="recode")
+        >>> codes, counts = e.distinct_rows(10)
+        >>> sorted(zip(codes.tolist(), counts.tolist()))
+        [([0, 0], 2), ([1, 1], 1)]
+        >>> e.distinct_rows(1) is None
+        True
+        """
+        names = self.domain.names
+        if self.invalid is None or not names:
+            return None
+        query = group_by_query(self._source(), names, where=self._where)
+        got = self._con.execute(f"SELECT * FROM ({query}) LIMIT {int(max_rows) + 1}").fetchnumpy()
+        counts = np.asarray(got["privgraph_n"], dtype=np.int64)
+        if counts.size > max_rows:
+            return None
+        dtype = np.min_scalar_type(max(max(self.domain.sizes) - 1, 0))
+        codes = np.empty((counts.size, len(names)), dtype=dtype, order="F")
+        for j, name in enumerate(names):
+            codes[:, j] = np.asarray(got[name], dtype=np.int64)
+        return codes, counts
+
     def _numbered_source(self) -> str:
         """The complete rows, numbered 0.. in file order (so ``rows`` means the same as in memory)."""
         raw = self._source(row_numbers=True)
