@@ -1,0 +1,191 @@
+"""CGM-EM on wide models: privgraph against Private-PGM (mbi) on the same released tables.
+
+Usage (from the repository root)::
+
+    python benchmarks/bench_mrf_scale.py --out bench_out/mrf_scale --mbi-python /tmp/mbi/bin/python
+
+For each model (the text's 10-node third-order chain, and the families -- node plus parents
+-- of the bundled networks sachs 11, child 20, alarm 37 and hepar2 70 columns): sample
+``--rows`` training and 5,000 held-out rows (``rng`` seeds 0 and 9), count the clique
+tables, release them once with Laplace noise (``--epsilon``, add/remove, ``SeededSampler``
+seeds 1..): then fit CGM-EM cold (fresh junction-tree and inference caches) and warm (the
+same fit again), sample ``--rows`` synthetic rows, and score KL(true || learned) and the
+held-out log-likelihood per record. mbi's default estimator (mirror descent, L2 loss,
+1000 iterations, float64; Laplace noise given as its standard deviation) fits the *same*
+noisy tables in its own process (``worker`` mode of this script), cold (first fit of a
+structure, JAX compiles) and warm, and samples the same number of rows. Times are CPU
+seconds of the fitting process (``time.process_time``; JAX may use several threads, so its
+wall seconds are written too). mbi is a benchmark-only peer, never imported by privgraph.
+
+The machine is shared: compare the two columns of one row, not rows of different runs.
+Every output row carries the release's ledger total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from privgraph.data import NumpyEngine, count_tables
+from privgraph.datasets import load_network, sample as network_sample
+from privgraph.mrf import cgm, junction
+from privgraph.mrf.evaluation import kl_divergence, log_likelihood
+from privgraph.mrf.model import MarkovRandomField
+from privgraph.mrf.release import release_tables
+from privgraph.mrf.sampling import sample
+from privgraph.mrf.synthetic import third_order_chain
+from privgraph.privacy import Neighbours, SeededSampler
+
+MODELS = ("chain10", "sachs", "child", "alarm", "hepar2")
+HELD_OUT = 5_000
+
+
+def true_model(name: str) -> tuple[MarkovRandomField, callable]:
+    """The true model (an MRF over the cliques to fit) and a sampler ``(n, rng) -> codes``."""
+    if name == "chain10":
+        model = third_order_chain(10, rng=np.random.default_rng(0))
+        return model, lambda n, rng: sample(model, n, rng=rng)
+    net = load_network(name)
+    cliques, potentials = [], []
+    for v in net.domain.names:
+        family = (*net.parents_of(v), v)
+        clique = tuple(sorted(family, key=net.domain.index))
+        with np.errstate(divide="ignore"):
+            log_cpt = np.maximum(np.log(net.cpt(v)), -700.0)  # zeros of a CPT: finite, tiny
+        potentials.append(np.transpose(log_cpt, [family.index(u) for u in clique]))
+        cliques.append(clique)
+    model = MarkovRandomField.of(net.domain, cliques, potentials)
+    return model, lambda n, rng: network_sample(net, n, rng).astype(np.int64)
+
+
+def cpu(fit, *args, **kwargs):
+    t0 = time.process_time()
+    out = fit(*args, **kwargs)
+    return out, time.process_time() - t0
+
+
+def privgraph_rows(model, noisy, test, rows: int) -> dict:
+    junction.junction_tree.cache_clear()
+    cgm._inference.cache_clear()
+    fitted, cold = cpu(cgm.cgm_em, noisy)
+    fitted, warm = cpu(cgm.cgm_em, noisy)
+    _, sampling = cpu(sample, fitted, rows, rng=np.random.default_rng(5))
+    return {"cold_cpu": cold, "warm_cpu": warm, "sample_cpu": sampling,
+            "kl": kl_divergence(model, fitted), "heldout_ll": log_likelihood(fitted, test)}
+
+
+def mbi_rows(python: str, model, noisy, test, rows: int) -> dict:
+    job = {"names": list(model.domain.names), "sizes": list(model.domain.sizes),
+           "cliques": [list(c) for c in model.cliques], "tables": [t.tolist() for t in noisy.tables],
+           "sd": math.sqrt(2) * noisy.scale, "rows": rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
+        src.write_text(json.dumps(job))
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        subprocess.run([python, __file__, "worker", str(src), str(dst)], check=True, env=env)
+        res = json.loads(dst.read_text())
+    fitted = MarkovRandomField.of(model.domain, [tuple(c) for c in res["cliques"]],
+                                  [np.asarray(p) for p in res["potentials"]])
+    return {"mbi_cold_cpu": res["cold_cpu"], "mbi_warm_cpu": res["warm_cpu"], "mbi_cold_wall": res["cold_wall"],
+            "mbi_warm_wall": res["warm_wall"], "mbi_sample_cpu": res["sample_cpu"],
+            "mbi_kl": kl_divergence(model, fitted), "mbi_heldout_ll": log_likelihood(fitted, test)}
+
+
+def mbi_worker(src: str, dst: str) -> None:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_compilation_cache", False)
+    from mbi import Domain, LinearMeasurement, estimation
+
+    job = json.loads(Path(src).read_text())
+    domain = Domain(tuple(job["names"]), tuple(job["sizes"]))
+    ms = [LinearMeasurement(np.asarray(t, dtype=float).ravel(), tuple(c), stddev=job["sd"])
+          for c, t in zip(job["cliques"], job["tables"])]
+    out = {}
+    for label in ("cold", "warm"):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fitted = estimation.MirrorDescent().estimate(domain, ms, iters=1000)
+        jax.block_until_ready(fitted.potentials)
+        out[f"{label}_cpu"], out[f"{label}_wall"] = time.process_time() - c0, time.perf_counter() - t0
+    c0 = time.process_time()
+    fitted.synthetic_data(job["rows"])
+    out["sample_cpu"] = time.process_time() - c0
+    cliques = list(fitted.potentials.cliques)
+    out["cliques"] = [list(c) for c in cliques]
+    out["potentials"] = [np.asarray(fitted.potentials[c].values).tolist() for c in cliques]
+    Path(dst).write_text(json.dumps(out))
+
+
+def run(args) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"scale_eps{args.epsilon:g}.csv"
+    rows = []
+    for i, name in enumerate(args.models):
+        model, draw = true_model(name)
+        train, test = draw(args.rows, np.random.default_rng(0)), draw(HELD_OUT, np.random.default_rng(9))
+        counts = count_tables(NumpyEngine(model.domain, train), model.cliques)
+        noisy, ledger = release_tables(counts, domain=model.domain, cliques=model.cliques, epsilon=args.epsilon,
+                                       neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(1 + i))
+        row = {"model": name, "columns": len(model.domain.names), "cliques": len(model.cliques),
+               "max_clique_cells": max(model.domain.cells(c) for c in model.cliques),
+               "tree_cells": junction.junction_tree(model.domain, model.cliques).cells,
+               "rows": args.rows, "ledger_epsilon": ledger.total().epsilon}
+        row.update(privgraph_rows(model, noisy, test, args.rows))
+        if args.mbi_python:
+            row.update(mbi_rows(args.mbi_python, model, noisy, test, args.rows))
+        rows.append(row)
+        print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}, flush=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
+        w.writeheader()
+        w.writerows(rows)
+    print(markdown(rows))
+
+
+def markdown(rows: list[dict]) -> str:
+    """The docs table: times in CPU seconds, KL in nats, log-likelihood per held-out record."""
+    head = ("| model | columns | privgraph warm | mbi warm | privgraph cold | mbi cold | sample privgraph | "
+            "sample mbi | KL privgraph | KL mbi | held-out LL privgraph | held-out LL mbi |")
+    lines = [head, "|" + " --- |" * 12]
+    for r in rows:
+        get = lambda k, f: f.format(r[k]) if k in r else "-"  # noqa: E731
+        lines.append(" | ".join([
+            f"| {r['model']}", str(r["columns"]), get("warm_cpu", "{:.3f}"), get("mbi_warm_cpu", "{:.3f}"),
+            get("cold_cpu", "{:.3f}"), get("mbi_cold_cpu", "{:.2f}"), get("sample_cpu", "{:.3f}"),
+            get("mbi_sample_cpu", "{:.3f}"), get("kl", "{:.4f}"), get("mbi_kl", "{:.4f}"),
+            get("heldout_ll", "{:.4f}"), get("mbi_heldout_ll", "{:.4f}") + " |"]))
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="mode")
+    w = sub.add_parser("worker")
+    w.add_argument("src")
+    w.add_argument("dst")
+    ap.add_argument("--out", default="bench_out/mrf_scale")
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--mbi-python", default=None, help="an interpreter with mbi installed (JAX)")
+    args = ap.parse_args(argv)
+    if args.mode == "worker":
+        mbi_worker(args.src, args.dst)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
