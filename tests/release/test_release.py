@@ -176,3 +176,15 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path):
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
                                "--epsilon", "1", "--json"])
     assert plan.exit_code == 0 and json.loads(plan.output)["stages"][0]["stage"] == "structure"
+
+
+@pytest.mark.slow
+def test_end_to_end_audit_of_the_release_stays_below_its_claim():
+    """Neighbouring tables, one released statistic per stage (src/privgraph/audit/release_cases.py):
+    the audit's lower bound (holds with probability 1 - 1e-3) must not exceed the claim.
+    600 runs per side (the quick audit's count), about 40 CPU-seconds: marked slow."""
+    from privgraph.audit.release_cases import release_cases
+
+    for case in release_cases():
+        result = case.audit(seed=0, quick=True)
+        assert not result.violates(case.epsilon), (case.name, result.epsilon_bound)
