@@ -18,7 +18,7 @@ on the exact training table (no noise, the largest grid) and exact scores. The r
 protected) at epsilon = 1. Timing: seconds per pair of the default at epsilon = 1 and of
 causal-learn's ANM (GP regression + HSIC test) on the same pairs, in the same run.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_direction_families.py            # ~4 CPU-minutes
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_direction_families.py --peer     # ~6 CPU-minutes
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_direction_families.py --pairs 30 --n 1000   # quick
 """
 

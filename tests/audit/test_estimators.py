@@ -30,9 +30,10 @@ CASES = {c.name: c for c in estimator_cases()}
 # name: (runs per side, least fraction of the claim the fixed seed must reach)
 REDUCED = {"laplace_pc": (1_000, 0.4), "priv_pc": (1_000, 0.15), "mrf_table": (2_000, 0.5),
            "mrf_individuals": (500, 0.3), "anm_test": (300, 0.25),
-           # the default privacy="record": the scores reach the noisy table only through the
-           # smoothed regressions, so these pairs see little of the claim (weak, but below it)
-           "anm_record_test": (300, 0.0), "anm_record_train": (300, 0.0)}
+           # the default privacy="record": the test-record pair sees 0.07 of the claim at 300 runs
+           # (0.4 at 2,000); the training pair almost nothing (its record reaches the scores only
+           # through the noisy table and the smoothed regressions): weak, but below the claim
+           "anm_record_test": (300, 0.05), "anm_record_train": (300, 0.0)}
 
 
 @pytest.mark.parametrize("name", sorted(REDUCED))

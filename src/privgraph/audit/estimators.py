@@ -43,15 +43,19 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   is treated as public under ``privacy="test"``, so nothing bounds this move: the score
   x->y jumps from 0.10 to 0.55, eleven sensitivities, and the audit finds several times
   the claim. It documents the gap; it is not a correct case.
-* ``anm_record_test`` and ``anm_record_train``: the same two pairs under the default
-  ``privacy="record"`` (every record protected: the training part is released only as a
-  noisy table, parallel composition; :mod:`privgraph.causal.direction_release`), with public
-  bounds. The test-record pair (bounds -5 to 11,000, so nothing is clipped) moves both
-  scores by their full sensitivity as above, given the released table: near-tight. The
-  training-record pair (bounds +-2: the record's y = 500 is clipped to 2) moves one count
-  of the training table between two cells, the table's full sensitivity; the scores see it
-  only through the smoothed regressions, so the audit sees a small part of the claim, and
-  must stay below it where ``anm_train`` (the old default, ``privacy="test"``) is far above.
+* ``anm_record_test`` and ``anm_record_train``: the default ``privacy="record"`` (every
+  record protected: the training part is released only as a noisy table, parallel
+  composition; :mod:`privgraph.causal.direction_release`), with public bounds.
+  ``anm_record_test``: 2,000 rows, test_fraction 0.05; 1,900 training rows (x uniform,
+  y = 0) pin the released regressions near 0, the 100 test rows sit on the diagonal
+  x = y, and the right dataset moves the top test record's y to 0: without noise both
+  scores drop from 1 by about their sensitivity 4/m (0.039 and 0.024 to 0.034, the
+  second regression being less pinned). The audit sees 0.8 of the claim at 2,000 runs.
+  ``anm_record_train``: the smooth pair above with bounds +-2 (the training record's
+  y = 500 is clipped to 2) moves one count of the training table between two cells, the
+  table's full sensitivity; the scores see it only through the smoothed regressions, so
+  the audit sees almost nothing of the claim, and must stay below it where ``anm_train``
+  (the old default, ``privacy="test"``) is far above.
 
 Runners call the estimators one fit at a time (they have no batch path) with
 ``random_state=`` set to the audit's sampler, which they accept in place of a seed.
@@ -234,12 +238,36 @@ def anm_runner(epsilon: float) -> Runner:
     return run
 
 
-#: Public bounds of the record-privacy direction cases: the test pair's far diagonal fits
-#: inside (nothing clipped); the training pair's y = 500 is clipped to its bound 2.
-ANM_RECORD_BOUNDS = {"test": ((-5.0, 11_000.0), (-5.0, 11_000.0)), "train": ((-2.0, 2.0), (-2.0, 2.0))}
+#: Public bounds of the record-privacy direction cases (the training pair's y = 500 is clipped to 2).
+ANM_RECORD_BOUNDS = {"test": ((-1.0, 1.0), (-1.0, 1.0)), "train": ((-2.0, 2.0), (-2.0, 2.0))}
 
 
-def anm_record_runner(epsilon: float, bounds) -> Runner:
+#: The record-privacy test-record pair: 1,900 training rows pin the released table, 100 test rows.
+RECORD_ROWS, RECORD_TEST_FRACTION = 2_000, 0.05
+
+
+def anm_record_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """((x, y), (x, y')) for the default: training rows (x uniform, y = 0) make both released
+    regressions 0 up to rare surviving noise cells; test rows on the diagonal x = y in
+    (0, 1); y' moves the top test record's y to 0, discordant with every other test record.
+
+    >>> (x, y), (_, y2) = anm_record_test_pair()
+    >>> int((y != y2).sum()), x.size
+    (1, 2000)
+    """
+    from privgraph.causal.direction_data import split_indices
+
+    train, test = split_indices(RECORD_ROWS, RECORD_TEST_FRACTION, np.random.default_rng(SPLIT_SEED))
+    rng = np.random.default_rng(2)
+    x, y = np.empty(RECORD_ROWS), np.empty(RECORD_ROWS)
+    x[train], y[train] = rng.uniform(-1, 1, train.size), 0.0
+    x[test] = y[test] = np.linspace(0.05, 0.95, test.size)
+    moved = y.copy()
+    moved[test[np.argmax(x[test])]] = 0.0
+    return (x, y), (x, moved)
+
+
+def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5) -> Runner:
     """``private_direction`` under the default ``privacy="record"``: (s(x->y), s(y->x)) per run.
 
     >>> from privgraph.privacy import SeededSampler
@@ -253,7 +281,8 @@ def anm_record_runner(epsilon: float, bounds) -> Runner:
         out = np.empty((n, 2))
         for i in range(n):
             result, _ = private_direction(x, y, epsilon=epsilon, sampler=sampler, bounds=bounds,
-                                          rng=np.random.default_rng(SPLIT_SEED), score="kendall", privacy="record")
+                                          rng=np.random.default_rng(SPLIT_SEED), score="kendall", privacy="record",
+                                          test_fraction=test_fraction)
             out[i] = result.scores["x->y"], result.scores["y->x"]
         return out
 
@@ -275,6 +304,7 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     ind_left, ind_right = individuals_pair([(1, 1)] * 3)
     anm_left, anm_right = anm_test_pair()
     train_left, train_right = anm_train_pair()
+    record_left, record_right = anm_record_test_pair()
     cases = (
         ("laplace_pc", "PrivPC laplace-pc, 1 round, Kendall", RO, 1.0, pc_left, pc_right,
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("laplace-pc", 1.0), value_events(), 20_000, 3_000),
@@ -287,9 +317,9 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          10_000, 1_500),
         ("anm_test", "private_direction kendall, test privacy", RO, 2.0, anm_left, anm_right,
          "test record (top) y -> 10", anm_runner(2.0), orthant_events(), 4_000, 300),
-        ("anm_record_test", "private_direction kendall, record privacy (default), test record", RO, 2.0, anm_left,
-         anm_right, "test record (top) y -> 10", anm_record_runner(2.0, ANM_RECORD_BOUNDS["test"]),
-         orthant_events(), 4_000, 300),
+        ("anm_record_test", "private_direction kendall, record privacy (default), test record", RO, 2.0,
+         record_left, record_right, "table pinned by 1,900 rows; top test record y -> 0",
+         anm_record_runner(2.0, ANM_RECORD_BOUNDS["test"], RECORD_TEST_FRACTION), orthant_events(), 4_000, 300),
         ("anm_record_train", "private_direction kendall, record privacy (default), TRAINING record", RO, 1.0,
          train_left, train_right, "training record y -> 500 (clipped to 2)",
          anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"]), orthant_events(), 4_000, 300),
