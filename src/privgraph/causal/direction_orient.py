@@ -60,8 +60,8 @@ def orient_by_direction(
     -------
     Release
         ``(CPDAG, Ledger)``: the graph with the tested edges oriented (an edge whose both
-        arcs would close a directed cycle or create a new v-structure stays undirected)
-        and Meek's rules applied.
+        arcs would close a directed cycle or create a new v-structure, or whose IQR test
+        answered bottom, stays undirected) and Meek's rules applied.
 
     Examples
     --------
@@ -99,6 +99,8 @@ def orient_by_direction(
                                           score=score, bounds=(bounds[a], bounds[b]),
                                           test_fraction=test_fraction, budget=budget)
         ledger = ledger + spent
+        if result.direction == "undecided":  # an IQR release answered bottom: the edge stays undirected
+            continue
         arc = (a, b) if result.direction == "x->y" else (b, a)
         for candidate in (arc, arc[::-1]):
             if _is_safe(graph, *candidate):
