@@ -145,7 +145,12 @@ def main(argv=None) -> None:
             print(json.dumps(run_peer(args.peer, args.python, net, int(n), args.epsilon, seed, args.timeout)), flush=True)
             continue
         for split in args.splits:
-            print(json.dumps(run_privgraph(net, int(n), args.epsilon, seed, split, args.cap)), flush=True)
+            try:
+                row = run_privgraph(net, int(n), args.epsilon, seed, split, args.cap)
+            except Exception as err:  # noqa: BLE001 -- a refused release is a row of the table
+                row = {"tool": "privgraph", "net": net, "n": int(n), "seed": seed, "split": split,
+                       "status": f"{type(err).__name__}: {str(err)[:160]}"}
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
