@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data import CountEngine, marginal, rows_without_replacement, table_without_replacement
+from privgraph.data.engines.numpy_engine import bincount_codes
 from privgraph.privacy import NoiseSampler
 from privgraph.threads import single_threaded_blas
 
@@ -81,7 +82,11 @@ class Tables:
         if self._distinct is None:
             self._distinct = distinct_rows(getattr(self.engine, "codes", None) if self._rows is None else None)
         if not self._distinct:
-            return np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+            codes = getattr(self.engine, "codes", None)
+            if codes is None or not key:
+                return np.asarray(self.engine.counts(key, self._rows), dtype=np.int64)
+            cols = [codes[:, self.domain.index(c)] for c in key]  # in memory: skip the engine's checks
+            return bincount_codes(cols if self._rows is None else [c[self._rows] for c in cols], self.shape(key))
         rows, weights = self._distinct
         shape = self.shape(key)
         idx = np.zeros(rows.shape[0], dtype=np.int64)

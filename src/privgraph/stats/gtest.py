@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import chdtrc  # scipy.stats.chi2.sf without its per-call overhead
 
 from privgraph.stats.strata import as_strata
 
@@ -73,11 +74,20 @@ def g_test(table) -> ChiSquareResult:
 
 
 def g_test_strata(strata: np.ndarray) -> ChiSquareResult:
-    """:func:`g_test` of a (K, r, c) array of strata."""
-    e = expected_counts(strata)
+    """:func:`g_test` of a (K, r, c) array of strata (margins summed once for E and dof)."""
+    e, dof = _expected_and_dof(strata)
     o = strata.astype(np.float64)
-    terms = np.where(o > 0, o * np.log(np.where(o > 0, o, 1.0) / np.where(e > 0, e, 1.0)), 0.0)
-    return _result(2.0 * float(terms.sum()), strata_dof(strata))
+    positive = o > 0
+    terms = o[positive] * np.log(o[positive] / e[positive])  # E > 0 wherever O > 0
+    return _result(2.0 * float(terms.sum()), dof)
+
+
+def _expected_and_dof(strata: np.ndarray) -> tuple[np.ndarray, int]:
+    rows, cols = strata.sum(axis=2), strata.sum(axis=1)
+    n = rows.sum(axis=1).astype(np.float64)[:, None, None]
+    e = np.divide(rows[:, :, None] * cols[:, None, :], n, out=np.zeros(strata.shape), where=n > 0)
+    dof = int(np.maximum((rows > 0).sum(axis=1) - 1, 0) @ np.maximum((cols > 0).sum(axis=1) - 1, 0))
+    return e, dof
 
 
 def chi_square_test(table) -> ChiSquareResult:
@@ -92,14 +102,12 @@ def chi_square_test(table) -> ChiSquareResult:
 
 def chi_square_strata(strata: np.ndarray) -> ChiSquareResult:
     """:func:`chi_square_test` of a (K, r, c) array of strata."""
-    e = expected_counts(strata)
+    e, dof = _expected_and_dof(strata)
     terms = np.divide((strata - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
-    return _result(float(terms.sum()), strata_dof(strata))
+    return _result(float(terms.sum()), dof)
 
 
 def _result(statistic: float, dof: int) -> ChiSquareResult:
-    from scipy.special import chdtrc  # scipy.stats.chi2.sf without its per-call overhead
-
     if dof == 0:
         return ChiSquareResult(0.0, 0, 1.0)
     return ChiSquareResult(max(statistic, 0.0), dof, float(chdtrc(dof, max(statistic, 0.0))))

@@ -110,7 +110,7 @@ def as_strata(table, *, name: str = "table") -> np.ndarray:
         )
     check_counts(t, name)
     r, c = t.shape[:2]
-    return np.moveaxis(t.reshape(r, c, -1), -1, 0).astype(np.int64, copy=False)
+    return t.reshape(r, c, -1).transpose(2, 0, 1).astype(np.int64, copy=False)
 
 
 def two_d_strata(table, statistic: str) -> np.ndarray:
