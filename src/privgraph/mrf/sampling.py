@@ -51,11 +51,31 @@ def sample(
         row = np.ravel_multi_index(
             tuple(out[:, names.index(v)] for v in sep), [model.domain.size_of(v) for v in sep]
         ) if sep else np.zeros(n, dtype=np.int64)
-        picked = _categorical(rows[row], rng)
+        picked = _categorical_rows(rows, row, rng)
         values = np.unravel_index(picked, [model.domain.size_of(v) for v in rest])
         for v, val in zip(rest, values):
             out[:, names.index(v)] = val
     return out
+
+
+def _categorical_rows(table: np.ndarray, row: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column index per entry of ``row``, drawn from that row of ``table`` (rows of
+    non-negative weights, each summing to at most 1).
+
+    The same draws as ``_categorical(table[row], rng)`` without its ``len(row) x columns``
+    matrix: every row's cumulative weights are shifted by twice the row's index into one
+    increasing array, and a single ``searchsorted`` finds each draw.
+
+    >>> t = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+    >>> _categorical_rows(t, np.array([1, 1, 0]), np.random.default_rng(0))[:2].tolist()
+    [2, 2]
+    """
+    cum = np.cumsum(table, axis=1)
+    k = table.shape[1]
+    shift = 2.0 * np.arange(table.shape[0])
+    flat = (cum + shift[:, None]).ravel()
+    u = rng.random(row.shape[0]) * cum[row, -1]
+    return np.minimum(np.searchsorted(flat, u + shift[row], side="right") - row * k, k - 1)
 
 
 def _categorical(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
