@@ -4,8 +4,9 @@ Usage (from the repository root)::
 
     python benchmarks/bench_mrf_scale.py --out bench_out/mrf_scale --mbi-python /tmp/mbi/bin/python
 
-For each model (the text's 10-node third-order chain, and the families -- node plus parents
--- of the bundled networks sachs 11, child 20, alarm 37 and hepar2 70 columns): sample
+For each model (the text's 10-node third-order chain; the families -- node plus parents
+-- of the bundled networks sachs 11, child 20, alarm 37 and hepar2 70 columns; and alarm's
+families merged as a release merges them, up to 10^4 cells a clique): sample
 ``--rows`` training and 5,000 held-out rows (``rng`` seeds 0 and 9), count the clique
 tables, release them once with Laplace noise (``--epsilon``, add/remove, ``SeededSampler``
 seeds 1..): then fit CGM-EM cold (fresh junction-tree and inference caches) and warm (the
@@ -46,15 +47,27 @@ from privgraph.mrf.sampling import sample
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Neighbours, SeededSampler
 
-MODELS = ("chain10", "sachs", "child", "alarm", "hepar2")
+MODELS = ("chain10", "sachs", "child", "alarm", "hepar2", "alarm-1e4")
+#: Cell cap of the merged cliques of the ``NAME-CAP`` models (a release's tractable cliques).
+MERGED = {"alarm-1e4": ("alarm", 10**4)}
 HELD_OUT = 5_000
 
 
-def true_model(name: str) -> tuple[MarkovRandomField, callable]:
-    """The true model (an MRF over the cliques to fit) and a sampler ``(n, rng) -> codes``."""
+def true_model(name: str) -> tuple[MarkovRandomField, tuple, callable]:
+    """The true model, the cliques to fit and a sampler ``(n, rng) -> codes``.
+
+    The cliques are the true model's, except for ``MERGED`` models: there they are the
+    release's tractable cliques (families merged while their union fits in the cap)."""
     if name == "chain10":
         model = third_order_chain(10, rng=np.random.default_rng(0))
-        return model, lambda n, rng: sample(model, n, rng=rng)
+        return model, model.cliques, lambda n, rng: sample(model, n, rng=rng)
+    if name in MERGED:
+        from privgraph.release.cliques import tractable_cliques
+
+        base, cap = MERGED[name]
+        model, _, draw = true_model(base)
+        net = load_network(base)
+        return model, tractable_cliques(net.to_networkx(), net.domain, cap=cap, tree_cap=10**6), draw
     net = load_network(name)
     cliques, potentials = [], []
     for v in net.domain.names:
@@ -65,7 +78,7 @@ def true_model(name: str) -> tuple[MarkovRandomField, callable]:
         potentials.append(np.transpose(log_cpt, [family.index(u) for u in clique]))
         cliques.append(clique)
     model = MarkovRandomField.of(net.domain, cliques, potentials)
-    return model, lambda n, rng: network_sample(net, n, rng).astype(np.int64)
+    return model, model.cliques, lambda n, rng: network_sample(net, n, rng).astype(np.int64)
 
 
 def cpu(fit, *args, **kwargs):
@@ -86,7 +99,7 @@ def privgraph_rows(model, noisy, test, rows: int) -> dict:
 
 def mbi_rows(python: str, model, noisy, test, rows: int) -> dict:
     job = {"names": list(model.domain.names), "sizes": list(model.domain.sizes),
-           "cliques": [list(c) for c in model.cliques], "tables": [t.tolist() for t in noisy.tables],
+           "cliques": [list(c) for c in noisy.cliques], "tables": [t.tolist() for t in noisy.tables],
            "sd": math.sqrt(2) * noisy.scale, "rows": rows}
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
@@ -132,15 +145,15 @@ def run(args) -> None:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"scale_eps{args.epsilon:g}.csv"
     rows = []
-    for i, name in enumerate(args.models):
-        model, draw = true_model(name)
+    for name in args.models:
+        model, cliques, draw = true_model(name)
         train, test = draw(args.rows, np.random.default_rng(0)), draw(HELD_OUT, np.random.default_rng(9))
-        counts = count_tables(NumpyEngine(model.domain, train), model.cliques)
-        noisy, ledger = release_tables(counts, domain=model.domain, cliques=model.cliques, epsilon=args.epsilon,
-                                       neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(1 + i))
-        row = {"model": name, "columns": len(model.domain.names), "cliques": len(model.cliques),
-               "max_clique_cells": max(model.domain.cells(c) for c in model.cliques),
-               "tree_cells": junction.junction_tree(model.domain, model.cliques).cells,
+        counts = count_tables(NumpyEngine(model.domain, train), cliques)
+        noisy, ledger = release_tables(counts, domain=model.domain, cliques=cliques, epsilon=args.epsilon,
+                                       neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(1 + MODELS.index(name)))
+        row = {"model": name, "columns": len(model.domain.names), "cliques": len(cliques),
+               "max_clique_cells": max(model.domain.cells(c) for c in cliques),
+               "tree_cells": junction.junction_tree(model.domain, tuple(cliques)).cells,
                "rows": args.rows, "ledger_epsilon": ledger.total().epsilon}
         row.update(privgraph_rows(model, noisy, test, args.rows))
         if args.mbi_python:
