@@ -252,3 +252,52 @@ def inferred_bounds(x: np.ndarray, y: np.ndarray):
             if known.size else (-1.0, 1.0)
         out.append((lo, hi) if lo < hi else (lo - 0.5, hi + 0.5))
     return tuple(out)
+
+
+def pair_on_public_domain(x, y, domain, bounds, infer_domain: bool):
+    """(x, y, bounds, public): the pair as numbers on its public domain (see :meth:`privgraph.causal.direction.PrivateANM.fit`).
+
+    >>> from privgraph.data import Domain, Kind
+    >>> d = Domain(("u", "v"), (0, 3), (Kind.CONTINUOUS, Kind.ORDINAL), ((), ("lo", "mid", "hi")), ((0, 1), None))
+    >>> x, y, b, public = pair_on_public_domain([0.5, "?"], ["hi", "mid"], d, None, False)
+    >>> x.tolist(), y.tolist(), b, public
+    ([0.5, nan], [2.0, 1.0], ((0, 1), (0.0, 2.0)), True)
+    """
+    from privgraph.data import DomainRequired, Kind, resolve_domain
+    from privgraph.data.frontdoor import how_to_get_a_domain, level_codes
+
+    if domain is None:
+        if bounds is None and not infer_domain:
+            raise DomainRequired(how_to_get_a_domain("the pair (x, y)").replace(
+                "Give one:", "Give bounds=((x_lo, x_hi), (y_lo, y_hi)), or"))
+        return x, y, bounds, bounds is not None or not infer_domain
+    domain = resolve_domain(None, domain)
+    names = [getattr(v, "name", None) or default for v, default in ((x, "x"), (y, "y"))]
+    if not all(n in domain.names for n in names):
+        if len(domain.names) != 2:
+            raise KeyError(f"the domain must name the pair's columns {names} or hold exactly two, got {list(domain.names)}")
+        names = list(domain.names)
+    values, out_bounds = [], []
+    for v, name in zip((x, y), names):
+        kind = domain.kinds[domain.index(name)]
+        if kind is Kind.CONTINUOUS:
+            if domain.bounds_of(name) is None:
+                raise ValueError(f"continuous column {name!r} needs public bounds in the domain")
+            values.append(_as_numbers(v))
+            out_bounds.append(domain.bounds_of(name))
+        elif kind is Kind.ORDINAL:
+            codes = level_codes(v if hasattr(v, "dtype") else list(v), domain.levels[domain.index(name)]).astype(float)
+            values.append(np.where(codes < 0, np.nan, codes))  # out of domain: the midpoint, like a missing value
+            out_bounds.append((0.0, float(domain.size_of(name) - 1)))
+        else:
+            raise ValueError(f"column {name!r} is nominal: a causal direction needs ordered values "
+                             "(continuous, or ordinal levels)")
+    return values[0], values[1], tuple(out_bounds), domain.public
+
+
+def _as_numbers(values) -> np.ndarray:
+    """Numbers per record: text that is no number becomes NaN (missing), never an error."""
+    import pandas as pd
+
+    series = values if isinstance(values, pd.Series) else pd.Series(list(np.asarray(values, dtype=object)))
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
