@@ -173,7 +173,7 @@ def _structure(domain, n, epsilon, delta, alpha, effect, miss, rounds, search=Tr
 
 def _smaller_caps(d: int) -> list[int]:
     pairs = d * (d - 1) // 2
-    return sorted({c for c in (pairs, 2 * d, d, max(1, d // 2), max(1, d // 4)) if c >= 1}, reverse=True)
+    return sorted({c for c in (pairs, 2 * d, d, max(1, d // 2), max(1, d // 4), 2, 1) if c >= 1}, reverse=True)
 
 
 def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: float = 0.1, blocks: int = 50):
