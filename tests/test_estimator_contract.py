@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from privgraph.causal import PrivPC
+from privgraph.causal.direction import PrivateANM
 from privgraph.data import Domain
 from privgraph.datasets import load_network, sample_frame
 from privgraph.estimator import SEEDED_WARNING, NotFittedError
@@ -30,6 +31,7 @@ def small():
 ESTIMATORS = [
     lambda: PrivPC(epsilon=0.7, delta=1e-7, alpha=0.01, method="svt-pc", random_state=3, max_rounds=40),
     lambda: PrivateMRF(epsilon=0.5, cliques="a,b", noise="gaussian", delta=1e-6, options={"max_iter": 5}),
+    lambda: PrivateANM(epsilon=0.5, score="spearman", bounds=((-2, 2), (-2, 2)), random_state=1),
 ]
 
 
@@ -102,6 +104,18 @@ def test_privacy_plan_is_the_ledger_fit_charges(asia, small):
         mrf = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0, **kw)
         plan = mrf.privacy_plan(d, n_units=len(df))
         assert plan.charges == mrf.fit(df, d).ledger_.charges, kw
+
+
+def test_direction_plan_budget_and_warning():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-2, 2, 3000)
+    y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 3000)
+    est = PrivateANM(epsilon=1.0, bounds=((-2, 2), (-2, 2)), random_state=4)
+    plan = est.privacy_plan(len(x))
+    with pytest.warns(UserWarning, match="NOT private"):
+        fitted = est.fit(x, y, budget=Budget(1.0, 1e-6))
+    assert plan.charges == fitted.ledger_.charges
+    assert PrivateANM().neighbours is Neighbours.REPLACE_ONE
 
 
 def test_neighbouring_relation_is_visible():

@@ -32,3 +32,16 @@ def test_main_job_runs():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "Privacy ledger" in out.stdout and "NOT private" in out.stdout
+
+
+def test_help_and_version_import_nothing_heavy():
+    """`privgraph --help` and `--version` stay fast because they import no numerical stack
+    (their time is measured by benchmarks/bench_cli.py, not here)."""
+    heavy = ("numpy", "scipy", "pandas", "duckdb", "pyspark", "matplotlib", "networkx")
+    code = ("import sys, runpy; sys.argv = ['privgraph', '{arg}']\n"
+            "try:\n    runpy.run_module('privgraph', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))")
+    for arg in ("--help", "--version"):
+        out = subprocess.run([sys.executable, "-c", code.replace("{arg}", arg)], capture_output=True, text=True,
+                             timeout=60)
+        assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr

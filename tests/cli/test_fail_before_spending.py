@@ -189,3 +189,8 @@ def test_version_and_sample(monkeypatch, capsys, tmp_path):
     status, out, err = run_main(monkeypatch, capsys, "discover", tmp_path / "asia.csv", "--domain",
                                 tmp_path / "asia.json", "--method", "pc")
     assert status == 0 and "CPDAG" in out, err
+
+
+def test_direction_refuses_one_column_as_both_variables(monkeypatch, capsys, no_fit, table):
+    status, _, err = run_main(monkeypatch, capsys, "direction", table, "--x", "a", "--y", "a", "--epsilon", 1)
+    assert status == 2 and "--x and --y name the same column 'a'" in err, err

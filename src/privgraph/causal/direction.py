@@ -54,6 +54,8 @@ from privgraph.causal.direction_data import (
 )
 from privgraph.causal.direction_release import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
+from privgraph.estimator import PrivateEstimator
+from privgraph.privacy.neighbours import check_count
 from privgraph.privacy import (
     Budget,
     Charge,
@@ -322,7 +324,7 @@ def _check_affordable(budget: Budget | None, epsilon: float, delta: float) -> No
         budget.reserve(plan)  # raises BudgetExceeded, recording nothing
 
 
-class PrivateANM:
+class PrivateANM(PrivateEstimator):
     """Estimator: the additive-noise direction of a pair, from privately released scores.
 
     Parameters
@@ -370,7 +372,9 @@ class PrivateANM:
     ValueError: score='kendall' has no derived guarantee under privacy='train+test': ...
     """
 
-    def __init__(self, epsilon: float, *, score: str = "kendall", privacy: str = DEFAULT_PRIVACY, random_state=None,
+    neighbours = Neighbours.REPLACE_ONE
+
+    def __init__(self, epsilon: float = 1.0, *, score: str = "kendall", privacy: str = DEFAULT_PRIVACY, random_state=None,
                  delta: float = 1e-6, bounds=None, test_fraction: float = 0.5, ridge: float | None = None,
                  lengthscale: float = 1.0, bins: int | None = None):
         self.epsilon, self.score, self.privacy, self.random_state = epsilon, score, privacy, random_state
@@ -389,8 +393,6 @@ class PrivateANM:
         the data's range). Values outside the bounds are clipped, and missing ones go to the
         bounds' midpoint: a fixed per-record map, never an error.
         """
-        from privgraph.privacy import resolve_sampler
-
         check_settings(self.score, self.privacy, self.epsilon, self.delta)
         if domain is None and self.privacy == "train+test":
             check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
@@ -398,7 +400,7 @@ class PrivateANM:
         if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
             x, y = validate_pair(x, y, min_rows=0)
             bounds = inferred_bounds(x, y)
-        sampler = resolve_sampler(self.random_state)
+        sampler = self._noise_sampler()
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         result, ledger = private_direction(
             x, y, epsilon=self.epsilon, sampler=sampler, rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
@@ -412,6 +414,26 @@ class PrivateANM:
         self.direction_, self.scores_, self.confidence_, self.ledger_ = (
             result.direction, result.scores, result.confidence, ledger)
         return self
+
+    def privacy_plan(self, n_rows: int) -> Ledger:
+        """The ledger :meth:`fit` charges on a pair of ``n_rows`` records (public under
+        replace-one): the same release run on public placeholder data (a line on the unit
+        square) with a throwaway seeded sampler; no user data is read and no budget spent.
+
+        >>> PrivateANM(epsilon=1.0).privacy_plan(2000).total().epsilon
+        1.0
+        """
+        from privgraph.privacy import SeededSampler
+
+        check_settings(self.score, self.privacy, self.epsilon, self.delta)
+        n = check_count(n_rows, "n_rows")
+        line = np.linspace(0.0, 1.0, n)
+        bounds = ((0.0, 1.0), (0.0, 1.0))
+        _, ledger = private_direction(line, line, epsilon=self.epsilon, sampler=SeededSampler(0),
+                                      rng=np.random.default_rng(0), score=self.score, privacy=self.privacy,
+                                      delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
+                                      ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins)
+        return ledger.with_caveat(TEST_ONLY_CAVEAT) if self.privacy == "test" else ledger
 
 
 #: What ``privacy="test"`` leaves out, said in every ledger of such a run.

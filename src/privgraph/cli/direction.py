@@ -19,18 +19,13 @@ import json
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.progress import Progress
 
-from privgraph.causal.direction import PrivateANM, check_settings
-from privgraph.cli.ledger_table import print_ledger
-from privgraph.data import DomainRequired
-from privgraph.data.files import check_path
-from privgraph.data.frontdoor import how_to_get_a_domain
 from privgraph.outputs import check_outputs, write_atomically
-from privgraph.privacy.ledger import merge
+
+# numpy, pandas and the estimators are imported where used: `privgraph --help` stays fast
 
 
 def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as_text: bool = False):
@@ -42,6 +37,8 @@ def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as
     domain then says how to read each value).
     """
     for path in paths:
+        from privgraph.data.files import check_path
+
         frame = _read(check_path(path), as_text)
         missing = [c for c in (x, y, pair_column) if c is not None and c not in frame.columns]
         if missing:
@@ -53,7 +50,9 @@ def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as
             yield f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x], group[y]
 
 
-def _read(path: Path, as_text: bool = False) -> pd.DataFrame:
+def _read(path: Path, as_text: bool = False):
+    import pandas as pd
+
     if path.suffix.lower() == ".parquet":
         return pd.read_parquet(path)
     return pd.read_csv(path, dtype=str) if as_text else pd.read_csv(path)
@@ -79,12 +78,14 @@ def write_rows(rows: list[dict], out: Path) -> None:
     ('x->y', ['r.json'])
     """
     if out.suffix.lower() == ".csv":
+        import pandas as pd
+
         write_atomically(out, lambda tmp: pd.DataFrame(rows).to_csv(tmp, index=False))
     else:
         write_atomically(out, lambda tmp: Path(tmp).write_text(json.dumps(rows, indent=1)))
 
 
-def result_row(name: str, model: PrivateANM | None, n: int, error: str | None) -> dict:
+def result_row(name: str, model, n: int, error: str | None) -> dict:
     """One output row: the private result of a fitted model, or the error that stopped it.
 
     >>> result_row("p", None, 10, "need at least 200 rows")["direction"] is None
@@ -118,6 +119,12 @@ def direction(
 ) -> None:
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
+    from privgraph.causal.direction import PrivateANM, check_settings
+    from privgraph.data import DomainRequired
+    from privgraph.data.frontdoor import how_to_get_a_domain
+
+    if x == y:
+        raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
     check_outputs({"--out": (out, (".json", ".csv"))})
     if seed is not None:
@@ -172,8 +179,12 @@ def _report(console: Console, rows: list[dict], ledgers: list, delta: float, bat
     if not ledgers:
         return
     if batch:
+        from privgraph.privacy.ledger import merge
+
         total = merge(ledgers).total()
         console.print(f"{len(ledgers)} pairs decided; per record epsilon {ledgers[0].total().epsilon:g} if the "
                       f"pairs hold disjoint records, epsilon {total.epsilon:g} (delta {total.delta:g}) if they share them")
     else:
+        from privgraph.cli.ledger_table import print_ledger
+
         print_ledger(ledgers[0], max(delta, 1e-12), console)
