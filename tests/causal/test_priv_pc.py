@@ -169,3 +169,20 @@ def test_a_round_that_reaches_its_query_cap_ends_the_run(asia):
                            sampler=SeededSampler(0), max_queries=2)
     sk = stable_pc_skeleton(tables.names, decider)
     assert decider.exhausted and not sk.complete and sk.n_tests <= 3 * 56
+
+
+def test_orientation_by_direction_tests_under_the_same_budget(asia):
+    base = PrivPC(epsilon=2.0, random_state=1).fit(asia)
+    est = PrivPC(epsilon=2.0, orient="direction", orient_share=0.3, random_state=1).fit(asia)
+    assert len(est.graph_.undirected_edges) <= len(base.graph_.undirected_edges)
+    assert est.epsilon_spent_ <= 2.0 + 1e-9
+    assert any(c.mechanism.startswith("private_anm") for c in est.ledger_) or not base.graph_.undirected_edges
+    plan = PrivPC(epsilon=2.0, orient="direction", orient_share=0.3).privacy_plan(load_network("asia").domain, len(asia))
+    assert plan.charges[-1].epsilon == pytest.approx(0.6) and plan.total("basic").epsilon > 0.6
+    outer = Budget(2.0, 1e-6, composition="basic")
+    with pytest.raises(Exception, match="budget exceeded"):  # the structure's plan by basic composition is too dear
+        PrivPC(epsilon=2.0, orient="direction", random_state=1).fit(asia, budget=outer)
+    with pytest.raises(ValueError, match="private method"):
+        PrivPC(method="pc", orient="direction").fit(asia)
+    with pytest.raises(ValueError, match="orient_share"):
+        PrivPC(orient="direction", orient_share=1.5).fit(asia)

@@ -81,6 +81,18 @@ class PrivPC(PrivateEstimator):
         pair of variables.
     forbidden, required : sequences of pairs
         Background knowledge: forbidden edges are never tested, required ones kept.
+    orient : "cpdag" or "direction"
+        "cpdag" (default): colliders and Meek's rules only (no budget). "direction": then
+        orient the remaining undirected edges between ordinal or binary columns with the
+        private causal-direction test on their codes
+        (:func:`privgraph.causal.direction_orient.orient_by_direction`), so the result is
+        closer to a DAG.
+    orient_share : float
+        With ``orient="direction"``, the share of epsilon the orientation gets (the
+        structure search gets the rest). The two stages compose by basic composition: the
+        structure's (1 - share) epsilon (by its own composition over its cap, at delta) plus
+        at most share x epsilon for the orientation tests (split evenly over the released
+        CPDAG's undirected edges, basic composition).
 
     Attributes
     ----------
@@ -119,7 +131,8 @@ class PrivPC(PrivateEstimator):
     neighbours = Neighbours.REPLACE_ONE
 
     def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
-                 method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=()):
+                 method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=(),
+                 orient="cpdag", orient_share=0.2):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -130,6 +143,8 @@ class PrivPC(PrivateEstimator):
         self.max_rounds = max_rounds
         self.forbidden = forbidden
         self.required = required
+        self.orient = orient
+        self.orient_share = orient_share
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
             on_level=None) -> "PrivPC":
@@ -153,11 +168,14 @@ class PrivPC(PrivateEstimator):
         cond = self._max_cond_size(tables)
         sampler = self._noise_sampler() if method != "pc" else resolve_sampler(None)
         self.composition_ = self._composition()
+        if self.orient == "direction":
+            rows = _record_codes(tables.engine)  # refuses (before any spend) an engine without rows
+        outer = budget
         if method != "pc" and budget is None:
-            budget = Budget(self.epsilon, self.delta, composition=self.composition_)
+            budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
         kw = dict(max_cond_size=cond, forbidden=self.forbidden, required=self.required, on_level=on_level)
         if method == "em-pc":
-            sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self.epsilon,
+            sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
                                         delta=self.delta, sampler=sampler, budget=budget, **kw)
             self.rounds_, self.rounds_used_ = None, None
         else:
@@ -166,10 +184,14 @@ class PrivPC(PrivateEstimator):
             self.rounds_, self.rounds_used_ = getattr(decider, "rounds", None), getattr(decider, "rounds_used", None)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
+        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        if self.orient == "direction":
+            self.graph_, oriented = self._orient_by_direction(tables.domain, rows, sampler, outer)
+            ledger = ledger + oriented
+            self.epsilon_spent_ += oriented.total("basic").epsilon
         if not tables.domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
-        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
         self.ci_test_ = test.name if hasattr(test, "name") else type(test).__name__
         return self
 
@@ -194,7 +216,34 @@ class PrivPC(PrivateEstimator):
         if self.method == "em-pc":
             raise ValueError("em-pc chooses its removals offline: its plan is its levels' exponential "
                              "mechanisms, known only once the level sizes are; use another method to plan")
-        return self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
+        plan = self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
+        if self.orient == "direction":  # a cap: the tests split it over the released CPDAG's undirected edges
+            from privgraph.privacy import Charge
+
+            plan = plan + Ledger.of(Charge("direction orientation (at most)", self.epsilon * self.orient_share, 0.0,
+                                           Neighbours.REPLACE_ONE, note="basic composition over the tests"))
+        return plan
+
+    def _structure_epsilon(self) -> float:
+        return self.epsilon * (1 - self.orient_share) if self.orient == "direction" else self.epsilon
+
+    def _orient_by_direction(self, domain: Domain, rows, sampler, outer: Budget | None):
+        """The orientation stage: its own basic-composition budget of share x epsilon, reserved
+        as one stage on an outer budget first (so that budget refuses before any noise)."""
+        from privgraph.causal.direction_orient import orient_by_direction
+        from privgraph.privacy import Charge
+
+        share = self.epsilon * self.orient_share
+        if outer is not None:
+            outer.reserve(Charge("direction orientation (stage)", share, 0.0, Neighbours.REPLACE_ONE,
+                                 note="split over the released CPDAG's undirected edges"))
+        ordered = [n for n, k, s in zip(domain.names, domain.kinds, domain.sizes) if k is Kind.ORDINAL or s == 2]
+        data = {n: rows[:, domain.index(n)].astype(float) for n in ordered}
+        bounds = {n: (0.0, float(domain.size_of(n) - 1)) for n in ordered}
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+        return orient_by_direction(self.graph_, data, bounds=bounds, epsilon=share, sampler=sampler,
+                                   rng=np.random.default_rng(None if seed is None else (int(seed), 2)),
+                                   budget=Budget(share, 0.0, composition="basic"))
 
     def _composition(self) -> str:
         return ("basic" if self.method == "pc" else "rdp" if self.method == "sg-pc" and self.delta > 0
@@ -212,6 +261,13 @@ class PrivPC(PrivateEstimator):
         if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
                                             or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
+        if self.orient not in ("cpdag", "direction"):
+            raise ValueError(f"orient must be 'cpdag' or 'direction', got {self.orient!r}")
+        if self.orient == "direction":
+            if self.method == "pc":
+                raise ValueError("orient='direction' spends budget on private direction tests: use a private method")
+            if not 0 < self.orient_share < 1:
+                raise ValueError(f"orient_share must lie in (0, 1), got {self.orient_share!r}")
         return self.method
 
     def _max_cond_size(self, tables: Tables) -> int | None:
@@ -227,8 +283,20 @@ class PrivPC(PrivateEstimator):
             return NonPrivate(tables, test, self.alpha)
         d = len(tables.names)
         rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
-        return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self.epsilon, delta=self.delta,
-                                rounds=rounds, sampler=sampler, budget=budget)
+        return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
+                                delta=self.delta, rounds=rounds, sampler=sampler, budget=budget)
+
+
+def _record_codes(engine) -> np.ndarray:
+    """The records' codes (rows x columns) for the direction tests, from an in-memory engine
+    or a file's distinct coded rows; other engines are refused before any spend."""
+    if hasattr(engine, "codes"):
+        return np.asarray(engine.codes)
+    if hasattr(engine, "distinct_rows") and (found := engine.distinct_rows(1 << 26)) is not None:
+        codes, counts = found
+        return np.repeat(np.asarray(codes), np.asarray(counts), axis=0)
+    raise ValueError("orient='direction' needs the records (a DataFrame, an array or a file read by DuckDB), "
+                     f"not only counts from {type(engine).__name__}")
 
 
 class _PublicShape:
