@@ -55,6 +55,7 @@ from privgraph.causal.direction_data import (
 from privgraph.causal.direction_release import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.estimator import PrivateEstimator
+from privgraph.privacy.budget import check_affordable
 from privgraph.privacy.neighbours import check_count
 from privgraph.privacy import (
     Budget,
@@ -274,7 +275,7 @@ def private_direction(
     delta = delta if score == "iqr" else 0.0
     if privacy == "record":
         return _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget)
-    _check_affordable(budget, epsilon, delta)
+    check_affordable([Charge("private_direction (whole plan)", epsilon, delta, Neighbours.REPLACE_ONE)], budget)
     ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
     fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
                               ridge=ridge, lengthscale=lengthscale, rng=rng)
@@ -314,14 +315,6 @@ def decide(scores, scale: float, flip_free, score: str, privacy: str) -> Directi
     s_xy, s_yx = scores
     direction = DIRECTIONS[0] if s_xy < s_yx else DIRECTIONS[1]
     return DirectionResult(direction, dict(zip(DIRECTIONS, scores)), flip_free(s_yx - s_xy, scale), score, privacy)
-
-
-def _check_affordable(budget: Budget | None, epsilon: float, delta: float) -> None:
-    if budget is None:
-        return
-    plan = Charge("private_direction (whole plan)", epsilon, delta, Neighbours.REPLACE_ONE)
-    if not budget.can_afford(plan):
-        budget.reserve(plan)  # raises BudgetExceeded, recording nothing
 
 
 class PrivateANM(PrivateEstimator):

@@ -14,7 +14,7 @@ from privgraph.privacy.amplification import (
     amplify_without_replacement,
     epsilon_before_amplification,
 )
-from privgraph.privacy.budget import Budget, BudgetExceeded, reserve_plan
+from privgraph.privacy.budget import Budget, BudgetExceeded, check_affordable, reserve_plan
 from privgraph.privacy.gaussian_sums import (
     GaussianSums,
     clipped_sum_sensitivity,
@@ -75,6 +75,7 @@ __all__ = [
     "epsilon_before_amplification",
     "exponential_mechanism",
     "fit_rounds_to_budget",
+    "check_affordable",
     "reserve_plan",
     "gaussian_calibration",
     "gaussian_mechanism",

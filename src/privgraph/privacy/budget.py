@@ -132,9 +132,25 @@ def reserve_plan(planned: Sequence[Charge], budget: Budget | None) -> Ledger:
     """
     planned = tuple(planned)
     if budget is not None:
-        trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
-        for c in budget.ledger.charges + planned:
-            trial.reserve(c)
+        check_affordable(planned, budget)
         for c in planned:
             budget.reserve(c)
     return Ledger(planned)
+
+
+def check_affordable(planned: Sequence[Charge], budget: Budget | None) -> None:
+    """Raise BudgetExceeded if ``budget`` cannot pay the whole plan; reserve nothing.
+
+    The one place where a plan is checked before the first of its charges is reserved
+    (so a run is refused before any noise, not half-way through).
+
+    >>> b = Budget(1.0)
+    >>> check_affordable([Charge("laplace", 0.4, 0.0, Neighbours.REPLACE_ONE).times(2)], b)
+    >>> len(b.ledger)
+    0
+    """
+    if budget is None:
+        return
+    trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
+    for c in budget.ledger.charges + tuple(planned):
+        trial.reserve(c)
