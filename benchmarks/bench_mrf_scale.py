@@ -39,7 +39,7 @@ import numpy as np
 
 from privgraph.data import NumpyEngine, count_tables
 from privgraph.datasets import load_network, sample as network_sample
-from privgraph.mrf import cgm, junction
+from privgraph.mrf import calibration, cgm, junction
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import release_tables
@@ -89,6 +89,7 @@ def cpu(fit, *args, **kwargs):
 
 def privgraph_rows(model, noisy, test, rows: int) -> dict:
     junction.junction_tree.cache_clear()
+    calibration.flat_plan.cache_clear()
     cgm._inference.cache_clear()
     fitted, cold = cpu(cgm.cgm_em, noisy)
     fitted, warm = cpu(cgm.cgm_em, noisy)

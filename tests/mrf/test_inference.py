@@ -3,6 +3,7 @@ import pytest
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.inference import enumerate_beliefs, flat_inference, infer, infer_potentials
+from privgraph.mrf.calibration import flat_plan
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
@@ -133,7 +134,7 @@ def test_flat_inference_falls_back_to_loopy_beyond_the_cap():
 @pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
 def test_flat_plan_passes_every_edge_once_by_depth(name, model):
     tree = junction_tree(model.domain, model.cliques)
-    plan = tree.flat
+    plan = flat_plan(tree)
     children = [np.unique(np.searchsorted(plan.offsets, lv.child, side="right") - 1) for lv in plan.levels]
     passed = np.concatenate(children) if children else np.array([], dtype=int)
     assert sorted(passed.tolist()) == sorted(set(range(len(tree.cliques))) - {plan.root})

@@ -15,9 +15,8 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import expand, logsumexp
-from privgraph.mrf.junction import (
-    JunctionTree, calibrate, calibrate_flat, cell_codes, clique_marginals, junction_tree,
-)
+from privgraph.mrf.calibration import calibrate, calibrate_flat, cell_codes, clique_marginals, flat_plan
+from privgraph.mrf.junction import JunctionTree, junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
 
@@ -100,7 +99,7 @@ def flat_inference(
     if tree.cells > max_cells:
         return _loopy_inference(domain, cliques, groups, shapes, sizes)
     rows, cols = parameter_map(tree, groups, sizes)
-    plan, cells, params = tree.flat, tree.cells, int(sizes[-1])
+    plan, cells, params = flat_plan(tree), tree.cells, int(sizes[-1])
 
     def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
         beliefs, log_z = calibrate_flat(plan, np.bincount(rows, weights=flat[cols], minlength=cells))
@@ -128,7 +127,7 @@ def parameter_map(tree: JunctionTree, groups: Sequence[int], sizes: np.ndarray) 
     ([0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6, 6, 6, 7, 7, 7])
     """
     rows, cols = [], []
-    off = tree.flat.offsets
+    off = flat_plan(tree).offsets
     for k, c in enumerate(tree.model_cliques):
         a = tree.assignment[k]
         code = cell_codes(tree, a, c)

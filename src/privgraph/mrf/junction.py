@@ -1,32 +1,26 @@
-"""Junction trees: construction (greedy triangulation) and exact calibration.
+"""Junction trees: construction by greedy triangulation (calibration: :mod:`.calibration`).
 
 :func:`junction_tree` triangulates the model's interaction graph by greedy elimination
 (fewest fill-in edges, then smallest table), keeps the maximal elimination cliques and joins
 them by a maximum-weight spanning tree on separator sizes, which has the running-intersection
-property. :func:`calibrate` runs the two-pass sum-product algorithm (Hugin form) in log
-space: tables and messages are log-sum-exps, so the log-partition function is exact and no
-finite potentials make a belief vanish or overflow.
+property.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from privgraph.data.domain import Domain
-from privgraph.mrf.factor import logsumexp
 
 Clique = tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class JunctionTree:
-    """A junction tree for a list of model cliques, with the index plans calibration uses.
+    """A junction tree for a list of model cliques.
 
     ``cliques`` are the tree's cliques (names in domain order); ``parent[i]`` is -1 at the
     root; ``order`` lists parents before children; ``assignment[k]`` is the tree clique
@@ -51,10 +45,6 @@ class JunctionTree:
         """Total number of cells of the tree's clique tables (its memory and time cost)."""
         return sum(self.domain.cells(c) for c in self.cliques)
 
-    @functools.cached_property
-    def flat(self) -> "FlatPlan":
-        """Index maps of the flat, depth-by-depth calibration (built once per tree)."""
-        return _flat_plan(self)
 
 
 @functools.lru_cache(maxsize=256)
@@ -137,225 +127,3 @@ def _spanning_tree(cliques: tuple[Clique, ...]) -> tuple[tuple[int, ...], tuple[
                 parent[j] = i
                 order.append(j)
     return tuple(parent), tuple(order)
-
-
-def _center(nbrs: dict[int, list[int]]) -> int:
-    """The clique whose farthest clique is nearest (a root that minimises the tree's height)."""
-
-    def eccentricity(r):
-        depth, frontier, seen = 0, [r], {r}
-        while frontier:
-            frontier = [j for i in frontier for j in nbrs[i] if j not in seen]
-            seen.update(frontier)
-            depth += 1
-        return depth
-
-    return min(nbrs, key=eccentricity)
-
-
-@dataclass(frozen=True)
-class _Level:
-    """Index maps for the edges from one depth to the next, all passed at once.
-
-    Upward: ``up`` lists the children's cells grouped by separator segment, each group
-    starting at ``starts``; parent cell ``parent_cells[parent_inverse[i]]`` receives the
-    message of segment ``parent_seg[i]``. Downward: ``down``/``down_starts`` group the
-    parents' cells the same way; child cell ``child[i]`` receives segment ``child_seg[i]``.
-    """
-
-    up: np.ndarray
-    starts: np.ndarray
-    counts: np.ndarray
-    parent_cells: np.ndarray
-    parent_inverse: np.ndarray
-    parent_seg: np.ndarray
-    down: np.ndarray
-    down_starts: np.ndarray
-    down_counts: np.ndarray
-    child: np.ndarray
-    child_seg: np.ndarray
-
-
-@dataclass(frozen=True)
-class FlatPlan:
-    """The tree's tables laid end to end (clique ``c`` at ``offsets[c]:offsets[c + 1]``,
-    C order) and one :class:`_Level` per depth, deepest last."""
-
-    offsets: np.ndarray
-    levels: tuple[_Level, ...]
-    root: int
-
-    @functools.cached_property
-    def sizes(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-
-def cell_codes(tree: JunctionTree, c: int, sep: Sequence[str]) -> np.ndarray:
-    """Per cell of tree clique ``c`` (C order), the flat index of its values on ``sep``.
-
-    >>> t = junction_tree(Domain.of(a=2, b=3), (("a", "b"),))
-    >>> cell_codes(t, 0, ["b"]).tolist(), cell_codes(t, 0, ["b", "a"]).tolist()
-    ([0, 1, 2, 0, 1, 2], [0, 2, 4, 1, 3, 5])
-    """
-    clique = tree.cliques[c]
-    shape = tuple(tree.domain.project(clique).shape)
-    if not sep:
-        return np.zeros(int(np.prod(shape)), dtype=np.int64)
-    grids = np.indices(shape).reshape(len(shape), -1)
-    return np.ravel_multi_index(tuple(grids[clique.index(v)] for v in sep),
-                                [tree.domain.size_of(v) for v in sep])
-
-
-def _level(tree: JunctionTree, offsets: np.ndarray, children: list[int], parent: list[int]) -> _Level:
-    up, starts, pcells, pseg, down, dstarts, child, cseg = ([] for _ in range(8))
-    n_child = n_parent = n_seg = 0
-    for c in children:
-        p = parent[c]
-        sep = [v for v in tree.cliques[c] if v in tree.cliques[p]]
-        sc, sp = cell_codes(tree, c, sep), cell_codes(tree, p, sep)
-        segments = int(np.prod([tree.domain.size_of(v) for v in sep]))
-        up.append(offsets[c] + np.argsort(sc, kind="stable"))
-        starts.append(n_child + np.arange(segments) * (len(sc) // segments))
-        down.append(offsets[p] + np.argsort(sp, kind="stable"))
-        dstarts.append(n_parent + np.arange(segments) * (len(sp) // segments))
-        pcells.append(offsets[p] + np.arange(len(sp)))
-        pseg.append(n_seg + sp)
-        child.append(offsets[c] + np.arange(len(sc)))
-        cseg.append(n_seg + sc)
-        n_child, n_parent, n_seg = n_child + len(sc), n_parent + len(sp), n_seg + segments
-    cells, inverse = np.unique(np.concatenate(pcells), return_inverse=True)
-    cat = np.concatenate
-    up, down = cat(up), cat(down)
-    return _Level(up, cat(starts), _run_lengths(cat(starts), len(up)), cells, inverse, cat(pseg),
-                  down, cat(dstarts), _run_lengths(cat(dstarts), len(down)), cat(child), cat(cseg))
-
-
-def _run_lengths(starts: np.ndarray, total: int) -> np.ndarray:
-    return np.diff(np.append(starts, total))
-
-
-def _flat_plan(tree: JunctionTree) -> FlatPlan:
-    """Levels of the tree re-rooted at its centre, so calibration passes few depths."""
-    sizes = [tree.domain.cells(c) for c in tree.cliques]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    nbrs = {i: [] for i in range(len(tree.cliques))}
-    for c, p in enumerate(tree.parent):
-        if p >= 0:
-            nbrs[c].append(p)
-            nbrs[p].append(c)
-    root = _center(nbrs)
-    parent, levels, frontier = [-1] * len(sizes), [], [root]
-    while frontier:
-        nxt = [j for i in frontier for j in nbrs[i] if j != parent[i]]
-        for i in frontier:
-            for j in nbrs[i]:
-                if j != parent[i]:
-                    parent[j] = i
-        if nxt:
-            levels.append(_level(tree, offsets, nxt, parent))
-        frontier = nxt
-    return FlatPlan(offsets, tuple(levels), root)
-
-
-#: A run's sum of exponentials below this (after the common shift) is recomputed with the
-#: run's own maximum: its logarithm would otherwise lose precision or be -inf.
-_TINY = 1e-280
-
-
-def _segment_logsumexp(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``log(sum(exp(values)))`` over each run of ``counts[i]`` values from ``starts[i]``.
-
-    Stable: all runs are first shifted by the overall maximum (two cheap reductions); only
-    when some run's sum then falls below ``_TINY`` (its values sit hundreds of nats below
-    the top) is every run shifted by its own maximum instead.
-
-    >>> _segment_logsumexp(np.log([1.0, 3.0, 2.0]), np.array([0, 2]), np.array([2, 1])).round(6).tolist()
-    [1.386294, 0.693147]
-    >>> _segment_logsumexp(np.array([0.0, -2000.0]), np.array([0, 1]), np.array([1, 1])).tolist()
-    [0.0, -2000.0]
-    """
-    top = values.max()
-    sums = np.add.reduceat(np.exp(values - top), starts)
-    if sums.min() > _TINY:
-        return np.log(sums) + top
-    tops = np.maximum.reduceat(values, starts)
-    return np.log(np.add.reduceat(np.exp(values - np.repeat(tops, counts)), starts)) + tops
-
-
-def calibrate_flat(plan: FlatPlan, log_tables: np.ndarray) -> tuple[np.ndarray, float]:
-    """Two-pass sum-product on the flat layout: normalised beliefs (same layout) and log Z.
-
-    Each depth's edges are passed at once (a few array operations a depth, whatever the
-    number of cliques); messages are segment log-sum-exps, so finite tables never make a
-    belief vanish or overflow. ``log_tables`` is left unchanged.
-
-    >>> t = junction_tree(Domain.of(a=2, b=2, c=2), (("a", "b"), ("b", "c")))
-    >>> beliefs, log_z = calibrate_flat(t.flat, np.log([1.0, 1, 1, 5, 1, 1, 1, 1]))
-    >>> round(float(np.exp(log_z)), 6), beliefs.round(3).tolist()
-    (16.0, [0.125, 0.125, 0.125, 0.625, 0.125, 0.125, 0.375, 0.375])
-    """
-    if not np.isfinite(log_tables).all():
-        raise FloatingPointError("a log-potential of the junction tree is not finite")
-    logs = log_tables.copy()
-    upward = []
-    for lv in reversed(plan.levels):
-        msg = _segment_logsumexp(logs[lv.up], lv.starts, lv.counts)
-        logs[lv.parent_cells] += np.bincount(lv.parent_inverse, weights=msg[lv.parent_seg],
-                                             minlength=len(lv.parent_cells))
-        upward.append(msg)
-    off = plan.offsets
-    top = logs[off[plan.root]:off[plan.root + 1]]
-    shift = top.max()
-    log_z = float(np.log(np.exp(top - shift).sum()) + shift)
-    for lv, msg in zip(plan.levels, reversed(upward)):
-        down = _segment_logsumexp(logs[lv.down], lv.down_starts, lv.down_counts)
-        logs[lv.child] += (down - msg)[lv.child_seg]
-    return np.exp(logs - log_z), log_z  # calibrated: every clique's table sums to Z
-
-
-def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:
-    """Exact clique beliefs (normalised probability tables) and the log-partition function.
-
-    ``potentials[k]`` is the log-potential of ``tree.model_cliques[k]`` (axes in clique
-    order). Tables and messages stay in log space (:func:`calibrate_flat`), so no finite
-    potentials, however far apart, make a message or a belief vanish or overflow.
-    Non-finite potentials (an optimiser's step that overflowed) raise ``FloatingPointError``.
-
-    >>> t = junction_tree(Domain.of(a=2, b=2), (("a", "b"),))
-    >>> beliefs, log_z = calibrate(t, [np.log([[1.0, 1.0], [1.0, 5.0]])])
-    >>> round(float(np.exp(log_z)), 6), beliefs[0].round(3).tolist()
-    (8.0, [[0.125, 0.125], [0.125, 0.625]])
-    """
-    off = tree.flat.offsets
-    logs = np.zeros(off[-1])
-    for k, theta in enumerate(potentials):
-        a = tree.assignment[k]
-        logs[off[a]:off[a + 1]] += _expand_to(tree, k, np.asarray(theta, dtype=np.float64)).ravel()
-    flat, log_z = calibrate_flat(tree.flat, logs)
-    return [flat[off[c]:off[c + 1]].reshape(tree.domain.project(t).shape) for c, t in enumerate(tree.cliques)], log_z
-
-
-def _expand_to(tree: JunctionTree, k: int, table: np.ndarray) -> np.ndarray:
-    """Model clique ``k``'s table broadcast to the shape of its tree clique."""
-    c, t = tree.model_cliques[k], tree.cliques[tree.assignment[k]]
-    inside = sorted(c, key=t.index)
-    moved = np.transpose(table, [c.index(n) for n in inside])
-    shape = tuple(tree.domain.size_of(n) if n in c else 1 for n in t)
-    return np.broadcast_to(moved.reshape(shape), tuple(tree.domain.project(t).shape))
-
-
-def clique_marginals(tree: JunctionTree, beliefs: list[np.ndarray]) -> list[np.ndarray]:
-    """The marginal of every model clique (axes in the clique's own order) from beliefs.
-
-    >>> t = junction_tree(Domain.of(a=2, b=2), (("b", "a"),))
-    >>> beliefs, _ = calibrate(t, [np.log([[1.0, 3.0], [1.0, 3.0]])])
-    >>> clique_marginals(t, beliefs)[0].round(3).tolist()
-    [[0.125, 0.375], [0.125, 0.375]]"""
-    out = []
-    for k, c in enumerate(tree.model_cliques):
-        t = tree.cliques[tree.assignment[k]]
-        b = beliefs[tree.assignment[k]]
-        axes = tuple(i for i, n in enumerate(t) if n not in c)
-        inside = [n for n in t if n in c]
-        out.append(np.transpose(b.sum(axis=axes) if axes else b, [inside.index(n) for n in c]))
-    return out

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from privgraph.mrf.inference import MAX_TREE_CELLS
-from privgraph.mrf.junction import calibrate, junction_tree
+from privgraph.mrf.calibration import calibrate
+from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
 
 
