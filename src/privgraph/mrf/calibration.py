@@ -114,7 +114,7 @@ def _run_lengths(starts: np.ndarray, total: int) -> np.ndarray:
     return np.diff(np.append(starts, total))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)  # a plan holds a few int64 arrays the size of the tree
 def flat_plan(tree: JunctionTree) -> FlatPlan:
     """The flat layout and depth-by-depth index maps of ``tree`` (built once per tree),
     re-rooted at its centre so that calibration passes as few depths as possible.
