@@ -127,9 +127,9 @@ def tractable_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP,
     >>> d = Domain.of(a=4, b=4, c=4, e=4)
     >>> dag = nx.DiGraph([("a", "b"), ("a", "c"), ("b", "c"), ("a", "e"), ("b", "e"), ("c", "e")])
     >>> tractable_cliques(dag, d, cap=300, tree_cap=10**6)
-    (('e', 'a', 'b', 'c'),)
+    (('a', 'b', 'c', 'e'),)
     >>> tractable_cliques(dag, d, cap=100, tree_cap=10**6)
-    (('c', 'a', 'b'), ('e', 'a', 'b'), ('e', 'c'))
+    (('a', 'b', 'c'), ('a', 'b', 'e'), ('c', 'e'))
     >>> tractable_cliques(dag, d, cap=100, tree_cap=100)
     (('b', 'a'), ('c', 'a'), ('e', 'a'))
     """
@@ -160,21 +160,36 @@ def merge_cliques(cliques: Sequence[Sequence[str]], domain: Domain, cap: int) ->
     >>> merge_cliques([("a", "b"), ("b", "c"), ("e",)], d, cap=24)
     (('a', 'b', 'c', 'e'),)
     """
-    current = [tuple(c) for c in cliques]
-    while len(current) > 1:
-        best = None
-        for i in range(len(current)):
-            for j in range(i + 1, len(current)):
-                union = sorted(set(current[i]) | set(current[j]), key=domain.index)
-                cells = domain.cells(union)
-                if cells <= cap:
-                    key = (-len(set(current[i]) & set(current[j])), cells, i, j)
-                    if best is None or key < best[0]:
-                        best = (key, i, j, tuple(union))
-        if best is None:
-            break
-        _, i, j, union = best
-        current = [c for k, c in enumerate(current) if k not in (i, j)] + [union]
+    import heapq
+    import math
+
+    sizes = dict(zip(domain.names, domain.sizes))
+    rank = {v: i for i, v in enumerate(domain.names)}
+    alive = {k: frozenset(c) for k, c in enumerate(drop_contained(cliques))}
+    heap: list = []
+
+    def push(i: int, j: int) -> None:
+        union = alive[i] | alive[j]
+        cells = math.prod(sizes[v] for v in union)
+        if cells <= cap:
+            heapq.heappush(heap, (-len(alive[i] & alive[j]), cells, i, j))
+
+    for i in alive:
+        for j in alive:
+            if i < j:
+                push(i, j)
+    fresh = len(alive)
+    while heap:
+        _, _, i, j = heapq.heappop(heap)
+        if i not in alive or j not in alive:
+            continue  # a clique already merged away (lazy deletion)
+        merged = alive.pop(i) | alive.pop(j)
+        alive[fresh] = merged
+        for k in list(alive):
+            if k != fresh:
+                push(k, fresh)
+        fresh += 1
+    current = [tuple(sorted(c, key=rank.get)) for _, c in sorted(alive.items())]
     return drop_contained(current)
 
 
