@@ -188,3 +188,29 @@ def test_end_to_end_audit_of_the_release_stays_below_its_claim():
     for case in release_cases():
         result = case.audit(seed=0, quick=True)
         assert not result.violates(case.epsilon), (case.name, result.epsilon_bound)
+
+
+def test_estimator_contract():
+    from privgraph.estimator import NotFittedError
+
+    rel = PrivateRelease(epsilon=2.0, split=0.3)
+    assert repr(rel) == "PrivateRelease(epsilon=2.0, split=0.3)"
+    assert rel.get_params()["split"] == 0.3 and rel.set_params(cap=100).cap == 100
+    with pytest.raises(NotFittedError):
+        rel.graph_
+
+
+def test_a_dense_released_graph_gives_a_tractable_model():
+    """Priv-PC stopped at a small cap keeps nearly every edge of alarm: the cliques must
+    still cover every column, fit the cap and give a junction tree within tree_cap."""
+    import networkx as nx
+
+    from privgraph.mrf.junction import junction_tree
+    from privgraph.release.cliques import tractable_cliques
+
+    d = load_network("alarm").domain
+    complete = nx.DiGraph([(a, b) for i, a in enumerate(d.names) for b in d.names[i + 1:]])
+    cliques = tractable_cliques(complete, d, cap=60, tree_cap=100_000)
+    assert set().union(*map(set, cliques)) == set(d.names)
+    assert all(d.cells(c) <= 60 for c in cliques if len(c) > 1)
+    assert junction_tree(d, cliques).cells <= 100_000
