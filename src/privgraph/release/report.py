@@ -170,7 +170,7 @@ neighbours (one row changed; the number of rows, {release.n_rows_}, is public), 
 |---|---|---|
 | 1 structure | Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, {'complete' if s.complete_ else 'stopped at the cap: untested edges kept'}) | {eps['structure']:.4g} |
 | 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
-| 3 parameters | {len(release.cliques_)} family tables (cap {release.plan_.cap} cells), Laplace, CGM-EM | {eps['parameters']:.4g} |
+| 3 parameters | {len(release.cliques_)} tables (families of the DAG extension merged within a cap of {release.plan_.cap} cells), Laplace, CGM-EM | {eps['parameters']:.4g} |
 | 4 synthetic rows | i.i.d. from the model | 0 |
 
 ![budget split]({paths['budget_png'].name})
