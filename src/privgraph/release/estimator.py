@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Charge, Ledger, Neighbours
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.release.planner import ReleasePlan, check_split, plan_release
 
@@ -147,7 +147,7 @@ class PrivateRelease(PrivateEstimator):
         structure = self._structure(prediction)
         planned = structure.privacy_plan(domain, n) + Ledger.of(self._parameters_charge(prediction))
         budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=_composition(self.delta))
-        _check_affordable(planned, budget)
+        check_affordable(planned.charges, budget)  # the whole plan, before any noise
         structure.fit(engine, budget=budget)
         graph = structure.graph_
         if self.orient is not None:
@@ -229,13 +229,6 @@ class PrivateRelease(PrivateEstimator):
 
 def _composition(delta: float) -> str:
     return "optimal" if delta > 0 else "basic"
-
-
-def _check_affordable(planned: Ledger, budget: Budget) -> None:
-    """Reserve the whole plan on a copy of ``budget`` (raises BudgetExceeded, spends nothing)."""
-    trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
-    for charge in budget.ledger.charges + planned.charges:
-        trial.reserve(charge)
 
 
 __all__ = ["PrivateRelease"]
