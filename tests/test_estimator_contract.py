@@ -98,6 +98,15 @@ def test_privacy_plan_is_the_ledger_fit_charges(asia, small):
     est = PrivPC(epsilon=1.0, random_state=0)
     plan = est.privacy_plan(ASIA.domain, len(asia))
     assert plan.charges == est.fit(asia).ledger_.charges
+    rng = np.random.default_rng(2)
+    z = rng.integers(0, 3, 20_000)
+    nominal = pd.DataFrame({"z": pd.Categorical.from_codes(z, ["a", "b", "c"]),
+                            "y": pd.Categorical.from_codes((z == 1).astype(int), ["no", "yes"])})
+    g = PrivPC(epsilon=5.0, random_state=0)  # ci_test="auto" picks the G test's block votes here
+    assert g.privacy_plan({"format": "privgraph-domain", "version": 1, "columns": [
+        {"name": "z", "kind": "nominal", "levels": ["a", "b", "c"]},
+        {"name": "y", "kind": "nominal", "levels": ["no", "yes"]}]}, len(nominal)).charges == \
+        g.fit(nominal).ledger_.charges
     df, d = small
     for kw in (dict(), dict(noise="gaussian", delta=1e-6), dict(neighbours="replace_one"),
                dict(method="psgd", delta=1e-4, options={"steps": 20})):

@@ -271,8 +271,9 @@ def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCa
     if group not in GROUPS:
         raise ValueError(f"unknown group {group!r}; choose from {', '.join(GROUPS)}")
     from privgraph.audit.estimators import estimator_cases, known_failure_cases
+    from privgraph.audit.release_cases import release_cases
 
-    cases = correct_cases() + estimator_cases()
+    cases = correct_cases() + estimator_cases() + release_cases()
     if include_broken:
         from privgraph.audit.broken import broken_cases
 

@@ -79,10 +79,10 @@ def release_cases() -> tuple[AuditCase, ...]:
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
     return (
         AuditCase("release_structure", "PrivateRelease, stage 1 view (edge kept)", RO, RELEASE_EPSILON, 0.0, left,
-                  right, pair, release_runner("structure"), value_events(), runs=4_000, quick_runs=600,
+                  right, pair, release_runner("structure"), value_events(), runs=4_000, quick_runs=300,
                   group="estimators"),
         AuditCase("release_table", "PrivateRelease, stage 3 view (noisy count b=2)", RO, RELEASE_EPSILON, 0.0, left,
-                  right, pair, release_runner("table"), threshold_events(), runs=4_000, quick_runs=600,
+                  right, pair, release_runner("table"), threshold_events(), runs=4_000, quick_runs=300,
                   group="estimators"),
     )
 

@@ -309,6 +309,15 @@ class _PublicShape:
     def table(self, columns):
         raise RuntimeError("a privacy plan reads no data")
 
+    def subsample(self, m: int, sampler) -> "_PublicShape":
+        return _PublicShape(self.domain, m)
+
+    def blocks(self, count: int, sampler) -> "_PublicShape":
+        """The public shape of ``count`` disjoint blocks (subsample-and-aggregate): no draw."""
+        shape = _PublicShape(self.domain, self.n // count * count)
+        shape.count, shape.parts = count, [_PublicShape(self.domain, self.n // count)] * count
+        return shape
+
 
 def choose_ci_test(ci_test: str, domain: Domain):
     """The CI test object for ``ci_test`` on ``domain``; "auto" decides from public kinds.
