@@ -74,6 +74,7 @@ class Tables:
         self._covers = _LRU(COVER_BUDGET_CELLS)  # by first column: (columns, table)
         self._pairs: dict | None = None
         self._distinct = None  # (distinct rows, their counts), or False: see _count
+        self._prefix = None  # (columns, cell index of the distinct rows over them): the last one
 
     def _count(self, key: tuple) -> np.ndarray:
         """The table over ``key`` from the engine, or from the distinct rows with their
@@ -89,11 +90,22 @@ class Tables:
             return bincount_codes(cols if self._rows is None else [c[self._rows] for c in cols], self.shape(key))
         rows, weights = self._distinct
         shape = self.shape(key)
-        idx = np.zeros(rows.shape[0], dtype=np.int64)
-        for c, size in zip(key, shape):
-            idx *= size
+        idx = self._prefix_index(rows, key[:2])  # a level's tests of one edge share (x, y)
+        for c, size in zip(key[2:], shape[2:]):
+            idx = idx * size
             idx += rows[:, self.domain.index(c)]
         return np.rint(np.bincount(idx, weights=weights, minlength=int(np.prod(shape)))).astype(np.int64).reshape(shape)
+
+    def _prefix_index(self, rows: np.ndarray, head: tuple) -> np.ndarray:
+        """Mixed-radix cell index of the distinct rows over ``head`` (the last one is kept)."""
+        if self._prefix is not None and self._prefix[0] == head:
+            return self._prefix[1]
+        idx = np.zeros(rows.shape[0], dtype=np.int64)
+        for c in head:
+            idx *= self.domain.size_of(c)
+            idx += rows[:, self.domain.index(c)]
+        self._prefix = (head, idx)
+        return idx
 
     @classmethod
     def from_engine(cls, engine: CountEngine, *, max_cells: int = MAX_JOINT_CELLS) -> "Tables":
