@@ -55,8 +55,9 @@ def network_frame(name: str, n: int, seed: int = 0) -> tuple[pd.DataFrame, CPDAG
     """n rows of a bundled network (ordinal codes in the BIF's state order) and its true CPDAG."""
     net = load_network(name)
     codes = sample(net, n, np.random.default_rng(seed))
-    frame = pd.DataFrame(codes, columns=net.domain.names)
-    return frame, CPDAG.from_dag(net.to_networkx())
+    frame = pd.DataFrame({name: pd.Categorical.from_codes(codes[:, i], categories=range(size), ordered=True)
+                          for i, (name, size) in enumerate(zip(net.domain.names, net.domain.sizes))})
+    return frame, CPDAG.from_dag(net.to_networkx())  # Categorical columns: the public domain
 
 
 def skeleton_edges(est) -> set:
@@ -230,7 +231,7 @@ def peers(sizes, reps: int) -> list[dict]:
     rows = []
     for n in sizes:
         X, truth = network_frame("asia", n, seed=1)
-        codes = X.to_numpy().astype(np.int64)
+        codes = X.apply(lambda c: c.cat.codes).to_numpy().astype(np.int64)
         for ours, theirs_cl, theirs_pg in (("g", "gsq", "g_sq"), ("chi-square", "chisq", "chi_square")):
             found = {}
             for label, run in peer_runners(X, codes, ours, theirs_cl, theirs_pg).items():
@@ -265,7 +266,8 @@ def peer_runners(X, codes, ours, cl_test, pg_test):
     names = list(X.columns)
 
     def privgraph_pc():
-        return skeleton_edges(PrivPC(method="pc", ci_test=ours, max_cond_size=None).fit(X))
+        # causal-learn's convention for tests without information, so the skeletons can agree
+        return skeleton_edges(PrivPC(method="pc", ci_test=ours, max_cond_size=None, degenerate="independent").fit(X))
 
     def causal_learn_pc():
         from causallearn.search.ConstraintBased.PC import pc

@@ -81,6 +81,11 @@ class PrivPC(PrivateEstimator):
         pair of variables.
     forbidden, required : sequences of pairs
         Background knowledge: forbidden edges are never tested, required ones kept.
+    degenerate : "dependent" (default) or "independent"
+        What a test whose strata all carry no information (zero degrees of freedom, no
+        variance) decides: "dependent" keeps the edge (no information is not
+        independence; the private deciders include the rule in the margin they release,
+        with sensitivity still 1); "independent" is causal-learn's convention.
     orient : "cpdag" or "direction"
         "cpdag" (default): colliders and Meek's rules only (no budget). "direction": then
         orient the remaining undirected edges between ordinal or binary columns with the
@@ -132,7 +137,7 @@ class PrivPC(PrivateEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
                  method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=(),
-                 orient="cpdag", orient_share=0.2):
+                 orient="cpdag", orient_share=0.2, degenerate="dependent"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -145,6 +150,7 @@ class PrivPC(PrivateEstimator):
         self.required = required
         self.orient = orient
         self.orient_share = orient_share
+        self.degenerate = degenerate
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
             on_level=None) -> "PrivPC":
@@ -164,7 +170,7 @@ class PrivPC(PrivateEstimator):
         self._checked()
         tables = Tables.from_engine(as_engine(X, names, domain=domain, infer_domain=infer_domain))
         check_data(tables)
-        method, test = self.method, choose_ci_test(self.ci_test, tables.domain)
+        method, test = self.method, choose_ci_test(self.ci_test, tables.domain, self.degenerate)
         cond = self._max_cond_size(tables)
         sampler = self._noise_sampler() if method != "pc" else resolve_sampler(None)
         self.composition_ = self._composition()
@@ -212,7 +218,7 @@ class PrivPC(PrivateEstimator):
             return Ledger()
         shape = _PublicShape(domain.project(domain.discrete_names), int(n_rows))
         check_data(shape)
-        test = choose_ci_test(self.ci_test, shape.domain)
+        test = choose_ci_test(self.ci_test, shape.domain, self.degenerate)
         if self.method == "em-pc":
             raise ValueError("em-pc chooses its removals offline: its plan is its levels' exponential "
                              "mechanisms, known only once the level sizes are; use another method to plan")
@@ -261,6 +267,8 @@ class PrivPC(PrivateEstimator):
         if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
                                             or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
+        if self.degenerate not in ("dependent", "independent"):
+            raise ValueError(f"degenerate must be 'dependent' or 'independent', got {self.degenerate!r}")
         if self.orient not in ("cpdag", "direction"):
             raise ValueError(f"orient must be 'cpdag' or 'direction', got {self.orient!r}")
         if self.orient == "direction":
@@ -319,7 +327,7 @@ class _PublicShape:
         return shape
 
 
-def choose_ci_test(ci_test: str, domain: Domain):
+def choose_ci_test(ci_test: str, domain: Domain, degenerate: str = "dependent"):
     """The CI test object for ``ci_test`` on ``domain``; "auto" decides from public kinds.
 
     "auto" takes Kendall's tau (a rank test, valid for ordered values) when every column
@@ -336,9 +344,9 @@ def choose_ci_test(ci_test: str, domain: Domain):
     'KendallTest'
     """
     if ci_test != "auto":
-        return CI_TESTS[ci_test]()
+        return CI_TESTS[ci_test](degenerate=degenerate)
     nominal = [n for n, k, s in zip(domain.names, domain.kinds, domain.sizes) if k is Kind.CATEGORICAL and s > 2]
-    return GTest() if nominal else KendallTest()
+    return GTest(degenerate=degenerate) if nominal else KendallTest(degenerate=degenerate)
 
 
 def default_max_cond_size(n: int, d: int) -> int:

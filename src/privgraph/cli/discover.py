@@ -34,6 +34,7 @@ def discover(
     ci_test: str = typer.Option("kendall", help="kendall | spearman | g | chi-square."),
     max_cond_size: Optional[int] = typer.Option(None, help="Largest conditioning set (default: min(d-2, log2(n)-5))."),
     max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
+    degenerate: str = typer.Option("dependent", help="A test with no information (every stratum degenerate): dependent (keep the edge) or independent (causal-learn's convention)."),
     orient: str = typer.Option("cpdag", help="cpdag (colliders and Meek's rules) or direction (then private direction tests on the undirected edges)."),
     orient_share: float = typer.Option(0.2, help="With --orient direction: the share of epsilon for the direction tests."),
     seed: Optional[int] = typer.Option(None, help="Seed the noise (experiments only: seeded noise is NOT private)."),
@@ -55,7 +56,7 @@ def discover(
         X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
-                 orient_share=orient_share)
+                 orient_share=orient_share, degenerate=degenerate)
     if seed is not None and method != "pc":
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     if infer_domain:
