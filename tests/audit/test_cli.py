@@ -5,12 +5,12 @@ import sys
 import time
 
 import pytest
-
-pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
 from typer.testing import CliRunner
 
 from privgraph.audit import all_cases
 from privgraph.cli import app
+
+pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,8 @@ def quick_audit():
     start = time.perf_counter()
     result = CliRunner().invoke(app, ["audit", "--quick", "--seed", "0"])
     elapsed = time.perf_counter() - start
-    lines = [line.split("│")[1:-1] for line in result.output.splitlines() if line.count("│") > 5]
+    audit_part = result.output.split("No data-dependent refusal")[0]  # the refusal table follows
+    lines = [line.split("│")[1:-1] for line in audit_part.splitlines() if line.count("│") > 5]
     header = [cell.strip() for cell in result.output.split("┃")[1:11]]
     rows = {cells[0].strip(): dict(zip(header, (c.strip() for c in cells))) for cells in lines
             if cells[0].strip()}  # a long event wraps onto a row with no name
@@ -34,7 +35,9 @@ def test_quick_audit_passes_every_mechanism_well_within_ci_time(quick_audit):
         row = rows[case.name]
         assert row["verdict"] == "pass" and float(row["audited bound"]) <= case.epsilon, row
     assert "lower bound" in result.output
-    assert elapsed < 120  # CI allows two minutes (primitives and estimators)
+    refusals = result.output.split("No data-dependent refusal")[1]
+    assert "DIFFERENT" not in refusals and refusals.count("same") >= 12
+    assert elapsed < 120  # CI allows two minutes (primitives, estimators, release, refusals)
 
 
 def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
@@ -43,11 +46,17 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # runs on SecureSampler, so test_cases.py checks that at alpha = 1e-6.) Priv-PC on two
     # variables reaches about half its claim at most (the sieve's one query spends little
     # of its share): about 0.34 at quick size.
+    # Three end-to-end cases see little at quick size and are kept for the violations they
+    # would show, not for tightness: the record-level direction test (its test part holds
+    # 100 rows at 2,000 training rows, about 0.4 of its claim at 2,000 runs), a changed
+    # training record (one noisy table cell of many), and the release's stages (one
+    # statistic behind Priv-PC's sieve or a CGM-EM fit).
     _, rows, _ = quick_audit
+    least = {"priv_pc": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "release_structure": 0.0,
+             "release_table": 0.0}
     for case in all_cases():
         if case.name != "laplace_float_attack":
-            least = 0.3 if case.name == "priv_pc" else 0.5
-            assert float(rows[case.name]["ratio"]) >= least, rows[case.name]
+            assert float(rows[case.name]["ratio"]) >= least.get(case.name, 0.5), rows[case.name]
 
 
 def test_planted_bug_shows_as_caught():
