@@ -40,6 +40,7 @@ from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
+from privgraph.stats.strata import check_convention
 
 #: CI tests by name.
 CI_TESTS = {"kendall": KendallTest, "spearman": SpearmanTest, "g": GTest, "g-test": GTest,
@@ -267,8 +268,7 @@ class PrivPC(PrivateEstimator):
         if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
                                             or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
-        if self.degenerate not in ("dependent", "independent"):
-            raise ValueError(f"degenerate must be 'dependent' or 'independent', got {self.degenerate!r}")
+        check_convention(self.degenerate)
         if self.orient not in ("cpdag", "direction"):
             raise ValueError(f"orient must be 'cpdag' or 'direction', got {self.orient!r}")
         if self.orient == "direction":
