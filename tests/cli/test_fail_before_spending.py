@@ -194,3 +194,13 @@ def test_version_and_sample(monkeypatch, capsys, tmp_path):
 def test_direction_refuses_one_column_as_both_variables(monkeypatch, capsys, no_fit, table):
     status, _, err = run_main(monkeypatch, capsys, "direction", table, "--x", "a", "--y", "a", "--epsilon", 1)
     assert status == 2 and "--x and --y name the same column 'a'" in err, err
+
+
+def test_errors_name_the_flag_or_column(monkeypatch, capsys, tmp_path):
+    status, _, err = run_main(monkeypatch, capsys, "demo", "--rows", -5)
+    assert status == 2 and "--rows must be a positive number" in err and "dimensions" not in err, err
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"age": ["young", "old"] * 150, "b": np.arange(300.0)}).to_csv(path, index=False)
+    status, _, err = run_main(monkeypatch, capsys, "direction", path, "--x", "age", "--y", "b", "--epsilon", 1,
+                              "--infer-domain")
+    assert status == 2 and "column age must have a numeric dtype" in err, err

@@ -62,7 +62,7 @@ def validate_pair(x, y, *, min_rows: int = 2 * MIN_PART_ROWS) -> tuple[np.ndarra
     >>> validate_pair([1.0, float("nan"), 3.0], [1.0, None, "a"], min_rows=2)[1].tolist()
     [1.0, nan, nan]
     """
-    cols = [_numeric(v, name) for v, name in ((x, "x"), (y, "y"))]
+    cols = [_numeric(v, str(getattr(v, "name", None) or name)) for v, name in ((x, "x"), (y, "y"))]
     if cols[0].size != cols[1].size:
         raise ValueError(f"x and y must have the same length, got {cols[0].size} and {cols[1].size}")
     if cols[0].size < min_rows:

@@ -15,6 +15,8 @@ def demo(
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
 ) -> None:
     """Release statistics of a synthetic dataset under one budget and print the ledger."""
+    if rows < 1:
+        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
     import numpy as np
 
     from privgraph.cli.ledger_table import print_ledger
