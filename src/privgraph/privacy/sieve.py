@@ -45,7 +45,7 @@ import math
 from typing import Callable, Iterable, Sequence
 
 from privgraph.privacy.amplification import amplify_without_replacement, epsilon_before_amplification
-from privgraph.privacy.budget import Budget
+from privgraph.privacy.budget import Budget, reserve_plan
 from privgraph.privacy.ledger import METHODS, Charge, Ledger
 from privgraph.privacy.mechanisms import Release, laplace_mechanism
 from privgraph.privacy.neighbours import Neighbours, check_count, check_epsilon
@@ -297,17 +297,5 @@ def pre_amplification_epsilon(epsilon_sieve: float, m: int, n: int) -> float:
 
 
 def _reserve(charges: Sequence[Charge], rounds: int, budget: Budget | None) -> Ledger:
-    planned = [c.times(rounds) for c in charges]
-    if budget is not None:
-        _check_affordable(planned, budget)
-        for c in planned:
-            budget.reserve(c)
-    return Ledger(tuple(planned))
-
-
-def _check_affordable(planned: Sequence[Charge], budget: Budget) -> None:
-    """Refuse the whole plan before reserving any of it (so nothing is half-spent)."""
-    trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
-    for c in budget.ledger.charges + tuple(planned):
-        trial.reserve(c)
-
+    """Reserve the whole cap of rounds, or none of it (:func:`~privgraph.privacy.budget.reserve_plan`)."""
+    return reserve_plan([c.times(rounds) for c in charges], budget)
