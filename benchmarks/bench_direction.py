@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.causal import direction as dr
-from privgraph.causal import direction_scores as ds
+from privgraph.causal.direction import scores as ds
 from privgraph.privacy import SeededSampler
 
 GP_LENGTHSCALE, WARP = 1.0, 0.5
@@ -248,7 +248,7 @@ def tune(args) -> list[dict]:
 
 def tune_training_privacy(seeds, n: int = 2000) -> list[dict]:
     """Ridge and residual bandwidth under train+test privacy: accuracy and margin / sensitivity."""
-    from privgraph.causal import direction_data as dd
+    from privgraph.causal.direction import data as dd
 
     rows, default = [], dd.TRAIN_RESIDUAL_BANDWIDTH
     data = [(seed, *sim_pair(n, seed)) for seed in seeds]

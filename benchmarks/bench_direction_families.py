@@ -34,8 +34,8 @@ import numpy as np
 
 from direction_pairs import FAMILIES, discretise, sim_pair, standardise, tie, tuebingen_pairs
 from privgraph.causal import direction as dr
-from privgraph.causal import direction_release as rel
-from privgraph.causal.direction_data import inferred_bounds, validate_pair
+from privgraph.causal.direction import release as rel
+from privgraph.causal.direction.data import inferred_bounds, validate_pair
 from privgraph.privacy import SeededSampler
 
 EPSILONS = (0.5, 1.0, 2.0)

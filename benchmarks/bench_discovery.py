@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from privgraph.causal import BudgetTooSmall, PrivPC, SieveExamine, Tables, make_margin, stable_pc_skeleton
+from privgraph.causal import BudgetTooSmall, PrivPC, SieveExamineDecider, Tables, make_margin, stable_pc_skeleton
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 from privgraph.graphs import CPDAG, arc_f1, skeleton_scores
@@ -189,7 +189,7 @@ def runners(engine, eps):
     def no_subsampling(rep):
         tables = Tables.from_engine(engine)
         d = len(tables.names)
-        decider = SieveExamine(tables, make_margin(KendallTest(), 0.05), epsilon=eps, delta=DELTA,
+        decider = SieveExamineDecider(tables, make_margin(KendallTest(), 0.05), epsilon=eps, delta=DELTA,
                                rounds=d * (d - 1), sampler=SeededSampler(rep), min_rate=1.0)
         stable_pc_skeleton(tables.names, decider, max_cond_size=max(0, min(d - 2, 11)))
 

@@ -49,7 +49,7 @@ from privgraph.mrf.individuals import individual_tables, time_homogeneous_chain
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.psgd import psgd
 from privgraph.mrf.release import release_tables
-from privgraph.mrf.sampling import sample
+from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import erdos_renyi, third_order_chain
 from privgraph.privacy import Neighbours, SeededSampler
 
@@ -65,7 +65,7 @@ POPULATIONS, DRAWS = 5, 5
 def population(family: str, n: int, seed: int):
     rng = np.random.default_rng(seed)
     model = FAMILIES[family](10, rng=rng)
-    codes = sample(model, n, rng=rng)
+    codes = sample_model(model, n, rng=rng)
     return model, codes, count_tables(NumpyEngine(model.domain, codes), model.cliques)
 
 

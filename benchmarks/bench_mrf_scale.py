@@ -43,7 +43,7 @@ from privgraph.mrf import calibration, cgm, junction
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import release_tables
-from privgraph.mrf.sampling import sample
+from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Neighbours, SeededSampler
 
@@ -60,7 +60,7 @@ def true_model(name: str) -> tuple[MarkovRandomField, tuple, callable]:
     release's tractable cliques (families merged while their union fits in the cap)."""
     if name == "chain10":
         model = third_order_chain(10, rng=np.random.default_rng(0))
-        return model, model.cliques, lambda n, rng: sample(model, n, rng=rng)
+        return model, model.cliques, lambda n, rng: sample_model(model, n, rng=rng)
     if name in MERGED:
         from privgraph.release.cliques import tractable_cliques
 

@@ -52,7 +52,7 @@ def test_every_estimator_case_is_tested_and_grouped():
 
 
 def test_pc_pair_moves_the_margin_by_almost_its_sensitivity_on_the_dependent_side():
-    from privgraph.causal.scores import RankMargin
+    from privgraph.causal.margins import RankMargin
     from privgraph.causal.tables import Tables
     from privgraph.data import Domain, NumpyEngine
     from privgraph.stats import KendallTest
@@ -64,7 +64,7 @@ def test_pc_pair_moves_the_margin_by_almost_its_sensitivity_on_the_dependent_sid
 
 def test_anm_test_pair_moves_both_scores_by_their_full_sensitivity():
     from privgraph.causal.direction import raw_scores
-    from privgraph.causal.direction_data import fit_both_directions
+    from privgraph.causal.direction.data import fit_both_directions
 
     def scores(pair):
         fit = fit_both_directions(*pair, privacy="test", bounds=(None, None), test_fraction=0.5, ridge=1e-3,

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from privgraph.causal import direction_scores as ds
-from privgraph.causal.regression import fit_fourier_ridge, fourier_features, stability_bound
+from privgraph.causal.direction import scores as ds
+from privgraph.causal.direction.regression import fit_fourier_ridge, fourier_features, stability_bound
 from privgraph.privacy import Neighbours, SeededSampler, log_iqr_release
 from privgraph.privacy.iqr_release import bin_distance, quartile_envelope
 from privgraph.stats import hsic, iqr

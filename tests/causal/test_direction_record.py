@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from privgraph.causal import direction as dr
-from privgraph.causal import direction_release as rel
+from privgraph.causal.direction import release as rel
 from privgraph.causal.direction import PrivateANM, private_direction
-from privgraph.causal.direction_data import split_indices, to_common_scale
-from privgraph.causal.direction_orient import orient_by_direction
+from privgraph.causal.direction.data import split_indices, to_common_scale
+from privgraph.causal.direction.orient import orient_by_direction
 from privgraph.graphs import CPDAG
 from privgraph.privacy import Budget, SeededSampler
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from privgraph.causal.direction import DIRECTIONS, PrivateANM
-from privgraph.causal.direction_data import to_common_scale, validate_pair
+from privgraph.causal.direction.data import to_common_scale, validate_pair
 
 N = 200
 BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from privgraph.causal import direction as dr
-from privgraph.causal import direction_data as dd
-from privgraph.causal import direction_scores as ds
+from privgraph.causal.direction import data as dd
+from privgraph.causal.direction import scores as ds
 from privgraph.privacy import SeededSampler, laplace_scale
 from tests.privacy.bounds import hoeffding
 

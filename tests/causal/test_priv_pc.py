@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgraph.causal import BudgetTooSmall, PrivPC, SieveExamine, Tables, make_margin
+from privgraph.causal import BudgetTooSmall, PrivPC, SieveExamineDecider, Tables, make_margin
 from privgraph.data import Domain, NumpyEngine
 from privgraph.datasets import load_network, sample, sample_frame
 from privgraph.privacy import Budget, SeededSampler
@@ -80,7 +80,7 @@ def test_budget_too_small_is_refused_before_any_budget_is_spent(asia):
     tables = Tables.from_engine(NumpyEngine.from_frame(asia))
     budget = Budget(0.05, 1e-6, composition="optimal")
     with pytest.raises(BudgetTooSmall, match=r"needs epsilon >= \d"):
-        SieveExamine(tables, make_margin(KendallTest(), 0.05), epsilon=0.05, delta=1e-6, rounds=56,
+        SieveExamineDecider(tables, make_margin(KendallTest(), 0.05), epsilon=0.05, delta=1e-6, rounds=56,
                      sampler=SeededSampler(0), budget=budget)
     assert len(budget.ledger) == 0
     with pytest.raises(BudgetTooSmall):
@@ -165,7 +165,7 @@ def test_a_round_that_reaches_its_query_cap_ends_the_run(asia):
     from privgraph.causal import stable_pc_skeleton
 
     tables = Tables.from_engine(NumpyEngine.from_frame(asia))
-    decider = SieveExamine(tables, make_margin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, rounds=56,
+    decider = SieveExamineDecider(tables, make_margin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, rounds=56,
                            sampler=SeededSampler(0), max_queries=2)
     sk = stable_pc_skeleton(tables.names, decider)
     assert decider.exhausted and not sk.complete and sk.n_tests <= 3 * 56

@@ -8,7 +8,7 @@ from privgraph.data.domain import Domain
 from privgraph.mrf.estimator import PrivateMRF
 from privgraph.mrf.individuals import individual_tables, time_homogeneous_chain
 from privgraph.mrf.psgd import psgd
-from privgraph.mrf.sampling import sample
+from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Neighbours, SeededSampler, sampled_gaussian_multiplier
 
@@ -17,7 +17,7 @@ from privgraph.privacy import Neighbours, SeededSampler, sampled_gaussian_multip
 def frame():
     rng = np.random.default_rng(5)
     model = third_order_chain(5, rng=rng)
-    codes = sample(model, 3000, rng=rng)
+    codes = sample_model(model, 3000, rng=rng)
     return pd.DataFrame(codes, columns=model.domain.names), model
 
 

@@ -9,7 +9,7 @@ from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.fit import fit_mle
 from privgraph.mrf.inference import infer, log_joint
 from privgraph.mrf.model import MarkovRandomField, check_cliques
-from privgraph.mrf.sampling import gibbs_sample, sample
+from privgraph.mrf.sampling import gibbs_sample, sample_model
 from privgraph.mrf.synthetic import erdos_renyi, third_order_chain
 
 from .cases import small_models
@@ -25,7 +25,7 @@ def _joint_frequencies(codes, domain):
 @pytest.mark.parametrize("name,model", CASES[:6], ids=[c[0] for c in CASES[:6]])
 def test_exact_sampler_matches_joint(name, model):
     n = 40_000
-    codes = sample(model, n, rng=np.random.default_rng(1))
+    codes = sample_model(model, n, rng=np.random.default_rng(1))
     p = np.exp(log_joint(model))
     # Hoeffding per cell with a union bound over cells: fails w.p. <= 1e-6
     tol = math.sqrt(math.log(2 * p.size / 1e-6) / (2 * n))
@@ -80,7 +80,7 @@ def test_kl_through_junction_tree_equals_enumeration(name, model, monkeypatch):
 def test_log_likelihood_of_samples_approaches_negative_entropy():
     model = third_order_chain(6, rng=np.random.default_rng(4))
     n = 50_000
-    codes = sample(model, n, rng=np.random.default_rng(5))
+    codes = sample_model(model, n, rng=np.random.default_rng(5))
     lp = log_joint(model)
     p = np.exp(lp)
     entropy = -float(np.sum(p * lp))

@@ -12,7 +12,7 @@ from privgraph.mrf.fit import fit_mle
 from privgraph.mrf.inference import infer
 from privgraph.data import NumpyEngine, count_tables
 from privgraph.mrf.release import estimate_records, release_tables
-from privgraph.mrf.sampling import sample
+from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Budget, BudgetExceeded, Neighbours, SeededSampler
 
@@ -21,7 +21,7 @@ from privgraph.privacy import Budget, BudgetExceeded, Neighbours, SeededSampler
 def population():
     rng = np.random.default_rng(0)
     model = third_order_chain(6, rng=rng)
-    codes = sample(model, 20_000, rng=rng)
+    codes = sample_model(model, 20_000, rng=rng)
     return model, codes, count_tables(NumpyEngine(model.domain, codes), model.cliques)
 
 

@@ -45,7 +45,7 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   the claim. It documents the gap; it is not a correct case.
 * ``anm_record_test`` and ``anm_record_train``: the default ``privacy="record"`` (every
   record protected: the training part is released only as a noisy table, parallel
-  composition; :mod:`privgraph.causal.direction_release`), with public bounds.
+  composition; :mod:`privgraph.causal.direction.release`), with public bounds.
   ``anm_record_test``: 2,000 rows, test_fraction 0.05; 1,900 training rows (x uniform,
   y = 0) pin the released regressions near 0, the 100 test rows sit on the diagonal
   x = y, and the right dataset moves the top test record's y to 0: without noise both
@@ -177,7 +177,7 @@ def individuals_pair(added: Sequence[tuple[int, int]]):
 
 
 def _split() -> tuple[np.ndarray, np.ndarray]:
-    from privgraph.causal.direction_data import split_indices
+    from privgraph.causal.direction.data import split_indices
 
     return split_indices(ANM_ROWS, 0.5, np.random.default_rng(SPLIT_SEED))
 
@@ -255,7 +255,7 @@ def anm_record_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndar
     >>> int((y != y2).sum()), x.size
     (1, 2000)
     """
-    from privgraph.causal.direction_data import split_indices
+    from privgraph.causal.direction.data import split_indices
 
     train, test = split_indices(RECORD_ROWS, RECORD_TEST_FRACTION, np.random.default_rng(SPLIT_SEED))
     rng = np.random.default_rng(2)

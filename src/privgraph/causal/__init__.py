@@ -11,13 +11,13 @@ from privgraph.causal.deciders import (
     BudgetTooSmall,
     LaplacePerTest,
     NonPrivate,
-    SieveExamine,
+    SieveExamineDecider,
     SparseVectorPC,
     SubsampledGaussian,
 )
 from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.estimators import PrivPC
-from privgraph.causal.scores import BlockVotes, RankMargin, make_margin
+from privgraph.causal.margins import BlockVotes, RankMargin, make_margin
 from privgraph.causal.skeleton import Skeleton, stable_pc_skeleton
 from privgraph.causal.tables import Tables
 
@@ -28,7 +28,7 @@ __all__ = [
     "NonPrivate",
     "PrivPC",
     "RankMargin",
-    "SieveExamine",
+    "SieveExamineDecider",
     "Skeleton",
     "SparseVectorPC",
     "SubsampledGaussian",

@@ -7,7 +7,7 @@ private ones hold a :class:`~privgraph.privacy.Ledger` (``.ledger``) and become
 **Neighbouring relation: replace-one, n public.** Every private decider works on n rows
 whose count is public, draws sub-samples of exactly m rows without replacement (Balle,
 Barthe, Gaboardi 2018, Theorem 9), and uses the replace-one sensitivities of
-:mod:`privgraph.stats.sensitivity` (through :mod:`privgraph.causal.scores`).
+:mod:`privgraph.stats.sensitivity` (through :mod:`privgraph.causal.margins`).
 
 **Budget.** The caller gives a *total* (epsilon, delta). Each decider fixes a cap of
 rounds (or tests) in advance, finds the per-round epsilon by inverting the composition
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from privgraph.causal.scores import RO, noise_needed
+from privgraph.causal.margins import RO, noise_needed
 from privgraph.causal.tables import Tables
 from privgraph.privacy import (
     Budget,
@@ -132,7 +132,7 @@ class _Capped:
         return reserve_plan(tuple(c.times(self.rounds) for c in self.charges_of(self.per_round)), budget)
 
 
-class SieveExamine(_Capped):
+class SieveExamineDecider(_Capped):
     """Priv-PC: sieve on a secret sub-sample with the sparse vector, examine on the full data.
 
     Each round is :class:`~privgraph.privacy.SieveAndExamine` (see its module for the
@@ -155,7 +155,7 @@ class SieveExamine(_Capped):
     >>> net = load_network("cancer")
     >>> tables = Tables.from_engine(NumpyEngine(net.domain, sample(net, 100_000, np.random.default_rng(0))))
     >>> budget = Budget(1.0, 1e-6, composition="optimal")
-    >>> decide = SieveExamine(tables, make_margin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, rounds=20,
+    >>> decide = SieveExamineDecider(tables, make_margin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, rounds=20,
     ...                       sampler=SeededSampler(0), budget=budget)
     >>> decide.sample_size, round(budget.spent().epsilon, 6)   # the whole cap, reserved up front
     (5000, 1.0)

@@ -3,7 +3,7 @@
 EM-PC decides a whole level at once, offline, so it has its own loop rather than a
 decider. At level l, for every edge e still present (not required), every test of e
 given a set S of l nodes from the level's adjacencies is run, and ``a_e`` is the largest
-normalised margin over them (:mod:`privgraph.causal.scores`: sensitivity 1 under
+normalised margin over them (:mod:`privgraph.causal.margins`: sensitivity 1 under
 replace-one, so ``a_e``, a maximum of such margins, has sensitivity 1 too). Then:
 
 1. **How many.** With ``a_(1) >= a_(2) >= ...`` sorted, deleting k edges has utility
@@ -36,7 +36,7 @@ import networkx as nx
 import numpy as np
 
 from privgraph.causal.deciders import BudgetTooSmall, composition_for
-from privgraph.causal.scores import RO
+from privgraph.causal.margins import RO
 from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
 from privgraph.causal.tables import Tables
 from privgraph.privacy import (
@@ -73,7 +73,7 @@ def em_pc_skeleton(
     >>> from privgraph.data import NumpyEngine
     >>> from privgraph.privacy import SeededSampler
     >>> from privgraph.stats import KendallTest
-    >>> from privgraph.causal.scores import RankMargin
+    >>> from privgraph.causal.margins import RankMargin
     >>> net = load_network("cancer")
     >>> t = Tables.from_engine(NumpyEngine(net.domain, sample(net, 20_000, np.random.default_rng(0))))
     >>> sk, ledger = em_pc_skeleton(t, RankMargin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6,

@@ -24,14 +24,14 @@ from privgraph.causal.deciders import (
     BudgetTooSmall,
     LaplacePerTest,
     NonPrivate,
-    SieveExamine,
+    SieveExamineDecider,
     SparseVectorPC,
     SubsampledGaussian,
     composition_for,
     spent,
 )
 from privgraph.causal.em_pc import em_pc_skeleton
-from privgraph.causal.scores import make_margin
+from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.causal.tables import Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
@@ -47,7 +47,7 @@ CI_TESTS = {"kendall": KendallTest, "spearman": SpearmanTest, "g": GTest, "g-tes
             "chi-square": ChiSquareTest, "chisq": ChiSquareTest}
 
 #: Deciders by method name (EM-PC has its own loop; "pc" is not private).
-DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamine, "svt-pc": SparseVectorPC,
+DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": SparseVectorPC,
                                  "laplace-pc": LaplacePerTest, "sg-pc": SubsampledGaussian}
 METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "pc")
 
@@ -91,7 +91,7 @@ class PrivPC(PrivateEstimator):
         "cpdag" (default): colliders and Meek's rules only (no budget). "direction": then
         orient the remaining undirected edges between ordinal or binary columns with the
         private causal-direction test on their codes
-        (:func:`privgraph.causal.direction_orient.orient_by_direction`), so the result is
+        (:func:`privgraph.causal.direction.orient.orient_by_direction`), so the result is
         closer to a DAG.
     orient_share : float
         With ``orient="direction"``, the share of epsilon the orientation gets (the
@@ -237,7 +237,7 @@ class PrivPC(PrivateEstimator):
     def _orient_by_direction(self, domain: Domain, rows, sampler, outer: Budget | None):
         """The orientation stage: its own basic-composition budget of share x epsilon, reserved
         as one stage on an outer budget first (so that budget refuses before any noise)."""
-        from privgraph.causal.direction_orient import orient_by_direction
+        from privgraph.causal.direction.orient import orient_by_direction
         from privgraph.privacy import Charge
 
         share = self.epsilon * self.orient_share

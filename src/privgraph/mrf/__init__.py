@@ -2,7 +2,7 @@
 
 See ``docs/mrf.md`` for what each estimator guarantees. Public names::
 
-    from privgraph.mrf import (PrivateMRF, MarkovRandomField, Factor, infer, sample,
+    from privgraph.mrf import (PrivateMRF, MarkovRandomField, Factor, infer, sample_model,
         fit_mle, release_tables, NoisyMarginals, cgm_em, naive_mle, psgd,
         nonprivate_mle, random_estimator, kl_divergence, log_likelihood,
         third_order_chain, erdos_renyi, individual_tables, time_homogeneous_chain)
@@ -19,7 +19,7 @@ from privgraph.mrf.inference import Beliefs, infer
 from privgraph.mrf.model import MarkovRandomField, parse_cliques
 from privgraph.mrf.psgd import psgd
 from privgraph.mrf.release import NoisyMarginals, release_tables
-from privgraph.mrf.sampling import gibbs_sample, sample
+from privgraph.mrf.sampling import gibbs_sample, sample_model
 from privgraph.mrf.synthetic import erdos_renyi, third_order_chain
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
     "psgd",
     "random_estimator",
     "release_tables",
-    "sample",
+    "sample_model",
     "third_order_chain",
     "time_homogeneous_chain",
 ]

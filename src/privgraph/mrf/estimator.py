@@ -33,7 +33,7 @@ from privgraph.mrf.model import MarkovRandomField, check_cliques, parse_cliques
 from privgraph.estimator import PrivateEstimator
 from privgraph.mrf.psgd import psgd, psgd_plan
 from privgraph.mrf.release import group_tables, plan_release, release_tables
-from privgraph.mrf.sampling import sample
+from privgraph.mrf.sampling import sample_model
 from privgraph.privacy import Budget, Ledger, Neighbours
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 
@@ -263,7 +263,7 @@ class PrivateMRF(PrivateEstimator):
     def sample(self, n: int, *, random_state=None) -> pd.DataFrame:
         """``n`` synthetic records (level labels), exact or Gibbs (see :func:`sample`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
-        codes = sample(self.model_, n, rng=rng)
+        codes = sample_model(self.model_, n, rng=rng)
         d = self.model_.domain
         return pd.DataFrame({name: np.asarray(lv)[codes[:, j]] for j, (name, lv) in enumerate(zip(d.names, d.levels))})
 

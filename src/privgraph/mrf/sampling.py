@@ -15,7 +15,7 @@ from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
 
 
-def sample(
+def sample_model(
     model: MarkovRandomField,
     n: int,
     *,
@@ -30,7 +30,7 @@ def sample(
     --------
     >>> from privgraph.data.domain import Domain
     >>> m = MarkovRandomField.of(Domain.of(a=2, b=3), ["a,b"])
-    >>> x = sample(m, 5, rng=np.random.default_rng(0))
+    >>> x = sample_model(m, 5, rng=np.random.default_rng(0))
     >>> x.shape, x.dtype, bool((x[:, 1] < 3).all())
     ((5, 2), dtype('int64'), True)
     """

@@ -8,7 +8,7 @@ draws noise.
 **Stage 1 (structure, Priv-PC).** Priv-PC's own plan (:meth:`PrivPC.privacy_plan`) fixes
 the per-round epsilon of the examine step; its noise is Laplace with scale
 ``b1 = 1 / epsilon_examine`` in margin units (a margin has replace-one sensitivity 1, see
-:mod:`privgraph.causal.scores`). The effect to detect is a marginal dependence of phi
+:mod:`privgraph.causal.margins`). The effect to detect is a marginal dependence of phi
 coefficient ``effect`` between two columns. For the rank tests (Kendall) the test's z is
 about ``phi sqrt(n)`` (on a 2x2 table tau-b is phi and the score test is the chi-square
 test), so the margin is ``(phi sqrt(n) - T) / Delta(n)``, T the two-sided threshold at

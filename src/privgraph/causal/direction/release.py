@@ -2,7 +2,7 @@
 
 Every training record is protected by releasing, from the training part, only a noisy
 **K x K contingency table** of the pair on a public grid: both columns are clipped to their
-public bounds and mapped to [-2, 2] (:func:`~privgraph.causal.direction_data.to_common_scale`),
+public bounds and mapped to [-2, 2] (:func:`~privgraph.causal.direction.data.to_common_scale`),
 and cut into K equal-width bins fixed by K alone. The table is the sufficient statistic
 ``(Phi^T Phi, Phi^T v(Y))`` of the data-independent indicator basis ``Phi`` (one-hot bins)
 for both regressions at once, with the effect read at its bin centre ``v(Y)``.
@@ -31,7 +31,7 @@ from privgraph.privacy import Neighbours, NoiseSampler, Release, histogram_l1_se
 
 #: Replace-one L1 sensitivity of the training table (one count moves between two cells).
 CELL_SENSITIVITY = 2.0
-#: Half-width of the common scale the public bounds map to (shared with direction_data).
+#: Half-width of the common scale the public bounds map to (shared with direction.data).
 HALF_WIDTH = 2.0
 #: Grid sizes allowed (the rule of :func:`default_bins` is clipped to this range).
 BIN_RANGE = (4, 32)
@@ -174,7 +174,7 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
                  rng: np.random.Generator, bins: int | None = None) -> Release:
     """Split, release the training table, regress both ways on it, residuals on the test part.
 
-    The value is a :class:`~privgraph.causal.direction_data.FittedPair` whose regressions
+    The value is a :class:`~privgraph.causal.direction.data.FittedPair` whose regressions
     are post-processing of the released table (the training part's only release); its
     ledger is the table's. Each test residual depends on its own test record and on the
     released table only: a fixed per-record map once the table is out, so the test scores'
@@ -188,7 +188,7 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
     >>> fit.x.shape, fit.shift, ledger.total().epsilon
     ((200,), 0.0, 1.0)
     """
-    from privgraph.causal.direction_data import TRAIN_RESIDUAL_BANDWIDTH, FittedPair, split_indices, to_common_scale
+    from privgraph.causal.direction.data import TRAIN_RESIDUAL_BANDWIDTH, FittedPair, split_indices, to_common_scale
 
     train, test = split_indices(x.size, test_fraction, rng)
     zx, zy = to_common_scale(x, x[:0], bounds[0]), to_common_scale(y, y[:0], bounds[1])

@@ -3,15 +3,15 @@
 private-anm.txt, Section 4.1, with its errata fixed (see ``docs/direction.md``). The
 records are split into a training and a test part (public randomness from ``rng``);
 Y is regressed on X and X on Y on the training part (random-Fourier-feature ridge,
-:mod:`privgraph.causal.regression`); on the test part the dependence between each
-putative cause and its residual is scored (:mod:`privgraph.causal.direction_scores`), the
+:mod:`privgraph.causal.direction.regression`); on the test part the dependence between each
+putative cause and its residual is scored (:mod:`privgraph.causal.direction.scores`), the
 scores are released privately, and X -> Y is decided when ``s(X->Y) < s(Y->X)``.
 
 Guarantees, under replace-one neighbours (``privacy=`` names the records covered):
 
 * ``privacy="record"`` (the default) protects **every record**. The data is clipped to
   public ``bounds``; the training part releases one noisy K x K table of the pair on a
-  public grid (:mod:`privgraph.causal.direction_release`), both regressions are computed
+  public grid (:mod:`privgraph.causal.direction.release`), both regressions are computed
   from that table (post-processing), and the test part releases the scores with their
   test-set sensitivities. A record is in one part only (the split is public randomness
   fixed before the data is read), so the two releases compose in parallel: the whole
@@ -21,14 +21,14 @@ Guarantees, under replace-one neighbours (``privacy=`` names the records covered
   scales, and it fits the regression without noise), so use it only when those records
   are public. Its ledger carries :data:`TEST_ONLY_CAVEAT`. Every score.
 * ``privacy="train+test"`` protects every record through the stability of a ridge fit
-  (HSIC only; :func:`~privgraph.causal.direction_scores.hsic_training_sensitivity`):
+  (HSIC only; :func:`~privgraph.causal.direction.scores.hsic_training_sensitivity`):
   correct but useless below about 10^7 records (docs/direction.md); kept for comparison.
 
 No check reads a data value: constant or tied columns and missing or non-finite values
-are valid input with documented per-record conventions (:mod:`privgraph.causal.direction_data`),
+are valid input with documented per-record conventions (:mod:`privgraph.causal.direction.data`),
 so the behaviour on two neighbouring datasets differs only through the released values.
 The only refusals read public inputs: dtypes, shapes, the number of rows against
-:func:`~privgraph.causal.direction_data.min_test_rows` (a function of the score and epsilon).
+:func:`~privgraph.causal.direction.data.min_test_rows` (a function of the score and epsilon).
 
 In every mode the split is fixed by ``rng`` independently of the data: the argument holds
 for every split, so the split need not be secret.
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privgraph.causal import direction_scores as ds
-from privgraph.causal.direction_data import (
+from privgraph.causal.direction import scores as ds
+from privgraph.causal.direction.data import (
     MIN_PART_ROWS,
     FittedPair,
     check_bounds,
@@ -52,7 +52,7 @@ from privgraph.causal.direction_data import (
     pair_on_public_domain,
     validate_pair,
 )
-from privgraph.causal.direction_release import default_bins, parallel_charge, released_fit
+from privgraph.causal.direction.release import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy.budget import check_affordable
@@ -220,7 +220,7 @@ def private_direction(
         The two columns (same length, a numeric dtype). No data value is refused: ties and
         constant columns are valid, and a missing or non-finite value is replaced by the
         centre of the common scale (the bounds' midpoint, or the training mean); see
-        :func:`~privgraph.causal.direction_data.validate_pair`. The checks read only public
+        :func:`~privgraph.causal.direction.data.validate_pair`. The checks read only public
         properties: dtypes, shapes and the number of rows (public under replace-one).
     epsilon : float
         Epsilon of the whole decision. Under ``privacy="record"`` each part spends it once
@@ -244,7 +244,7 @@ def private_direction(
         The Fourier ridge of the ``"test"`` and ``"train+test"`` modes.
     bins : int, optional
         Grid of the ``"record"`` mode's training table; default the public rule
-        :func:`~privgraph.causal.direction_release.default_bins` (training size, epsilon).
+        :func:`~privgraph.causal.direction.release.default_bins` (training size, epsilon).
     budget : Budget, optional
         Checked for the whole decision before any noise is drawn.
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import networkx as nx
 import numpy as np
 
-from privgraph.causal.direction_data import min_test_rows
+from privgraph.causal.direction.data import min_test_rows
 from privgraph.graphs import CPDAG, apply_meek_rules
 from privgraph.privacy import Budget, Ledger, NoiseSampler, Release
 

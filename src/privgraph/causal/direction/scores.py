@@ -101,7 +101,7 @@ def sensitivity_on_test_set(score: str, m: int) -> float:
 def hsic_training_sensitivity(m: int, residual_shift: float, residual_bandwidth: float) -> float:
     """Bound on the HSIC change when one *training* record changes every residual by <= beta.
 
-    ``beta = residual_shift`` (:func:`privgraph.causal.regression.stability_bound`). The
+    ``beta = residual_shift`` (:func:`privgraph.causal.direction.regression.stability_bound`). The
     test causes do not move, so K is fixed and ``HSIC - HSIC' = tr(K H (L - L') H) / (m-1)^2``.
     The Gaussian kernel ``exp(-t^2 / (2 h^2))`` is ``1 / (h sqrt(e))``-Lipschitz in t and
     ``t = r_i - r_j`` moves by at most ``2 beta``, so ``|L - L'|_ij <= 2 beta / (h sqrt(e))``,

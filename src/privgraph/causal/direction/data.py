@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privgraph.causal.regression import fit_fourier_ridge, stability_bound
+from privgraph.causal.direction.regression import fit_fourier_ridge, stability_bound
 
 #: Fewest rows in each part (training and test) whatever the score: a public floor below which
 #: a part's statistics are not defined usefully (a score on fewer than 10 test rows has fewer
@@ -46,7 +46,7 @@ def validate_pair(x, y, *, min_rows: int = 2 * MIN_PART_ROWS) -> tuple[np.ndarra
     counted before anything is dropped or replaced). No value can make the call fail:
 
     * constant and heavily tied columns are valid input (every score's sensitivity holds
-      with ties; see :mod:`privgraph.causal.direction_scores`);
+      with ties; see :mod:`privgraph.causal.direction.scores`);
     * a missing or non-finite value (NaN, +-inf, None or a non-number in a plain sequence)
       is returned as NaN and replaced per record by the centre of the common scale
       (:func:`to_common_scale`), so a record holding one is an ordinary record.
@@ -219,7 +219,7 @@ def min_test_rows(score: str, epsilon: float) -> int:
     >>> min_test_rows("kendall", 1.0), min_test_rows("kendall", 0.5), min_test_rows("iqr", 1.0)
     (32, 64, 10)
     """
-    from privgraph.causal.direction_scores import LAPLACE_SCORES, sensitivity_on_test_set
+    from privgraph.causal.direction.scores import LAPLACE_SCORES, sensitivity_on_test_set
 
     if score not in LAPLACE_SCORES or math.isinf(epsilon):
         return MIN_PART_ROWS

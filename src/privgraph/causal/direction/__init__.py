@@ -1,0 +1,37 @@
+"""Causal direction: is it X -> Y or Y -> X? The private additive-noise-model test, in one room.
+
+* :mod:`~privgraph.causal.direction.data`: the public checks, the split, the common scale.
+* :mod:`~privgraph.causal.direction.regression`: random-Fourier-feature ridge and its stability.
+* :mod:`~privgraph.causal.direction.release`: the training part released as a noisy table
+  (``privacy="record"``, every record protected) and the regressions fitted from it.
+* :mod:`~privgraph.causal.direction.scores`: the dependence scores and their sensitivities.
+* :mod:`~privgraph.causal.direction.estimator`: :func:`private_direction` and :class:`PrivateANM`.
+* :mod:`~privgraph.causal.direction.orient`: orienting a released CPDAG's undirected edges.
+"""
+
+from privgraph.causal.direction.data import fit_both_directions, validate_pair
+from privgraph.causal.direction.estimator import (
+    DEFAULT_PRIVACY,
+    DEFAULT_RIDGE,
+    DIRECTIONS,
+    PRIVACY_MODES,
+    TEST_ONLY_CAVEAT,
+    DirectionResult,
+    PrivateANM,
+    check_bounds,
+    check_settings,
+    decide,
+    laplace_sensitivity,
+    pair_on_public_domain,
+    private_direction,
+    raw_scores,
+    release_iqr_scores,
+    release_laplace_scores,
+)
+
+__all__ = [
+    "DEFAULT_PRIVACY", "DEFAULT_RIDGE", "DIRECTIONS", "PRIVACY_MODES", "TEST_ONLY_CAVEAT", "DirectionResult",
+    "PrivateANM", "check_bounds", "check_settings", "decide", "fit_both_directions", "laplace_sensitivity",
+    "pair_on_public_domain", "private_direction", "raw_scores", "release_iqr_scores", "release_laplace_scores",
+    "validate_pair",
+]
