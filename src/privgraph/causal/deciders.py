@@ -25,6 +25,7 @@ from typing import Sequence
 
 from privgraph.causal.margins import RO, noise_needed
 from privgraph.causal.tables import Tables
+from privgraph.privacy.composition import composition_for
 from privgraph.privacy import (
     Budget,
     Charge,
@@ -52,15 +53,6 @@ _PLANS: dict = {}  # per-round epsilons already fitted, by public parameters
 
 class BudgetTooSmall(ValueError):
     """The budget cannot pay for the cap at a noise level that leaves the tests any power."""
-
-
-def composition_for(delta: float) -> str:
-    """The composition the pure-DP deciders use: optimal with delta > 0, else basic.
-
-    >>> composition_for(1e-6), composition_for(0.0)
-    ('optimal', 'basic')
-    """
-    return "optimal" if delta > 0 else "basic"
 
 
 class NonPrivate:

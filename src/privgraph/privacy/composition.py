@@ -254,3 +254,15 @@ def _rdp_event(c: Charge):
             f"(epsilon={c.epsilon}, delta={c.delta}); use method='pld' or 'optimal'"
         )
     return None
+
+
+def composition_for(delta: float) -> str:
+    """The composition a plan fixed in advance is reserved and reported under: exact optimal
+    composition (Kairouz, Oh, Viswanath; exact for heterogeneous pure charges) when a
+    target ``delta > 0`` pays for it, basic composition at ``delta = 0``. The one place that
+    decides which delta goes with which composition for the estimators' plans.
+
+    >>> composition_for(1e-6), composition_for(0.0)
+    ('optimal', 'basic')
+    """
+    return "optimal" if delta > 0 else "basic"

@@ -26,6 +26,7 @@ import numpy as np
 
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
+from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.release.planner import ReleasePlan, check_split, plan_release
 
@@ -146,7 +147,7 @@ class PrivateRelease(PrivateEstimator):
         domain, prediction = self._predict(engine.domain, n)
         structure = self._structure(prediction)
         planned = structure.privacy_plan(domain, n) + Ledger.of(self._parameters_charge(prediction))
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=_composition(self.delta))
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition_for(self.delta))
         check_affordable(planned.charges, budget)  # the whole plan, before any noise
         structure.fit(engine, budget=budget)
         graph = structure.graph_
@@ -225,10 +226,6 @@ class PrivateRelease(PrivateEstimator):
         if isinstance(self.random_state, (int, np.integer)):
             return int(self.random_state) + 1
         return self.random_state
-
-
-def _composition(delta: float) -> str:
-    return "optimal" if delta > 0 else "basic"
 
 
 __all__ = ["PrivateRelease"]

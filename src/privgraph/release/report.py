@@ -34,7 +34,9 @@ def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
 
 def privacy_summary(release) -> dict:
     """The privacy facts every output carries: relation, totals, ledger rows, caveats."""
-    total = release.ledger_.total("optimal" if release.delta > 0 else "basic", release.delta or None)
+    from privgraph.privacy.composition import composition_for
+
+    total = release.ledger_.total(composition_for(release.delta), release.delta or None)
     return {"neighbours": "replace_one", "n_rows_public": release.n_rows_, "epsilon": total.epsilon,
             "delta": total.delta, "composition": total.method, "ledger": release.ledger_.rows(),
             "caveats": list(release.ledger_.caveats)}
