@@ -34,12 +34,13 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data import CountEngine, marginal, rows_without_replacement, table_without_replacement
+from privgraph.data.engines.base import JOINT_TABLE_CELLS
 from privgraph.data.engines.numpy_engine import bincount_codes
 from privgraph.privacy import NoiseSampler
 from privgraph.threads import single_threaded_blas
 
 #: Largest joint table (cells) counted once and kept in memory.
-MAX_JOINT_CELLS = 1 << 22
+MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.engines.base)
 #: Largest cover (cells) of one variable and its adjacencies.
 MAX_COVER_CELLS = 1 << 20
 #: All covers kept at once (cells): least recently used evicted first.

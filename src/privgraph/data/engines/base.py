@@ -8,8 +8,10 @@ import numpy as np
 
 from privgraph.data.domain import Domain, Kind
 
-#: Largest joint table :func:`count_tables` counts once for a batch (cells).
-MAX_JOINT_CELLS = 1 << 24
+#: The one limit on a joint table counted once so that other tables are its marginals
+#: (cells; 2**22 int64 cells = 32 MiB): :func:`count_tables`' batches, the in-memory
+#: engine's cached joint table and PC's :class:`~privgraph.causal.Tables` all use it.
+JOINT_TABLE_CELLS = 1 << 22
 
 
 @runtime_checkable
@@ -66,11 +68,12 @@ def count_tables(
     column_sets: Sequence[Sequence[str]],
     rows: np.ndarray | None = None,
     *,
-    max_cells: int = MAX_JOINT_CELLS,
+    max_cells: int = JOINT_TABLE_CELLS,
 ) -> list[np.ndarray]:
     """Tables over each of ``column_sets``, counting the joint table over their union once.
 
-    If the union has more than ``max_cells`` cells, each table is counted on its own.
+    If the union has more than ``max_cells`` cells (:data:`JOINT_TABLE_CELLS`), each table
+    is counted on its own.
 
     Examples
     --------

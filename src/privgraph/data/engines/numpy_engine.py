@@ -10,13 +10,13 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import complete_rows, encode, infer_domain
-from privgraph.data.engines.base import check_columns, check_rows, marginal
+from privgraph.data.engines.base import JOINT_TABLE_CELLS, check_columns, check_rows, marginal
 
 #: Rows per chunk: the temporary cell index stays a few MB whatever n is.
 CHUNK_ROWS = 1 << 20
 #: A domain with at most this many cells has its joint table counted once and cached;
-#: every table over all rows is then a marginal of it.
-JOINT_CACHE_CELLS = 1 << 20
+#: every table over all rows is then a marginal of it (the package's one limit).
+JOINT_CACHE_CELLS = JOINT_TABLE_CELLS
 
 
 @dataclass(frozen=True, eq=False)
