@@ -32,7 +32,7 @@ def fit_mrf(
     noise: str = typer.Option("laplace", help="laplace | gaussian (needs --delta)."),
     delta: Optional[float] = typer.Option(None, help="delta, for Gaussian noise and PSGD."),
     individual: Optional[str] = typer.Option(None, help="Column naming the individual (the privacy unit)."),
-    out: Optional[Path] = typer.Option(None, help="Write the model as JSON here."),
+    out: Optional[Path] = typer.Option(None, help="Write the model here: .json (with its ledger) or .uai (the UAI MARKOV format)."),
     synthetic: Optional[Tuple[int, Path]] = typer.Option(None, help="N PATH: write N synthetic records as CSV."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
 ) -> None:
@@ -45,7 +45,7 @@ def fit_mrf(
     console = Console()
     if synthetic and synthetic[0] < 1:
         raise ValueError(f"--synthetic needs a positive number of records, got {synthetic[0]}")
-    check_outputs({"--out": (out, (".json",)), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
+    check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
     if domain is not None and infer_domain:
         raise ValueError("give --domain or --infer-domain, not both")
     data = check_path(data)
@@ -67,7 +67,8 @@ def fit_mrf(
     console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
     writers = {}
     if out is not None:
-        writers[out] = lambda tmp: Path(tmp).write_text(est.to_json())
+        text = est.to_uai() if out.suffix.lower() == ".uai" else est.to_json()
+        writers[out] = lambda tmp: Path(tmp).write_text(text)
     if synthetic:
         records = est.sample(synthetic[0])
         writers[synthetic[1]] = lambda tmp: records.to_csv(tmp, index=False)
