@@ -53,7 +53,7 @@ def test_every_estimator_case_is_tested_and_grouped():
 
 def test_pc_pair_moves_the_margin_by_almost_its_sensitivity_on_the_dependent_side():
     from privgraph.causal.margins import RankMargin
-    from privgraph.causal.tables import Tables
+    from privgraph.data.tables import Tables
     from privgraph.data import Domain, NumpyEngine
     from privgraph.stats import KendallTest
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
-from privgraph.causal import tables as tables_module
+from privgraph.data import tables as tables_module
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 from privgraph.stats import GTest

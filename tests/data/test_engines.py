@@ -36,10 +36,9 @@ def files(tmp_path_factory):
     return df, root
 
 
-@pytest.mark.parametrize("cache_cells", [0, 10**6])  # counted from the rows / from the cached joint
-def test_numpy_counts_equal_brute_force_in_any_column_order(monkeypatch, cache_cells):
+@pytest.mark.parametrize("joint_cells", [0, 10**6])  # tables counted on their own / from one joint
+def test_numpy_counts_equal_brute_force_in_any_column_order(monkeypatch, joint_cells):
     monkeypatch.setattr(numpy_engine, "CHUNK_ROWS", 1000)  # several chunks
-    monkeypatch.setattr(numpy_engine, "JOINT_CACHE_CELLS", cache_cells)
     rng = np.random.default_rng(1)
     d = Domain.of(a=2, b=3, c=5, d=7)
     codes = np.column_stack([rng.integers(0, s, 5555) for s in d.sizes])
@@ -50,6 +49,8 @@ def test_numpy_counts_equal_brute_force_in_any_column_order(monkeypatch, cache_c
         assert np.array_equal(e.counts(cols, rows=mask), brute_counts(codes[mask], d, cols))
         assert np.array_equal(e.counts(cols, rows=np.flatnonzero(mask)), brute_counts(codes[mask], d, cols))
     assert int(e.counts([])) == 5555 and int(e.counts([], rows=mask)) == mask.sum()
+    batch = count_tables(e, COLUMN_SETS[:-1], max_cells=joint_cells)  # the one table object's batch
+    assert all(np.array_equal(t, brute_counts(codes, d, cols)) for t, cols in zip(batch, COLUMN_SETS[:-1]))
 
 
 def test_batch_of_tables_is_marginals_of_one_joint():

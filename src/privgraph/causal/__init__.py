@@ -19,7 +19,7 @@ from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.estimators import PrivPC
 from privgraph.causal.margins import BlockVotes, RankMargin, make_margin
 from privgraph.causal.skeleton import Skeleton, stable_pc_skeleton
-from privgraph.causal.tables import Tables
+from privgraph.data.tables import Tables
 
 __all__ = [
     "BlockVotes",

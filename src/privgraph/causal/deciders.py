@@ -24,7 +24,7 @@ import math
 from typing import Sequence
 
 from privgraph.causal.margins import RO, noise_needed
-from privgraph.causal.tables import Tables
+from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
 from privgraph.privacy import (
     Budget,

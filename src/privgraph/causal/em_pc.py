@@ -38,7 +38,7 @@ import numpy as np
 from privgraph.causal.deciders import BudgetTooSmall, composition_for
 from privgraph.causal.margins import RO
 from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
-from privgraph.causal.tables import Tables
+from privgraph.data.tables import Tables
 from privgraph.privacy import (
     Budget,
     Charge,

@@ -33,7 +33,7 @@ from privgraph.causal.deciders import (
 from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
-from privgraph.causal.tables import Tables
+from privgraph.data.tables import Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler

@@ -39,7 +39,7 @@ import math
 from dataclasses import replace
 from typing import Sequence
 
-from privgraph.causal.tables import Blocks, Tables
+from privgraph.data.tables import Blocks, Tables
 from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha, strata_of

@@ -14,7 +14,7 @@ Background knowledge: a *forbidden* edge is absent from the start and never test
 A decider is any callable ``decide(x, y, S) -> bool`` (True: independent, remove the edge).
 It may also have ``start_level(level)`` (called when a level starts) and
 ``focus(x, adjacent)`` (called before the tests of x given subsets of ``adjacent``), so
-that it can count the tables of a level in few passes (:mod:`privgraph.causal.tables`);
+that it can count the tables of a level in few passes (:mod:`privgraph.data.tables`);
 neither changes any answer.
 If it has an ``exhausted`` attribute that becomes True (a private decider that used its
 cap of rounds), the driver stops and marks the skeleton incomplete: the edges not yet

@@ -25,6 +25,7 @@ from privgraph.data.frontdoor import (
     open_engine,
     resolve_domain,
 )
+from privgraph.data.tables import Tables
 from privgraph.data.sampling import (
     poisson_rows,
     poisson_table,
@@ -48,6 +49,7 @@ __all__ = [
     "DuckDBEngine",
     "Kind",
     "NumpyEngine",
+    "Tables",
     "SparkEngine",
     "count_tables",
     "encode",

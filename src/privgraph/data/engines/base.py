@@ -9,8 +9,8 @@ import numpy as np
 from privgraph.data.domain import Domain, Kind
 
 #: The one limit on a joint table counted once so that other tables are its marginals
-#: (cells; 2**22 int64 cells = 32 MiB): :func:`count_tables`' batches, the in-memory
-#: engine's cached joint table and PC's :class:`~privgraph.causal.Tables` all use it.
+#: (cells; 2**22 int64 cells = 32 MiB), kept by :class:`~privgraph.data.tables.Tables`, the
+#: one table object (PC's tests and :func:`count_tables` both count through it).
 JOINT_TABLE_CELLS = 1 << 22
 
 
@@ -70,10 +70,10 @@ def count_tables(
     *,
     max_cells: int = JOINT_TABLE_CELLS,
 ) -> list[np.ndarray]:
-    """Tables over each of ``column_sets``, counting the joint table over their union once.
-
-    If the union has more than ``max_cells`` cells (:data:`JOINT_TABLE_CELLS`), each table
-    is counted on its own.
+    """Tables over each of ``column_sets``, through :class:`~privgraph.data.tables.Tables`:
+    the joint table counted once when it has at most ``max_cells`` cells, every other table
+    counted once (from the distinct rows where that is cheaper) in one bounded cache.
+    With a row selection each table is counted on those rows. Fresh arrays are returned.
 
     Examples
     --------
@@ -82,12 +82,13 @@ def count_tables(
     >>> [t.tolist() for t in count_tables(e, [["a"], ["c", "b"]])]
     [[1, 1], [[0, 1], [0, 1]]]
     """
+    from privgraph.data.tables import Tables
+
     sets = [check_columns(engine.domain, s) for s in column_sets]
-    union = tuple(dict.fromkeys(c for s in sets for c in s))
-    if engine.domain.cells(union) > max_cells:
-        return [engine.counts(s, rows) for s in sets]
-    joint = engine.counts(union, rows)
-    return [marginal(joint, union, s) for s in sets]
+    if rows is not None:
+        return [np.asarray(engine.counts(s, rows), dtype=np.int64) for s in sets]
+    tables = Tables.from_engine(engine, max_cells=max_cells)
+    return [np.array(tables.table(s), dtype=np.int64, copy=True) for s in sets]
 
 
 def check_rows(rows, n: int | None = None) -> np.ndarray:

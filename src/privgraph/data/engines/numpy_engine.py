@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import complete_rows, encode, infer_domain
-from privgraph.data.engines.base import JOINT_TABLE_CELLS, check_columns, check_rows, marginal
+from privgraph.data.engines.base import check_columns, check_rows
 
 #: Rows per chunk: the temporary cell index stays a few MB whatever n is.
 CHUNK_ROWS = 1 << 20
-#: A domain with at most this many cells has its joint table counted once and cached;
-#: every table over all rows is then a marginal of it (the package's one limit).
-JOINT_CACHE_CELLS = JOINT_TABLE_CELLS
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,8 +69,6 @@ class NumpyEngine:
     def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
         """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
         columns = check_columns(self.domain, columns)
-        if rows is None and self._joint is not None:
-            return marginal(self._joint, self.domain.names, columns).copy()
         shape = self.domain.project(columns).shape
         cols = [self.codes[:, self.domain.index(c)] for c in columns]
         if rows is not None:
@@ -85,13 +79,6 @@ class NumpyEngine:
             return np.array(n, dtype=np.int64)
         return bincount_codes(cols, shape)
 
-    @cached_property
-    def _joint(self) -> np.ndarray | None:
-        """The joint table over the whole domain, if it is small (else None)."""
-        if self.domain.cells() > JOINT_CACHE_CELLS or not self.domain.names:
-            return None
-        cols = [self.codes[:, j] for j in range(len(self.domain.names))]
-        return bincount_codes(cols, self.domain.shape)
 
 
 def bincount_codes(cols: Sequence[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:

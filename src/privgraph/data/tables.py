@@ -1,4 +1,8 @@
-"""Count tables for the PC family: one joint table when it fits, marginals from it.
+"""The table object: counts over a dataset's columns, one joint table when it fits, marginals from it.
+
+The one place that counts a batch of tables once and serves them as marginals, with one
+bounded cache: PC's tests (:mod:`privgraph.causal`), the MRF's clique tables
+(:func:`privgraph.data.count_tables`) and every secret sub-sample go through it.
 
 Every test of a PC run reads a table over ``(x, y, *S)``. When the joint table over all
 variables is small enough (:data:`MAX_JOINT_CELLS`), it is counted once and every table
@@ -33,9 +37,9 @@ from typing import Sequence
 
 import numpy as np
 
-from privgraph.data import CountEngine, marginal, rows_without_replacement, table_without_replacement
-from privgraph.data.engines.base import JOINT_TABLE_CELLS
+from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, marginal
 from privgraph.data.engines.numpy_engine import bincount_codes
+from privgraph.data.sampling import rows_without_replacement, table_without_replacement
 from privgraph.privacy import NoiseSampler
 from privgraph.threads import single_threaded_blas
 
