@@ -145,3 +145,16 @@ def test_orientation_keeps_directed_edges_and_refuses_before_spending():
     with pytest.raises(KeyError, match="no public bounds"):
         orient_by_direction(CPDAG(["a", "b"], undirected=[("a", "b")]), chain(), bounds={"a": (-2, 2)},
                             epsilon=1.0, sampler=SeededSampler(0), rng=np.random.default_rng(0))
+
+
+def test_training_table_noise_is_laplace_two_over_epsilon():
+    """Fails if the training table's noise is halved: each cell gets Laplace of scale
+    histogram sensitivity (2, replace-one) / epsilon, so |noise| <= b ln 2 half the time."""
+    from tests.privacy.bounds import hoeffding
+
+    z, eps, bins, reps = np.zeros(500), 0.8, 32, 8
+    exact = rel.pair_table(z, z, bins)
+    noise = np.concatenate([(rel.release_table(z, z, bins=bins, epsilon=eps, sampler=SeededSampler(s)).value
+                             - exact).ravel() for s in range(reps)])
+    b = 2 / eps
+    assert abs(np.mean(np.abs(noise) <= b * np.log(2)) - 0.5) <= hoeffding(noise.size) + 1e-3
