@@ -138,7 +138,9 @@ def direction(
         raise DomainRequired(how_to_get_a_domain(f"the pair {x!r}, {y!r}").replace(
             "Give one:", "Give --x-bounds/--y-bounds, or"))
     if infer_domain:
-        console.print("[bold red]--infer-domain: scales are read from the data; the result is NOT private[/]")
+        from privgraph.cli.inputs import INFER_NOTICE
+
+        console.print(INFER_NOTICE)
     pairs = list(read_pairs(list(data), x, y, pair_column, as_text=domain is not None))
     batch = len(pairs) > 1
     rows, ledgers, caveats = [], [], set()

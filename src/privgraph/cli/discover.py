@@ -60,7 +60,9 @@ def discover(
     if seed is not None and method != "pc":
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     if infer_domain:
-        console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
+        from privgraph.cli.inputs import INFER_NOTICE
+
+        console.print(INFER_NOTICE)
     seconds = fit_with_progress(est, X, console, label)
     report(est, truth, console, seconds)
     write_outputs(est, out, plot, console, fmt)
@@ -75,23 +77,13 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
     """
     import numpy as np
 
-    from privgraph.data import resolve_domain
-    from privgraph.data.files import check_path
-
     if (data is None) == (network is None):
         raise ValueError("give either a DATA file or --network NAME (exactly one)")
     if data is not None:
-        if domain is not None and infer_domain:
-            raise ValueError("give --domain or --infer-domain, not both")
-        from privgraph.data.frontdoor import ENGINES, open_file
+        from privgraph.cli.inputs import public_file
+        from privgraph.data.frontdoor import open_file
 
-        if engine not in ENGINES:
-            raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
-        if infer_domain and engine != "duckdb":
-            raise ValueError("--infer-domain reads the file with DuckDB: use --engine duckdb")
-        path = check_path(data)
-        codebook = resolve_domain(path, domain, infer_domain=infer_domain, what=f"data file {str(path)!r}") \
-            if not infer_domain else None
+        path, codebook = public_file(data, domain, infer_domain, engine)
         return (open_file(path, engine), codebook, infer_domain), None, str(data)
     if domain is not None or infer_domain:
         raise ValueError("--domain and --infer-domain are for a DATA file; a --network has its own domain")

@@ -37,27 +37,20 @@ def fit_mrf(
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy ledger."""
+    from privgraph.cli.inputs import INFER_NOTICE, public_file
     from privgraph.cli.ledger_table import print_ledger
-    from privgraph.data import resolve_domain
-    from privgraph.data.files import check_path
+    from privgraph.data.frontdoor import open_file
     from privgraph.mrf import PrivateMRF
 
     console = Console()
     if synthetic and synthetic[0] < 1:
         raise ValueError(f"--synthetic needs a positive number of records, got {synthetic[0]}")
     check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
-    if domain is not None and infer_domain:
-        raise ValueError("give --domain or --infer-domain, not both")
-    data = check_path(data)
-    public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
-    from privgraph.data.frontdoor import ENGINES, open_file
-
-    if engine not in ENGINES:
-        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
-    if engine == "spark" and (method == "psgd" or individual is not None or infer_domain):
-        raise ValueError("--engine spark counts tables: psgd, --individual and --infer-domain need --engine duckdb")
+    if engine == "spark" and (method == "psgd" or individual is not None):
+        raise ValueError("--engine spark counts tables: psgd and --individual need --engine duckdb")
+    data, public = public_file(data, domain, infer_domain, engine)
     if infer_domain:
-        console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
+        console.print(INFER_NOTICE)
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,

@@ -1,0 +1,35 @@
+"""What the commands that read a user's file share: the file, its public domain, the engine.
+
+Everything here reads public facts only (the flags, the file's name and header, the
+codebook): a data file without a domain is refused before any of its values is read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+INFER_NOTICE = "[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]"
+
+
+def public_file(data, domain, infer_domain: bool, engine: str = "duckdb"):
+    """``(checked path, public domain or None under --infer-domain)``, or a one-line error.
+
+    >>> public_file("d.csv", "d.json", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: give --domain or --infer-domain, not both
+    """
+    from privgraph.data import resolve_domain
+    from privgraph.data.files import check_path
+    from privgraph.data.frontdoor import ENGINES
+
+    if domain is not None and infer_domain:
+        raise ValueError("give --domain or --infer-domain, not both")
+    if engine not in ENGINES:
+        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+    if infer_domain and engine != "duckdb":
+        raise ValueError("--infer-domain reads the file with DuckDB: use --engine duckdb")
+    path = check_path(Path(data))
+    if infer_domain:
+        return path, None
+    return path, resolve_domain(path, domain, what=f"data file {str(path)!r}")
