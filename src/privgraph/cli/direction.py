@@ -37,9 +37,9 @@ def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as
     domain then says how to read each value).
     """
     for path in paths:
-        from privgraph.data.files import check_path
+        from privgraph.data.files import read_table
 
-        frame = _read(check_path(path), as_text)
+        frame = read_table(path, as_text=as_text)
         missing = [c for c in (x, y, pair_column) if c is not None and c not in frame.columns]
         if missing:
             raise KeyError(f"columns {missing} not in {str(path)!r} (columns: {list(frame.columns)})")
@@ -48,14 +48,6 @@ def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as
             continue
         for name, group in frame.groupby(pair_column, sort=True):
             yield f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x], group[y]
-
-
-def _read(path: Path, as_text: bool = False):
-    import pandas as pd
-
-    if path.suffix.lower() == ".parquet":
-        return pd.read_parquet(path)
-    return pd.read_csv(path, dtype=str) if as_text else pd.read_csv(path)
 
 
 def _pair_domain(path: Path, x: str, y: str):

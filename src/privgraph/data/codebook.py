@@ -224,17 +224,10 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
     >>> d.levels[0], d.bounds_of("v"), d.public
     (('x', 'y'), (0.5, 2.0), False)
     """
-    import pandas as pd
-
     from privgraph.data.encoding import infer_domain
+    from privgraph.data.files import read_table
 
-    if isinstance(data, (str, os.PathLike)):
-        from privgraph.data.files import check_path, file_format
-
-        path = check_path(data)
-        frame = pd.read_parquet(path) if file_format(path) == "parquet" else pd.read_csv(path)
-    else:
-        frame = data
+    frame = read_table(data, columns) if isinstance(data, (str, os.PathLike)) else data
     if columns is not None:
         frame = frame[list(columns)]
     domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)

@@ -58,6 +58,36 @@ def check_csv_header(path: Path) -> list[str]:
     return header
 
 
+def read_table(path, columns=None, *, as_text: bool = False):
+    """A CSV or Parquet file (or its ``columns``) as a pandas DataFrame, in one place.
+
+    ``as_text`` reads a CSV's values as text, so that no type is guessed from the data (a
+    public domain then says how to read each value); Parquet keeps its stored types. The
+    file is checked first (:func:`check_path`); a requested column that the file lacks is a
+    KeyError naming the file and its columns.
+
+    >>> import tempfile, pandas as pd
+    >>> p = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_csv(p, index=False)
+    >>> read_table(p, ["a"], as_text=True)["a"].tolist()
+    ['1', '2']
+    """
+    import pandas as pd
+
+    from privgraph.data.frontdoor import check_columns_present
+
+    path = check_path(path)
+    if file_format(path) == "parquet":
+        import pyarrow.parquet as pq
+
+        if columns is not None:
+            check_columns_present(pq.read_schema(path).names, columns, repr(str(path)))
+        return pd.read_parquet(path, columns=None if columns is None else list(columns))
+    if columns is not None:
+        check_columns_present(check_csv_header(path), columns, repr(str(path)))
+    return pd.read_csv(path, usecols=None if columns is None else list(columns), dtype=str if as_text else None)
+
+
 def file_format(path: Path) -> str | None:
     """'csv', 'parquet' or None, from the file name."""
     name = path.name.lower()

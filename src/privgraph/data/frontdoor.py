@@ -274,20 +274,9 @@ def check_columns_present(columns, names: Sequence[str], what: str = "the data")
 def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame":  # noqa: F821
     """The domain's columns (and ``extra`` ones) of a CSV/Parquet file, CSV read as text so
     that no type is guessed from the data."""
-    import pandas as pd
+    from privgraph.data.files import read_table
 
-    from privgraph.data.files import check_path, file_format
-
-    path = check_path(path)
-    names = list(dict.fromkeys(list(domain.names) + list(extra)))
-    if file_format(path) == "parquet":
-        import pyarrow.parquet as pq
-
-        check_columns_present(pq.read_schema(path).names, names, repr(str(path)))
-        return pd.read_parquet(path, columns=names)
-    header = pd.read_csv(path, nrows=0)
-    check_columns_present(header.columns, names, repr(str(path)))
-    return pd.read_csv(path, usecols=names, dtype=str)
+    return read_table(path, list(dict.fromkeys(list(domain.names) + list(extra))), as_text=True)
 
 
 def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbours, invalid: str | None = None,
