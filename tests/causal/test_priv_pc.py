@@ -186,3 +186,17 @@ def test_orientation_by_direction_tests_under_the_same_budget(asia):
         PrivPC(method="pc", orient="direction").fit(asia)
     with pytest.raises(ValueError, match="orient_share"):
         PrivPC(orient="direction", orient_share=1.5).fit(asia)
+
+
+def test_orientation_never_fails_after_the_structure_is_spent():
+    """Edges touching a nominal column, or a share too small for the rows, stay undirected:
+    decided from public facts, never an error after the structure's budget is spent."""
+    rng = np.random.default_rng(3)
+    z = rng.integers(0, 3, 400)
+    a = (z == 1).astype(int)
+    b = (a + (rng.random(400) < 0.1)) % 2
+    df = pd.DataFrame({"z": pd.Categorical.from_codes(z, ["p", "q", "r"]),
+                       "a": pd.Categorical.from_codes(a, ["no", "yes"], ordered=True),
+                       "b": pd.Categorical.from_codes(b, ["no", "yes"], ordered=True)})
+    est = PrivPC(method="laplace-pc", epsilon=50.0, orient="direction", orient_share=0.01, random_state=0).fit(df)
+    assert est.epsilon_spent_ <= 50.0 and est.graph_.nodes == ("z", "a", "b")

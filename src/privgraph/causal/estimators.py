@@ -90,7 +90,9 @@ class PrivPC(PrivateEstimator):
     orient : "cpdag" or "direction"
         "cpdag" (default): colliders and Meek's rules only (no budget). "direction": then
         orient the remaining undirected edges between ordinal or binary columns with the
-        private causal-direction test on their codes
+        private causal-direction test on their codes (edges touching a nominal column, or a
+        share too small for the rows, are left undirected: decided from public facts, after
+        the structure's spend, never an error)
         (:func:`privgraph.causal.direction.orient.orient_by_direction`), so the result is
         closer to a DAG.
     orient_share : float
@@ -250,7 +252,7 @@ class PrivPC(PrivateEstimator):
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         return orient_by_direction(self.graph_, data, bounds=bounds, epsilon=share, sampler=sampler,
                                    rng=np.random.default_rng(None if seed is None else (int(seed), 2)),
-                                   budget=Budget(share, 0.0, composition="basic"))
+                                   budget=Budget(share, 0.0, composition="basic"), untestable="skip")
 
     def _composition(self) -> str:
         return ("basic" if self.method == "pc" else "rdp" if self.method == "sg-pc" and self.delta > 0

@@ -36,6 +36,7 @@ def orient_by_direction(
     score: str = "kendall",
     test_fraction: float = 0.5,
     budget: Budget | None = None,
+    untestable: str = "raise",
 ) -> Release:
     """Orient every undirected edge ``a - b`` of ``cpdag`` by a private direction test.
 
@@ -55,6 +56,13 @@ def orient_by_direction(
         As in :func:`~privgraph.causal.direction.private_direction` (rng: the public splits).
     budget : Budget, optional
         Each test reserves its charge on it before drawing noise.
+    untestable : "raise" (default) or "skip"
+        What an edge with a column lacking public bounds, or a share too small for the
+        rows, does: "raise" refuses (before anything is spent); "skip" leaves such edges
+        undirected (the share is split over the edges with bounds only) and, if the share
+        is too small, spends nothing and returns the CPDAG as it is. Both decisions read
+        public facts only (the released CPDAG, the bounds, n), so a caller that has already
+        spent budget on the CPDAG can use "skip" and never fail afterwards.
 
     Returns
     -------
@@ -79,7 +87,11 @@ def orient_by_direction(
     """
     from privgraph.causal.direction import check_settings, private_direction
 
+    if untestable not in ("raise", "skip"):
+        raise ValueError(f"untestable must be 'raise' or 'skip', got {untestable!r}")
     edges = sorted(cpdag.undirected_edges)
+    if untestable == "skip":
+        edges = [e for e in edges if e[0] in bounds and e[1] in bounds]
     if not edges:
         return Release(cpdag, Ledger())
     share = epsilon / len(edges)
@@ -89,6 +101,8 @@ def orient_by_direction(
         raise KeyError(f"columns {missing} have no public bounds (bounds names {sorted(bounds)})")
     n = len(next(iter(columns.values())))
     if (m := int(round(n * test_fraction))) < (need := min_test_rows(score, share)):
+        if untestable == "skip":
+            return Release(cpdag, Ledger())
         raise ValueError(f"{len(edges)} undirected edges share epsilon={epsilon:g} ({share:.3g} each): the {score} "
                          f"score needs {need} test rows at that share, the data gives {m}")
     graph, ledger = cpdag, Ledger()
