@@ -68,7 +68,7 @@ def infer_domain(
     kinds, levels = check_overrides(frame.columns, kinds or {}, levels or {})
     names = tuple(str(c) for c in frame.columns)
     cols = [infer_column(str(c), frame[c], kinds.get(c), levels.get(c)) for c in frame.columns]
-    given = [c in levels or _is_public_dtype(frame[c].dtype) for c in frame.columns]
+    given = [c in levels or dtype_levels(frame[c]) is not None for c in frame.columns]
     return Domain(
         names,
         tuple(c[2] for c in cols),
@@ -78,9 +78,18 @@ def infer_domain(
     )
 
 
-def _is_public_dtype(dtype) -> bool:
-    """Whether a column's levels come from its dtype alone (a Categorical or a boolean)."""
-    return isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype)
+def dtype_levels(values: pd.Series) -> tuple | None:
+    """The levels a column's dtype declares (a Categorical's categories, or a boolean's
+    False/True), read without looking at its values; None for any other dtype.
+
+    >>> dtype_levels(pd.Series(pd.Categorical(["b"], categories=["a", "b"]))), dtype_levels(pd.Series([1]))
+    (('a', 'b'), None)
+    """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return tuple(values.cat.categories)
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return (False, True)
+    return None
 
 
 def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd.DataFrame:

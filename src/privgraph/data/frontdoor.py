@@ -42,6 +42,7 @@ import numpy as np
 
 from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
 from privgraph.data.domain import Domain, Kind
+from privgraph.data.encoding import dtype_levels
 
 #: Policies for missing and out-of-domain values.
 INVALID_POLICIES = ("drop", "recode")
@@ -116,7 +117,7 @@ def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequenc
             return domain_from_codebook(domain)
         raise TypeError(f"domain must be a Domain, a codebook path or a codebook dict, got {type(domain).__name__}")
     frame = _as_frame_or_none(X, names)
-    if frame is not None and len(frame.columns) and all(_dtype_levels(frame[c]) is not None for c in frame.columns):
+    if frame is not None and len(frame.columns) and all(dtype_levels(frame[c]) is not None for c in frame.columns):
         return _domain_from_dtypes(frame)
     if not infer_domain:
         raise DomainRequired(how_to_get_a_domain(what))
@@ -145,24 +146,13 @@ def _as_frame_or_none(X, names):
     return frame
 
 
-def _dtype_levels(values):
-    """The levels a column's dtype declares (Categorical or boolean), else None."""
-    import pandas as pd
-
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return tuple(values.cat.categories)
-    if pd.api.types.is_bool_dtype(values.dtype):
-        return (False, True)
-    return None
-
-
 def _domain_from_dtypes(frame) -> Domain:
     """The domain declared by Categorical/boolean dtypes: no value of the data is read."""
     import pandas as pd
 
     names, sizes, kinds, levels = [], [], [], []
     for c in frame.columns:
-        lv = _dtype_levels(frame[c])
+        lv = dtype_levels(frame[c])
         if not lv:
             raise ValueError(f"column {str(c)!r} is a Categorical with no categories")
         ordered = isinstance(frame[c].dtype, pd.CategoricalDtype) and frame[c].dtype.ordered
