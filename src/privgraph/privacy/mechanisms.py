@@ -353,9 +353,32 @@ def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, mon
     x, _ = _as_array(values, name)
     if x.ndim != 1 or x.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {x.shape}")
-    charge = Charge(mechanism, epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
-                    slack=PURE_DP_SLACK, note="monotone" if monotone else "")
+    neighbours = Neighbours.parse(neighbours)
+    charge = (exponential_charge(epsilon, sensitivity, neighbours, monotone) if mechanism == "exponential" else
+              Charge(mechanism, epsilon, 0.0, neighbours, sensitivity=sensitivity, slack=PURE_DP_SLACK,
+                     note="monotone" if monotone else ""))
     return x, epsilon, _pay(charge, budget)
+
+
+def exponential_charge(epsilon: float, sensitivity: float, neighbours: Neighbours, monotone: bool = False) -> Charge:
+    """The charge :func:`exponential_mechanism` makes (public parameters only: a plan reserves it ahead).
+
+    Besides its pure epsilon it carries the curve ``("zcdp", epsilon**2 / 8)`` for the RDP
+    accountant: the exponential mechanism is epsilon-*bounded range* (for every pair of
+    neighbours the privacy loss over the outcomes spans an interval of width at most
+    epsilon: ``epsilon (u_i - u'_i) / (2 sensitivity)`` spans ``[-epsilon/2, epsilon/2]``;
+    with ``monotone`` all moves share a sign and ``epsilon (u_i - u'_i) / sensitivity`` spans
+    ``[0, epsilon]``; Durfee and Rogers 2019), and an epsilon-bounded-range mechanism is
+    ``epsilon^2 / 8``-zCDP (Cesar and Rogers 2021, Lemma 3.2), four times less than the
+    ``epsilon^2 / 2`` of a generic epsilon-DP mechanism. The sampler's relative error
+    (below ``2**-39``) is inside :data:`PURE_DP_SLACK`, which the epsilon includes.
+
+    >>> c = exponential_charge(0.4, 2.0, Neighbours.REPLACE_ONE)
+    >>> c.mechanism, c.curve == ("zcdp", 0.4**2 / 8), c.is_pure
+    ('exponential', True, True)
+    """
+    return Charge("exponential", epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
+                  curve=("zcdp", epsilon**2 / 8), slack=PURE_DP_SLACK, note="monotone" if monotone else "")
 
 
 def report_noisy_max(
