@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from privgraph.data.frontdoor import level_codes
+
 #: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
 FILES = {"graph_json": "graph.json", "graph_dot": "graph.dot", "graph_png": "graph.png", "model": "model.json",
          "ledger": "ledger.json", "report": "report.md", "budget_png": "budget.png",
@@ -95,10 +97,7 @@ def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
 
 
 def _proportions(frame, domain, clique) -> np.ndarray:
-    codes = []
-    for name in clique:
-        levels = [str(v) for v in domain.levels[domain.index(name)]]
-        codes.append(frame[name].astype(str).map({v: i for i, v in enumerate(levels)}).to_numpy())
+    codes = [level_codes(frame[name], domain.levels[domain.index(name)]) for name in clique]
     shape = domain.project(clique).shape
     counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape)))
     return counts / max(1, counts.sum())
