@@ -1,12 +1,19 @@
-"""Batched counting gives the same tables as counting each one: pairs, covers, bounded caches."""
+"""Batched counting gives the same tables as counting each one: pairs, covers, grams,
+batches of strata, bounded caches."""
+
+from itertools import combinations
 
 import numpy as np
+import pytest
 
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
+from privgraph.data import covers as covers_module
 from privgraph.data import tables as tables_module
-from privgraph.data import NumpyEngine
+from privgraph.data import Domain, NumpyEngine
+from privgraph.data.rowsets import nonempty_strata
 from privgraph.datasets import load_network, sample
-from privgraph.stats import GTest
+from privgraph.privacy import SeededSampler
+from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 
 
 def wide_tables(monkeypatch, n=1500, seed=0):
@@ -23,15 +30,76 @@ def test_pairs_and_covers_equal_direct_counts(monkeypatch):
     assert np.array_equal(t.table((names[3], names[1])), engine.counts((names[3], names[1])))
     assert t.cover((names[0], names[2], names[5], names[7]))
     assert np.array_equal(t.table((names[0], names[7], names[2])), engine.counts((names[0], names[7], names[2])))
-    assert not t.cover(tuple(names))  # too many cells: nothing counted
+    assert t.cover(tuple(names))  # a row set, whatever its cells: no more rows than the data
+    assert np.array_equal(t.table((names[0], names[9], names[4])), engine.counts((names[0], names[9], names[4])))
 
 
 def test_caches_stay_within_their_budgets(monkeypatch):
     monkeypatch.setattr(tables_module, "CACHE_BUDGET_CELLS", 500)
-    monkeypatch.setattr(tables_module, "COVER_BUDGET_CELLS", 2000)
+    monkeypatch.setattr(covers_module, "COVER_BUDGET_BYTES", 20_000)
+    monkeypatch.setattr(covers_module, "GRAM_BUDGET_CELLS", 30_000)
     net, engine, t = wide_tables(monkeypatch)
-    sk = stable_pc_skeleton(net.domain.names, NonPrivate(t, GTest(), 0.05), max_cond_size=2)
-    assert sk.n_tests > 100 and t._cache.size <= 500 and t._covers.size <= 2000
+    sk = stable_pc_skeleton(net.domain.names, NonPrivate(t, GTest(), 0.05), max_cond_size=3)
+    assert sk.n_tests > 100 and t._cache.size <= 500
+    assert t._covers.size <= 20_000 and t._covers._grams.size <= 30_000
+
+
+def assert_strata_equal(t: Tables, engine, x, y, sets):
+    strata, owner = t.strata(x, y, sets)
+    for i, S in enumerate(sets):  # the same multiset of nonempty strata as counting the table
+        want = nonempty_strata([engine.counts((x, y, *S))])[0]
+        got = strata[owner == i]
+        assert sorted(map(bytes, got.astype(np.int64))) == sorted(map(bytes, want))
+
+
+@pytest.mark.parametrize("max_cells", [1, 1 << 22])  # wide (covers, grams, batches) and one joint table
+def test_strata_equal_tables_counted_one_by_one(monkeypatch, max_cells):
+    monkeypatch.setattr(tables_module, "MAX_JOINT_CELLS", max_cells)
+    rng = np.random.default_rng(3)
+    d = Domain.of(a=3, b=2, c=4, d=2, e=3, f=2)
+    codes = rng.integers(0, d.sizes, size=(400, 6))
+    codes[:, 1] = (codes[:, 0] + codes[:, 2]) % 2  # some dependence, some empty strata
+    engine = NumpyEngine(d, codes)
+    t = Tables.from_engine(engine, max_cells=max_cells)
+    others = ["c", "d", "e", "f"]
+    for level in (1, 2, 3):
+        t.cover(("a", "b", *others))
+        assert_strata_equal(t, engine, "a", "b", list(combinations(others, level)))
+    assert_strata_equal(t, engine, "e", "d", [("a", "f"), ("c", "b")])  # no cover of e: projected
+
+
+def test_strata_of_a_subsample_and_of_compressed_ids(monkeypatch):
+    monkeypatch.setattr(tables_module, "MAX_JOINT_CELLS", 1)
+    from privgraph.data import rowsets
+
+    monkeypatch.setattr(rowsets, "DENSE_CELLS", 8)  # force the sort that renumbers ids
+    net = load_network("child")
+    engine = NumpyEngine(net.domain, sample(net, 800, np.random.default_rng(4)))
+    sub = Tables.from_engine(engine).subsample(500, SeededSampler(0))
+    names = net.domain.names
+    x, y, rest = names[0], names[1], names[2:8]
+    sets = list(combinations(rest, 3))
+    strata, owner = sub.strata(x, y, sets)
+    for i, S in enumerate(sets):
+        want = sub.table((x, y, *S))
+        assert int(strata[owner == i].sum()) == 500
+        assert sorted(map(bytes, strata[owner == i])) == sorted(map(bytes, nonempty_strata([want])[0]))
+
+
+@pytest.mark.parametrize("test", [GTest(), GTest(degenerate="independent"), ChiSquareTest(), KendallTest(),
+                                  SpearmanTest(degenerate="independent")])
+def test_first_independent_equals_asking_in_order(monkeypatch, test):
+    net, engine, t = wide_tables(monkeypatch, n=600, seed=5)
+    names = net.domain.names
+    decide = NonPrivate(t, test, 0.05)
+    plain = NonPrivate(Tables.from_engine(engine), test, 0.05)
+    for x, y in [(names[0], names[1]), (names[3], names[7]), (names[10], names[2])]:
+        rest = [v for v in names if v not in (x, y)][:7]
+        decide.focus(x, (y, *rest))
+        for level in (1, 2):
+            sets = list(combinations(rest, level))
+            first = next((i for i, S in enumerate(sets) if plain(x, y, S)), None)
+            assert decide.first_independent(x, y, sets) == first
 
 
 def test_batched_pc_equals_unbatched_pc(monkeypatch):

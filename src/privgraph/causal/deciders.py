@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
+
 from privgraph.causal.margins import RO, noise_needed
 from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
@@ -45,6 +47,8 @@ from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha
 
+#: Sets in the first batch of a side of an edge (:meth:`NonPrivate.first_independent`).
+FIRST_BATCH = 4
 #: Smallest sub-sample the sieve or the sub-sampled Gaussian will test on.
 MIN_SAMPLE = 100
 
@@ -74,6 +78,20 @@ class NonPrivate:
 
     def __call__(self, x: str, y: str, S: tuple) -> bool:
         return self.test.decide(self.tables.table((x, y, *S)), self.alpha).is_independent
+
+    def first_independent(self, x: str, y: str, sets: Sequence[tuple]) -> int | None:
+        """Index of the first S in ``sets`` (all of one size) with ``self(x, y, S)`` True, or
+        None: the tables counted and tested in batches of growing size (4, 16, 64, ...), so
+        that an edge removed early wastes little."""
+        start, size = 0, FIRST_BATCH
+        while start < len(sets):
+            batch = sets[start:start + size]
+            strata, owner = self.tables.strata(x, y, batch)
+            hits = np.flatnonzero(self.test.decide_strata(strata, owner, len(batch), self.alpha))
+            if hits.size:
+                return start + int(hits[0])
+            start, size = start + size, size * 4
+        return None
 
     def start_level(self, level: int) -> None:
         if level == 0:

@@ -15,7 +15,11 @@ A decider is any callable ``decide(x, y, S) -> bool`` (True: independent, remove
 It may also have ``start_level(level)`` (called when a level starts) and
 ``focus(x, adjacent)`` (called before the tests of x given subsets of ``adjacent``), so
 that it can count the tables of a level in few passes (:mod:`privgraph.data.tables`);
-neither changes any answer.
+neither changes any answer. A decider that has ``first_independent(x, y, sets)`` is
+asked for a whole side of an edge at once: it returns the index of the first set it calls
+independent (None if none), exactly as if ``decide`` were asked in order and stopped
+there, so that it may count and test the tables of a side in one pass; such a decider
+never becomes exhausted (the non-private one).
 If it has an ``exhausted`` attribute that becomes True (a private decider that used its
 cap of rounds), the driver stops and marks the skeleton incomplete: the edges not yet
 removed stay.
@@ -107,21 +111,32 @@ def _run_level(graph: nx.Graph, level: int, decide: Decider, keep: set, sepsets:
         for a, b in ((x, y), (y, x)):
             if focus is not None and level > 0:
                 focus(a, snapshot[a])
-            for S in combinations([v for v in snapshot[a] if v != b], level):
-                if frozenset(S) in asked:  # the same test from the other side: never twice
-                    continue
-                if getattr(decide, "exhausted", False):
-                    return False, tests
-                asked.add(frozenset(S))
-                tests += 1
-                if decide(a, b, S):
-                    found = S
-                    break
+            sets = [S for S in combinations([v for v in snapshot[a] if v != b], level) if frozenset(S) not in asked]
+            asked.update(map(frozenset, sets))  # the same test from the other side: never twice
+            found, done, tests = _test_side(decide, a, b, sets, tests)
+            if not done:
+                return False, tests
             if found is not None:
                 graph.remove_edge(x, y)
                 sepsets[frozenset((x, y))] = frozenset(found)
                 break
     return True, tests
+
+
+def _test_side(decide: Decider, a: str, b: str, sets: list, tests: int):
+    """Ask ``decide`` about a - b given each set in turn, up to the first independent one:
+    ``(that set or None, finished, tests)`` (finished False if the decider ran dry)."""
+    first = getattr(decide, "first_independent", None)
+    if first is not None and sets:
+        i = first(a, b, sets)
+        return (None, True, tests + len(sets)) if i is None else (sets[i], True, tests + i + 1)
+    for S in sets:
+        if getattr(decide, "exhausted", False):
+            return None, False, tests
+        tests += 1
+        if decide(a, b, S):
+            return S, True, tests
+    return None, True, tests
 
 
 def _has_work(graph: nx.Graph, level: int) -> bool:

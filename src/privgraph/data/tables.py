@@ -11,18 +11,20 @@ tests. Otherwise (wide tables):
 
 * **all pairs at once** (level 0): with an in-memory engine, the d (d - 1) / 2 two-way
   tables are one product of one-hot code matrices, counted in chunks of rows
-  (:data:`PAIR_CHUNK_ROWS`), ``sum(sizes)^2`` cells in all;
-* **covers** (levels >= 1): before testing the edges of x, stable PC asks for the table
-  over x and its adjacencies (:meth:`Tables.cover`); every test ``(x, y, S)`` of x is a
-  marginal of it. A cover is counted only if it has at most :data:`MAX_COVER_CELLS` cells
-  and at most as many cells as rows (else marginalising costs more than counting);
+  (:data:`privgraph.data.rowsets.PAIR_CHUNK_ROWS`), ``sum(sizes)^2`` cells in all;
+* **covers** (levels >= 1): before testing the edges of x, stable PC names x and its
+  adjacencies (:meth:`Tables.cover`); the tests of x count from a *row set* holding them
+  (distinct rows with multiplicities, :mod:`privgraph.data.rowsets`): level 1's as blocks
+  of grams given x, later levels' in batches of many sets per pass
+  (:meth:`Tables.strata`, :class:`privgraph.data.covers.Covers`);
 * otherwise the engine counts the table.
 
 **Memory budget**, whatever the number of tests: the joint table (at most
-:data:`MAX_JOINT_CELLS`), the pair tables, covers of at most :data:`COVER_BUDGET_CELLS`
-cells in all (least recently used first out) and a least-recently-used cache of at most
-:data:`CACHE_BUDGET_CELLS` cells of tables: int64, so 32 + 64 + 8 MB at most, plus the
-engine's own data.
+:data:`MAX_JOINT_CELLS`, 32 MB), the pair tables, a least-recently-used cache of at most
+:data:`CACHE_BUDGET_CELLS` cells of tables (8 MB), the covers' rows and grams (64 + 32 MB,
+:mod:`privgraph.data.covers`) and one batch's temporaries (a few int64 arrays of
+max(2^20, rows of the cover) elements, a dense index of at most 2^22 cells): about
+200 MB at most, plus the engine's own data and its distinct rows.
 
 Secret sub-samples (exactly m of n rows, the replace-one design) are drawn from the
 privacy core's sampler: a multivariate hypergeometric draw from the joint table, or a
@@ -39,22 +41,17 @@ import numpy as np
 
 from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, marginal
 from privgraph.data.engines.numpy_engine import bincount_codes
+from privgraph.data.covers import LRU, Covers
+from privgraph.data.rowsets import count_rows, distinct_rows, nonempty_strata, pair_tables
 from privgraph.data.sampling import rows_without_replacement, table_without_replacement
 from privgraph.privacy import NoiseSampler
-from privgraph.threads import single_threaded_blas
 
 #: Largest joint table (cells) counted once and kept in memory.
 MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.engines.base)
-#: Largest cover (cells) of one variable and its adjacencies.
-MAX_COVER_CELLS = 1 << 20
-#: All covers kept at once (cells): least recently used evicted first.
-COVER_BUDGET_CELLS = 1 << 23
 #: Tables kept by the per-table cache (cells): least recently used evicted first.
 CACHE_BUDGET_CELLS = 1 << 20
 #: Most distinct rows fetched from an out-of-core engine (one grouped query) and kept.
 MAX_DISTINCT_ROWS = 1 << 21
-#: Rows per chunk of the one-hot product that counts all pair tables.
-PAIR_CHUNK_ROWS = 1 << 16
 
 
 class Tables:
@@ -75,8 +72,9 @@ class Tables:
     def __init__(self, engine: CountEngine, n: int, joint: np.ndarray | None, rows: np.ndarray | None = None):
         self.engine, self.domain, self.n = engine, engine.domain, int(n)
         self._joint, self._rows = joint, rows
-        self._cache = _LRU(CACHE_BUDGET_CELLS)
-        self._covers = _LRU(COVER_BUDGET_CELLS)  # by first column: (columns, table)
+        self._cache = LRU(CACHE_BUDGET_CELLS)
+        self._covers = Covers(self.domain, self._whole_rows)
+        self._whole = None  # the whole data as a row set (names, rows, weights), once
         self._pairs: dict | None = None
         self._distinct = None  # (distinct rows, their counts), or False: see _count
         self._prefix = None  # (columns, cell index of the distinct rows over them): the last one
@@ -84,7 +82,7 @@ class Tables:
     def _count(self, key: tuple) -> np.ndarray:
         """The table over ``key`` from the engine, or from the distinct rows with their
         multiplicities when an in-memory dataset has at most half as many distinct rows as
-        rows (found once, by one sort of the rows as byte strings)."""
+        rows (found once: :func:`~privgraph.data.rowsets.distinct_rows`)."""
         if self._distinct is None:
             self._distinct = distinct_rows(getattr(self.engine, "codes", None) if self._rows is None else None)
         if not self._distinct:
@@ -143,9 +141,9 @@ class Tables:
             return marginal(self._joint, self.names, key)
         if len(key) == 2 and self._pairs is not None:
             return self._pairs[key] if key in self._pairs else self._pairs[key[::-1]].T
-        cover = self._covers.get(key[0]) if key else None
-        if cover is not None and set(key) <= set(cover[0]):
-            return marginal(cover[1], cover[0], key)
+        held = self._covers.holding(key) if key else None
+        if held is not None:
+            return count_rows(held[1], held[2], [held[0].index(c) for c in key], self.shape(key))
         out = self._cache.get(key)
         if out is None:
             out = self._count(key)
@@ -153,20 +151,57 @@ class Tables:
         return out
 
     def cover(self, columns: Sequence[str]) -> bool:
-        """Count the table over ``columns`` once, so that tables over subsets that start with
-        ``columns[0]`` are its marginals. False (nothing counted) if it is too big."""
+        """Name the data over ``columns`` as ``columns[0]``'s cover
+        (:class:`~privgraph.data.covers.Covers`): tables over subsets that start with
+        ``columns[0]`` count from it. False if there are no rows (an out-of-core engine
+        with too many distinct rows) or it is over budget."""
         key = tuple(columns)
-        if self._joint is not None or not key:
+        return bool(key) and self._covers.keep(key)
+
+    def strata(self, x: str, y: str, sets: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """The tables over ``(x, y, *S)`` for each S of ``sets`` (all of one size), as their
+        nonempty strata: ``(strata, owner)``, int64 counts of shape (K, r, c) and the index
+        in ``sets`` of each stratum's table. Counted in batches from x's cover
+        (:class:`~privgraph.data.covers.Covers`), from the pair tables, or one by one.
+
+        >>> from privgraph.data import Domain, NumpyEngine
+        >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]]))
+        >>> strata, owner = Tables.from_engine(e).strata("a", "b", [("c",)])
+        >>> strata.tolist(), owner.tolist()
+        ([[[0, 2], [0, 0]], [[0, 0], [0, 1]]], [0, 0])
+        """
+        sets = [tuple(S) for S in sets]
+        if len({len(S) for S in sets}) > 1:
+            raise ValueError(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
+        if not sets:
+            return np.zeros((0, *self.shape((x, y))), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        found = None if not sets[0] else self._covers.strata(x, y, sets)
+        if found is None:
+            return nonempty_strata([self.table((x, y, *S)) for S in sets])
+        return found
+
+    def _whole_rows(self) -> tuple | None:
+        """The whole data as a row set ``(names, rows, weights)``: the joint table's nonzero
+        cells, the distinct rows, or the rows themselves (weights None); None for an
+        out-of-core engine that gave no distinct rows."""
+        if self._whole is None:
+            self._whole = self._find_whole_rows()
+        return self._whole or None
+
+    def _find_whole_rows(self):
+        if self._joint is not None:
+            cells = np.flatnonzero(self._joint)
+            dtype = np.min_scalar_type(max(max(self.domain.sizes, default=1) - 1, 0))
+            rows = np.stack(np.unravel_index(cells, self._joint.shape), axis=1).astype(dtype)
+            return self.names, np.asfortranarray(rows), self._joint.ravel()[cells].astype(np.float64)
+        if self._distinct is None:
+            self._distinct = distinct_rows(getattr(self.engine, "codes", None) if self._rows is None else None)
+        if self._distinct:
+            return self.names, self._distinct[0], self._distinct[1]
+        codes = getattr(self.engine, "codes", None)
+        if codes is None:
             return False
-        held = self._covers.get(key[0])
-        if held is not None and held[0] == key:
-            return True
-        cells = self.domain.cells(key)
-        if cells > min(MAX_COVER_CELLS, max(self.n, 1)):
-            return False
-        table = self._count(key)
-        self._covers.put(key[0], (key, table), cells)
-        return True
+        return self.names, codes if self._rows is None else np.asfortranarray(codes[self._rows]), None
 
     def count_pairs(self) -> bool:
         """Count every two-way table in one pass (in memory, or from the distinct rows of an
@@ -204,76 +239,6 @@ class Tables:
             rest -= block
             parts.append(Tables(self.engine, size, block))
         return Blocks(parts)
-
-
-class _LRU:
-    """A least-recently-used map whose entries' sizes sum to at most ``budget``."""
-
-    def __init__(self, budget: int):
-        self.budget, self.size, self._items = budget, 0, OrderedDict()
-
-    def get(self, key):
-        item = self._items.get(key)
-        if item is None:
-            return None
-        self._items.move_to_end(key)
-        return item[0]
-
-    def put(self, key, value, size: int) -> None:
-        if key in self._items:
-            self.size -= self._items.pop(key)[1]
-        if size > self.budget:
-            return
-        self._items[key] = (value, size)
-        self.size += size
-        while self.size > self.budget:
-            self.size -= self._items.popitem(last=False)[1][1]
-
-
-def distinct_rows(codes: np.ndarray | None):
-    """``(distinct rows, float64 counts)`` of integer codes if there are at most half as many
-    distinct rows as rows, else False.
-
-    >>> r, w = distinct_rows(np.array([[0, 1], [0, 1], [1, 0], [0, 1]], dtype=np.uint8))
-    >>> r.tolist(), w.tolist()
-    ([[0, 1], [1, 0]], [3.0, 1.0])
-    """
-    if codes is None or codes.shape[0] < 2 or codes.shape[1] == 0:
-        return False
-    rows = np.ascontiguousarray(codes)
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    if 2 * len(first) > rows.shape[0]:
-        return False
-    return np.asfortranarray(rows[first]), counts.astype(np.float64)
-
-
-def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int],
-                weights: np.ndarray | None = None) -> dict:
-    """Every two-way table ``{(a, b): counts}`` (a before b in ``names``) of integer codes.
-
-    One-hot matrices of chunks of rows, multiplied: ``O^T O`` holds every pair's counts
-    (exact: float32 sums of at most :data:`PAIR_CHUNK_ROWS` ones per chunk, added in int64;
-    with row ``weights``, ``O^T (w O)`` in float64, exact below 2^53).
-
-    >>> c = np.array([[0, 1, 2], [1, 1, 0], [0, 0, 2]])
-    >>> pair_tables(c, ["a", "b", "c"], [2, 2, 3])[("a", "c")].tolist()
-    [[0, 0, 2], [1, 0, 0]]
-    """
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    width = int(offsets[-1])
-    gram = np.zeros((width, width), dtype=np.int64)
-    with single_threaded_blas():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
-        for start in range(0, codes.shape[0], PAIR_CHUNK_ROWS):
-            chunk = codes[start:start + PAIR_CHUNK_ROWS]
-            onehot = np.zeros((chunk.shape[0], width), dtype=np.float32 if weights is None else np.float64)
-            rows = np.arange(chunk.shape[0])
-            for j in range(len(names)):
-                onehot[rows, offsets[j] + chunk[:, j]] = 1.0
-            scaled = onehot if weights is None else onehot * weights[start:start + PAIR_CHUNK_ROWS, None]
-            gram += np.rint(scaled.T @ onehot).astype(np.int64)
-    return {(a, b): gram[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]].copy()
-            for i, a in enumerate(names) for j, b in enumerate(names) if i < j}
 
 
 class Blocks:

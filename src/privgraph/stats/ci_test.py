@@ -22,6 +22,10 @@ offers the same five things, so that the discovery algorithms can take any of th
     A :class:`CIResult`: statistic, p-value, threshold and the verdict.
 ``evaluate(table)``
     ``(statistic, pvalue)`` computed together (what ``decide`` uses).
+``decide_strata(strata, owner, count, alpha)``
+    The verdicts of ``decide`` for a batch of ``count`` tables given as their nonempty
+    strata (:meth:`privgraph.data.Tables.strata`), as one boolean array, vectorised over
+    the batch. A test whose verdict depends on empty strata must override it.
 
 **No information is not independence** (see :mod:`privgraph.stats.strata`). When every
 stratum of the table is degenerate (x or y constant in it, or too few rows: zero degrees
@@ -43,16 +47,29 @@ import numpy as np
 from scipy.special import chdtri, ndtri
 
 from privgraph.privacy.neighbours import Neighbours
-from privgraph.stats.gtest import chi_square_strata, degrees_of_freedom, g_test_strata
-from privgraph.stats.kendall import conditional_kendall
+from privgraph.stats.gtest import (
+    chi_square_by_stratum,
+    chi_square_strata,
+    degrees_of_freedom,
+    g_by_stratum,
+    g_test_strata,
+)
+from privgraph.stats.kendall import conditional_kendall, kendall_terms
 from privgraph.stats.sensitivity import (
     conditional_kendall_sensitivity_add_remove,
     conditional_kendall_sensitivity_replace_one,
     conditional_spearman_sensitivity_add_remove,
     conditional_spearman_sensitivity_replace_one,
 )
-from privgraph.stats.spearman import conditional_spearman
-from privgraph.stats.strata import DEPENDENT, MIN_STRATUM, as_strata, check_convention, has_information
+from privgraph.stats.spearman import conditional_spearman, spearman_terms
+from privgraph.stats.strata import (
+    DEPENDENT,
+    MIN_STRATUM,
+    as_strata,
+    check_convention,
+    has_information,
+    stratum_distances,
+)
 
 
 @dataclass(frozen=True)
@@ -101,6 +118,32 @@ class CITest:
             independent = has_information(table, self.min_rows)
         return CIResult(stat, p, threshold, alpha, independent)
 
+    def decide_strata(self, strata: np.ndarray, owner: np.ndarray, count: int, alpha: float) -> np.ndarray:
+        """``decide(table, alpha).is_independent`` for each of ``count`` tables given by their
+        nonempty strata: ``strata`` (K, r, c) and ``owner`` (K,), the table of each stratum.
+        Here one table at a time; the tests below do it in one vectorised pass.
+
+        >>> strata = np.array([[[40, 10], [10, 40]], [[25, 25], [25, 25]]])
+        >>> GTest().decide_strata(strata, np.array([0, 1]), 2, 0.05).tolist()
+        [False, True]
+        >>> CITest.decide_strata(GTest(), strata, np.array([0, 1]), 2, 0.05).tolist()
+        [False, True]
+        """
+        out = np.zeros(count, dtype=bool)
+        for t in range(count):
+            own = strata[owner == t]
+            table = own.transpose(1, 2, 0) if len(own) else np.zeros((*strata.shape[1:], 1), dtype=np.int64)
+            out[t] = self.decide(table, alpha).is_independent
+        return out
+
+    def _with_information(self, independent: np.ndarray, strata: np.ndarray, owner: np.ndarray,
+                          count: int) -> np.ndarray:
+        """``independent``, except "dependent" for tables with no information under the
+        default convention (as :meth:`decide`)."""
+        if self.degenerate != DEPENDENT:
+            return independent
+        return independent & (np.bincount(owner, stratum_distances(strata, self.min_rows), count) > 0)
+
 
 @dataclass(frozen=True)
 class _StratifiedZTest(CITest):
@@ -113,6 +156,18 @@ class _StratifiedZTest(CITest):
 
     def _z(self, table):
         raise NotImplementedError
+
+    def _terms(self, strata):
+        raise NotImplementedError
+
+    def decide_strata(self, strata: np.ndarray, owner: np.ndarray, count: int, alpha: float) -> np.ndarray:
+        """:meth:`CITest.decide_strata` in one pass: each table's z summed from its strata."""
+        keep = strata.sum(axis=(1, 2)) >= MIN_STRATUM
+        numerators, weights = self._terms(strata[keep])
+        a = np.bincount(owner[keep], numerators, count)
+        w = np.bincount(owner[keep], weights, count)
+        z = np.divide(a, np.sqrt(w), out=np.zeros(count), where=w > 0)
+        return self._with_information(np.abs(z) <= self.threshold(alpha), strata, owner, count)
 
     def evaluate(self, table) -> tuple[float, float]:
         """``(|z|, two-sided p-value)``."""
@@ -152,6 +207,9 @@ class KendallTest(_StratifiedZTest):
     def _z(self, table):
         return conditional_kendall(table)
 
+    def _terms(self, strata):
+        return kendall_terms(strata)
+
 
 @dataclass(frozen=True)
 class SpearmanTest(_StratifiedZTest):
@@ -170,6 +228,9 @@ class SpearmanTest(_StratifiedZTest):
     def _z(self, table):
         return conditional_spearman(table)
 
+    def _terms(self, strata):
+        return spearman_terms(strata)
+
 
 @dataclass(frozen=True)
 class _ChiSquareFamily(CITest):
@@ -182,6 +243,19 @@ class _ChiSquareFamily(CITest):
 
     def _result(self, table):
         raise NotImplementedError
+
+    def _by_stratum(self, strata):
+        raise NotImplementedError
+
+    def decide_strata(self, strata: np.ndarray, owner: np.ndarray, count: int, alpha: float) -> np.ndarray:
+        """:meth:`CITest.decide_strata` in one pass: statistics and degrees of freedom summed
+        over each table's strata (dof 0 is exactly "no information")."""
+        alpha = check_alpha(alpha)
+        stats, dofs = self._by_stratum(strata)
+        stat = np.maximum(np.bincount(owner, stats, count), 0.0)
+        dof = np.bincount(owner, dofs, count)
+        informed = stat <= chdtri(np.maximum(dof, 1.0), alpha)
+        return np.where(dof > 0, informed, self.degenerate != DEPENDENT)
 
     def evaluate(self, table) -> tuple[float, float]:
         """``(statistic, p-value)`` with the zero-degrees-of-freedom rule."""
@@ -227,6 +301,9 @@ class GTest(_ChiSquareFamily):
     def _result(self, strata):
         return g_test_strata(strata)
 
+    def _by_stratum(self, strata):
+        return g_by_stratum(strata)
+
 
 @dataclass(frozen=True)
 class ChiSquareTest(_ChiSquareFamily):
@@ -240,6 +317,9 @@ class ChiSquareTest(_ChiSquareFamily):
 
     def _result(self, strata):
         return chi_square_strata(strata)
+
+    def _by_stratum(self, strata):
+        return chi_square_by_stratum(strata)
 
 
 def strata_of(shape: Sequence[int]) -> int:

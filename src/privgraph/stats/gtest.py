@@ -83,11 +83,43 @@ def g_test_strata(strata: np.ndarray) -> ChiSquareResult:
 
 
 def _expected_and_dof(strata: np.ndarray) -> tuple[np.ndarray, int]:
+    e, dofs = _expected_and_dofs(strata)
+    return e, int(dofs.sum())
+
+
+def _expected_and_dofs(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expected counts and each stratum's degrees of freedom (int64, rule above)."""
     rows, cols = strata.sum(axis=2), strata.sum(axis=1)
     n = rows.sum(axis=1).astype(np.float64)[:, None, None]
     e = np.divide(rows[:, :, None] * cols[:, None, :], n, out=np.zeros(strata.shape), where=n > 0)
-    dof = int(np.maximum((rows > 0).sum(axis=1) - 1, 0) @ np.maximum((cols > 0).sum(axis=1) - 1, 0))
-    return e, dof
+    dofs = np.maximum((rows > 0).sum(axis=1) - 1, 0) * np.maximum((cols > 0).sum(axis=1) - 1, 0)
+    return e, dofs.astype(np.int64, copy=False)
+
+
+def g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's G statistic and degrees of freedom: a table's G and dof are their
+    sums over its strata (what a batch of tables needs).
+
+    >>> g, dof = g_by_stratum(np.array([[[30, 10], [10, 30]], [[5, 0], [0, 0]]]))
+    >>> np.round(g, 3).tolist(), dof.tolist()
+    ([20.93, 0.0], [1, 0])
+    """
+    e, dofs = _expected_and_dofs(strata)
+    o = strata.astype(np.float64)
+    ratio = np.divide(o, e, out=np.ones(o.shape), where=o > 0)  # E > 0 wherever O > 0
+    return 2.0 * (o * np.log(ratio)).sum(axis=(1, 2)), dofs
+
+
+def chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's Pearson statistic and degrees of freedom (see :func:`g_by_stratum`).
+
+    >>> x2, dof = chi_square_by_stratum(np.array([[[30, 10], [10, 30]]]))
+    >>> x2.tolist(), dof.tolist()
+    ([20.0], [1])
+    """
+    e, dofs = _expected_and_dofs(strata)
+    terms = np.divide((strata - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
+    return terms.sum(axis=(1, 2)), dofs
 
 
 def chi_square_test(table) -> ChiSquareResult:

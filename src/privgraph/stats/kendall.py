@@ -129,8 +129,19 @@ def conditional_kendall(table, *, min_stratum: int = MIN_STRATUM) -> StratifiedZ
     strata = as_strata(table)
     sizes = strata.sum(axis=(1, 2))
     keep = sizes >= min_stratum
-    s, m = concordance(strata[keep]).astype(np.float64), sizes[keep].astype(np.float64)
-    return combine_z(9.0 * s / (2.0 * m + 5.0), kendall_weight(m), sizes[keep])
+    return combine_z(*kendall_terms(strata[keep]), sizes[keep])
+
+
+def kendall_terms(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's share of the stratified Kendall z, ``(9 S_k / (2 n_k + 5), w_k)``:
+    ``z = sum(first) / sqrt(sum(second))`` over the strata that enter it.
+
+    >>> a, w = kendall_terms(np.array([[[2, 0], [0, 3]]]))
+    >>> round(float(a[0]), 4), round(float(w[0]), 4)
+    (3.6, 6.0)
+    """
+    s, m = concordance(strata).astype(np.float64), strata.sum(axis=(1, 2)).astype(np.float64)
+    return 9.0 * s / (2.0 * m + 5.0), kendall_weight(m)
 
 
 def kendall_weight(m):

@@ -102,9 +102,20 @@ def conditional_spearman(table, *, min_stratum: int = MIN_STRATUM) -> Stratified
     strata = as_strata(table)
     sizes = strata.sum(axis=(1, 2))
     keep = sizes >= min_stratum
-    q, _, _ = rank_cross_products(strata[keep])
-    m = sizes[keep].astype(np.float64)
-    return combine_z(12.0 * q / (m * (m + 1.0)), m - 1.0, sizes[keep])
+    return combine_z(*spearman_terms(strata[keep]), sizes[keep])
+
+
+def spearman_terms(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's share of the stratified Spearman z, ``(w_k rho_k, w_k)`` with
+    ``w_k = n_k - 1``: ``z = sum(first) / sqrt(sum(second))``.
+
+    >>> a, w = spearman_terms(np.array([[[2, 0], [0, 3]]]))
+    >>> round(float(a[0]), 4), w.tolist()
+    (3.0, [4.0])
+    """
+    q, _, _ = rank_cross_products(strata)
+    m = strata.sum(axis=(1, 2)).astype(np.float64)
+    return 12.0 * q / (m * (m + 1.0)), m - 1.0
 
 
 def spearman_rho_a_raw(x, y) -> float:

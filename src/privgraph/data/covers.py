@@ -1,0 +1,189 @@
+"""Covers: the data over one variable and its adjacencies, and the batches counted from it.
+
+Before stable PC tests the edges of x at a level, it names x's *cover*: x and its
+adjacencies (:meth:`privgraph.data.Tables.cover`). Every test ``(x, y, S)`` of x at that
+level reads a table over cover columns, so :class:`Covers` keeps, for each x, a row set
+(:mod:`privgraph.data.rowsets`) that holds them:
+
+* at first the row set the cover came from (x's previous cover, whose columns contain
+  the new ones since adjacencies only shrink, or the whole data), *projected* onto the
+  cover's columns only when a batch counts from it directly, so a cover that is only
+  used through its grams is never projected;
+* **grams** (level 1): every table ``(x, y, s)`` of x at once, as the two-way tables of
+  the cover's columns within each value of x (:func:`~privgraph.data.rowsets.grouped_grams`);
+* **direct batches** (levels >= 2): the tables of many sets in one pass over the
+  projected rows (:func:`~privgraph.data.rowsets.strata_counts`), at most
+  :data:`BATCH_ELEMENTS` ids at a time.
+
+Memory: covers' own rows at most :data:`COVER_BUDGET_BYTES`, grams at most
+:data:`GRAM_BUDGET_CELLS` int64 cells, both least recently used first out.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Sequence
+
+import numpy as np
+
+from privgraph.data.domain import Domain
+from privgraph.data.rowsets import grouped_grams, project, strata_counts
+
+#: All covers' own rows kept at once, in bytes: least recently used evicted first.
+COVER_BUDGET_BYTES = 1 << 26
+#: Largest grams (cells) of one cover given x.
+MAX_GRAM_CELLS = 1 << 20
+#: All grams kept at once (int64 cells): least recently used evicted first.
+GRAM_BUDGET_CELLS = 1 << 22
+#: Ids per direct batch (rows of the cover times tables), at most.
+BATCH_ELEMENTS = 1 << 20
+
+
+class Covers:
+    """Row sets per variable (covers) of one dataset, their grams, and batched strata.
+
+    ``whole()`` gives the whole data as a row set ``(names, rows, weights)``, or None.
+
+    >>> from privgraph.data import Domain
+    >>> rows = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=np.uint8)
+    >>> d = Domain.of(a=2, b=2, c=2)
+    >>> cov = Covers(d, lambda: (d.names, np.asfortranarray(rows), None))
+    >>> cov.keep(("a", "b", "c"))
+    True
+    >>> strata, owner = cov.strata("a", "b", [("c",)])
+    >>> strata.tolist(), owner.tolist()
+    ([[[0, 2], [0, 0]], [[0, 0], [0, 1]]], [0, 0])
+    """
+
+    def __init__(self, domain: Domain, whole: Callable[[], tuple | None]):
+        self.domain, self._whole = domain, whole
+        self._covers = LRU(COVER_BUDGET_BYTES)  # x -> (columns, row set holding them)
+        self._grams = LRU(GRAM_BUDGET_CELLS)  # columns -> (grams given x, offsets)
+
+    @property
+    def size(self) -> int:
+        """Bytes of rows the covers hold of their own (the whole data not counted)."""
+        return self._covers.size
+
+    def keep(self, columns: tuple) -> bool:
+        """Name ``columns`` (x first) as x's cover; False if there are no rows or it is over budget."""
+        held = self._covers.get(columns[0])
+        if held is not None and held[0] == columns:
+            return True
+        base = held[1] if held is not None and set(columns) <= set(held[1][0]) else self._whole()
+        if base is None:
+            return False
+        if self.domain.cells(columns) <= base[1].shape[0]:  # few cells: projecting is cheap
+            base = self._project(base, columns)
+        self._put(columns, base)
+        return self._covers.get(columns[0]) is not None
+
+    def holding(self, columns: tuple) -> tuple | None:
+        """A row set whose columns contain ``columns``: the cover of ``columns[0]`` if it
+        holds them, else None."""
+        held = self._covers.get(columns[0])
+        if held is None or not set(columns) <= set(held[0]):
+            return None
+        return held[1]
+
+    def strata(self, x: str, y: str, sets: list[tuple]) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`privgraph.data.Tables.strata` from x's cover (or a projection of the whole
+        data onto the columns asked); None if there are no rows."""
+        needed = (x, y, *dict.fromkeys(c for S in sets for c in S))
+        held = self._covers.get(x)
+        if held is None or not set(needed) <= set(held[0]):
+            base = self._whole()
+            if base is None:
+                return None
+            held = (needed, base)
+        if len(sets[0]) == 1 and self._gram_cells(held[0]) <= MAX_GRAM_CELLS:
+            return self._from_grams(held, x, y, sets)
+        return self._direct(self._projected(held), x, y, sets)
+
+    def _projected(self, held: tuple) -> tuple:
+        columns, base = held
+        if base[0] == columns:
+            return base
+        base = self._project(base, columns)
+        if (now := self._covers.get(columns[0])) is not None and now[0] == columns:
+            self._put(columns, base)
+        return base
+
+    def _put(self, columns: tuple, base: tuple) -> None:
+        own = 0 if base is self._whole() else base[1].nbytes + (0 if base[2] is None else base[2].nbytes)
+        self._covers.put(columns[0], (columns, base), own)
+
+    def _project(self, base: tuple, columns: tuple) -> tuple:
+        names, rows, weights = base
+        picked, summed = project(rows, weights, [names.index(c) for c in columns], self._shape(columns))
+        return columns, picked, summed
+
+    def _direct(self, base: tuple, x: str, y: str, sets: list) -> tuple[np.ndarray, np.ndarray]:
+        names, rows, weights = base
+        where = {c: i for i, c in enumerate(names)}
+        sizes = self._shape(names)
+        step = max(1, BATCH_ELEMENTS // max(rows.shape[0], 1))
+        parts = []
+        for i in range(0, len(sets), step):
+            chunk = np.array([[where[c] for c in S] for S in sets[i:i + step]], dtype=np.intp)
+            strata, owner = strata_counts(rows, weights, where[x], where[y], chunk, sizes)
+            parts.append((strata, owner + i))
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _gram_cells(self, columns: tuple) -> int:
+        width = sum(self._shape(columns))
+        return self.domain.size_of(columns[0]) * width * width
+
+    def _from_grams(self, held: tuple, x: str, y: str, sets: list) -> tuple[np.ndarray, np.ndarray]:
+        """Level 1: each table (x, y, s) is a block of the grams given x."""
+        columns = held[0]
+        grams, offsets = self._gram(held)
+        r, c = self.domain.size_of(x), self.domain.size_of(y)
+        i = columns.index(y)
+        rows_y = grams[:, offsets[i]:offsets[i + 1], :]
+        parts, owners = [], []
+        for t, (s,) in enumerate(sets):
+            j = columns.index(s)
+            block = rows_y[:, :, offsets[j]:offsets[j + 1]].transpose(2, 0, 1)
+            block = block[block.any(axis=(1, 2))]
+            parts.append(block)
+            owners.append(np.full(len(block), t, dtype=np.int64))
+        return np.concatenate(parts), np.concatenate(owners)
+
+    def _gram(self, held: tuple) -> tuple[np.ndarray, np.ndarray]:
+        columns, (names, rows, weights) = held
+        found = self._grams.get(columns)
+        if found is None:
+            sizes = self._shape(columns)
+            x = names.index(columns[0])
+            grams = grouped_grams(rows, weights, rows[:, x], sizes[0], [names.index(c) for c in columns], sizes)
+            found = (grams, np.concatenate([[0], np.cumsum(sizes)]))
+            self._grams.put(columns, found, grams.size)
+        return found
+
+    def _shape(self, columns: Sequence[str]) -> tuple[int, ...]:
+        return tuple(self.domain.size_of(c) for c in columns)
+
+
+class LRU:
+    """A least-recently-used map whose entries' sizes sum to at most ``budget``."""
+
+    def __init__(self, budget: int):
+        self.budget, self.size, self._items = budget, 0, OrderedDict()
+
+    def get(self, key):
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key, value, size: int) -> None:
+        if key in self._items:
+            self.size -= self._items.pop(key)[1]
+        if size > self.budget:
+            return
+        self._items[key] = (value, size)
+        self.size += size
+        while self.size > self.budget:
+            self.size -= self._items.popitem(last=False)[1][1]

@@ -1,0 +1,272 @@
+"""Weighted row sets: a dataset as its distinct rows over some columns, with multiplicities.
+
+A *row set* is ``(rows, weights)``: integer codes of shape (m, k) and float64 weights of
+shape (m,) (None: every weight 1). Every table over a subset of its columns is a
+``bincount`` of m mixed-radix cell indices, so counting costs O(m), and m is at most the
+number of rows, of distinct rows, and of cells over the columns. The count is exact:
+weights are integers below 2^53.
+
+:func:`project` keeps some columns and merges the rows that become equal;
+:func:`strata_counts` counts a batch of tables over ``(x, y, *S)`` in one pass and
+returns only their nonempty strata (a conditional test's table with axes x, y, then the
+conditioning variables, as (x by y) slices, one per cell of S).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from privgraph.threads import single_threaded_blas
+
+#: Largest dense index space (cells) counted by ``bincount``; larger ones are compressed
+#: by a sort first (so memory stays bounded whatever the width).
+DENSE_CELLS = 1 << 22
+#: Rows per chunk of the one-hot products (small enough to stay in cache).
+PAIR_CHUNK_ROWS = 1 << 13
+#: Largest id space before it is compressed (ids are int64).
+_MAX_ID = 1 << 62
+
+
+def distinct_rows(codes: np.ndarray | None):
+    """``(distinct rows, float64 counts)`` of integer codes if there are at most half as many
+    distinct rows as rows, else False.
+
+    >>> r, w = distinct_rows(np.array([[0, 1], [0, 1], [1, 0], [0, 1]], dtype=np.uint8))
+    >>> r.tolist(), w.tolist()
+    ([[0, 1], [1, 0]], [3.0, 1.0])
+    """
+    if codes is None or codes.shape[0] < 2 or codes.shape[1] == 0:
+        return False
+    rows = np.ascontiguousarray(codes)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    if 2 * len(first) > rows.shape[0]:
+        return False
+    return np.asfortranarray(rows[first]), counts.astype(np.float64)
+
+
+def project(rows: np.ndarray, weights: np.ndarray | None, columns: Sequence[int],
+            sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The row set over ``columns`` (positions in ``rows``, with their ``sizes``): distinct
+    rows over them, Fortran order, and their summed float64 weights.
+
+    >>> r, w = project(np.array([[0, 1, 2], [0, 0, 2], [1, 1, 0]]), None, [2, 0], [3, 2])
+    >>> r.tolist(), w.tolist()
+    ([[0, 1], [2, 0]], [1.0, 2.0])
+    """
+    ids, bound = cell_ids(rows, columns, sizes)
+    if is_dense_cheaper(bound, len(ids)):
+        counts = np.bincount(ids, weights, minlength=bound).astype(np.float64, copy=False)
+        cells = np.flatnonzero(counts)
+        some_row = np.zeros(bound, dtype=np.int64)
+        some_row[ids] = np.arange(len(ids))  # any row of a cell will do: they agree on columns
+        picked, summed = some_row[cells], counts[cells]
+    else:
+        _, picked, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        summed = np.bincount(inverse.ravel(), weights, minlength=len(picked)).astype(np.float64, copy=False)
+    return np.asfortranarray(rows[np.ix_(picked, list(columns))]), summed
+
+
+def is_dense_cheaper(cells: int, elements: int) -> bool:
+    """Whether a dense ``bincount`` over ``cells`` beats sorting ``elements`` ids (and fits
+    :data:`DENSE_CELLS`): a cell costs about a nanosecond, a sorted element some tens."""
+    return cells <= min(DENSE_CELLS, 16 * elements + 4096)
+
+
+def count_rows(rows: np.ndarray, weights: np.ndarray | None, columns: Sequence[int],
+               shape: Sequence[int]) -> np.ndarray:
+    """The int64 table over ``columns`` (positions in ``rows``) of a row set.
+
+    >>> count_rows(np.array([[0, 1], [1, 1]]), np.array([2.0, 3.0]), [1, 0], (2, 2)).tolist()
+    [[0, 0], [2, 3]]
+    """
+    ids, _ = cell_ids(rows, columns, shape)
+    counts = np.bincount(ids, weights, minlength=int(np.prod(shape, dtype=np.int64)))
+    if weights is not None:
+        counts = np.rint(counts)
+    return counts.astype(np.int64, copy=False).reshape(tuple(shape))
+
+
+def cell_ids(rows: np.ndarray, columns: Sequence[int], sizes: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Ids of the rows' cells over ``columns`` (equal exactly when the cells are), and a
+    bound on them: mixed-radix, compressed by a sort when they would overflow int64.
+
+    >>> ids, bound = cell_ids(np.array([[0, 1], [1, 1]]), [1, 0], [2, 2])
+    >>> ids.tolist(), bound
+    ([2, 3], 4)
+    """
+    ids, bound = np.zeros(rows.shape[0], dtype=np.int64), 1
+    for c, size in zip(columns, sizes):
+        if bound * size >= _MAX_ID:
+            ids, bound = compress(ids)
+        ids *= size
+        ids += rows[:, c]
+        bound *= int(size)
+    return ids, bound
+
+
+def compress(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """Ids renumbered 0..u-1 in order (same shape), and u.
+
+    >>> ids, u = compress(np.array([[7, 3], [3, 9]]))
+    >>> ids.tolist(), u
+    ([[1, 0], [0, 2]], 3)
+    """
+    values, inverse = np.unique(ids, return_inverse=True)
+    return inverse.reshape(ids.shape).astype(np.int64, copy=False), len(values)
+
+
+def strata_counts(rows: np.ndarray, weights: np.ndarray | None, x: int, y: int, sets: np.ndarray,
+                  sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The nonempty strata of the tables over ``(x, y, *S)`` for each row ``S`` of ``sets``
+    (positions in ``rows``; shape (T, l)), counted in one pass.
+
+    Returns ``(strata, owner)``: int64 counts of shape (K, r, c) and, for each stratum,
+    the row of ``sets`` whose table it belongs to (in order). The strata of one table are
+    those of ``as_strata(table)`` that hold a row, in some order. Memory: a few arrays of
+    T * m int64, and the dense index space is at most :data:`DENSE_CELLS` cells.
+
+    >>> rows = np.array([[0, 1, 0], [1, 1, 1], [0, 0, 1], [0, 1, 0]])
+    >>> strata, owner = strata_counts(rows, None, 0, 1, np.array([[2]]), [2, 2, 2])
+    >>> strata.tolist(), owner.tolist()
+    ([[[0, 2], [0, 0]], [[1, 0], [0, 1]]], [0, 0])
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    r, c = int(sizes[x]), int(sizes[y])
+    count = sets.shape[0]
+    if rows.shape[0] == 0:
+        return np.zeros((0, r, c), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    columns = rows.T  # (k, m): contiguous columns when rows is in Fortran order
+    local, slots = stratum_ids(columns, sets, sizes)
+    if not is_dense_cheaper(count * slots * r * c, local.size):
+        local, slots = _compress_per_table(local, slots)
+    local *= r * c
+    local += columns[x].astype(np.int64) * c + columns[y]
+    if weights is None:
+        local += (np.arange(count, dtype=np.int64) * (slots * r * c))[:, None]
+        counts = np.bincount(local.ravel(), minlength=count * slots * r * c)
+    else:
+        counts = np.concatenate([np.bincount(ids, weights, minlength=slots * r * c) for ids in local])
+        counts = np.rint(counts)
+    counts = counts.reshape(count * slots, r * c)
+    kept = np.flatnonzero(counts.any(axis=1))
+    return counts[kept].astype(np.int64, copy=False).reshape(-1, r, c), kept // slots
+
+
+def stratum_ids(columns: np.ndarray, sets: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, int]:
+    """(T, m) ids of each row's stratum in each table (distinct within a table), and a bound
+    on them. Position j of every set is read in the radix of the largest size there;
+    the ids are compressed (:func:`compress`) before they would overflow int64."""
+    count, level = sets.shape
+    ids, bound = np.zeros((count, columns.shape[1]), dtype=np.int64), 1
+    for j in range(level):
+        radix = int(sizes[sets[:, j]].max())
+        if bound * radix >= _MAX_ID:
+            ids, bound = compress(ids)
+        ids *= radix
+        ids += columns[sets[:, j]]
+        bound *= radix
+    return ids, bound
+
+
+def _compress_per_table(ids: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """Ids renumbered within each table from 0 (one sort of all), and their largest bound."""
+    count = ids.shape[0]
+    if count * bound >= _MAX_ID:
+        ids, bound = compress(ids)
+    ranks, _ = compress(ids + (np.arange(count, dtype=np.int64) * bound)[:, None])  # tables in order
+    ranks -= ranks.min(axis=1)[:, None]
+    return ranks, int(ranks.max()) + 1
+
+
+def nonempty_strata(tables: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`strata_counts`' output for tables given one by one (axes x, y, conditioning).
+
+    >>> strata, owner = nonempty_strata([np.array([[[1, 0], [0, 0]], [[0, 0], [2, 0]]])])
+    >>> strata.tolist(), owner.tolist()   # the stratum s = 1 is empty
+    ([[[1, 0], [0, 2]]], [0])
+    """
+    parts, owners = [], []
+    for i, t in enumerate(tables):
+        t = np.asarray(t, dtype=np.int64)
+        s = t.reshape(t.shape[0], t.shape[1], -1).transpose(2, 0, 1)
+        s = s[s.reshape(s.shape[0], -1).any(axis=1)]
+        parts.append(s)
+        owners.append(np.full(len(s), i, dtype=np.int64))
+    return np.concatenate(parts), np.concatenate(owners)
+
+
+def pair_tables(codes: np.ndarray, names: Sequence[str], sizes: Sequence[int],
+                weights: np.ndarray | None = None) -> dict:
+    """Every two-way table ``{(a, b): counts}`` (a before b in ``names``) of integer codes
+    (one :func:`grouped_grams` of a single group).
+
+    >>> c = np.array([[0, 1, 2], [1, 1, 0], [0, 0, 2]])
+    >>> pair_tables(c, ["a", "b", "c"], [2, 2, 3])[("a", "c")].tolist()
+    [[0, 0, 2], [1, 0, 0]]
+    """
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    gram = grouped_grams(codes, weights, np.zeros(codes.shape[0], dtype=np.int64), 1, range(len(names)), sizes)[0]
+    return {(a, b): gram[offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]].copy()
+            for i, a in enumerate(names) for j, b in enumerate(names) if i < j}
+
+
+def grouped_grams(rows: np.ndarray, weights: np.ndarray | None, groups: np.ndarray, count: int,
+                  columns: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
+    """For each group g < ``count``, the int64 counts ``G[g, i, j]`` of the rows of group g
+    (``groups``: one per row) at one-hot cell i and j over ``columns``: every two-way table
+    of those columns within each group, cells laid out column after column.
+
+    Rows sorted by group, then one-hot matrices of chunks of a group's rows, multiplied
+    (``O^T (w O)``); exact: float32 while every sum is below 2^24, else float64 (exact
+    below 2^53), added in int64.
+
+    >>> rows = np.array([[0, 1, 1], [1, 0, 1], [0, 1, 0]])
+    >>> g = grouped_grams(rows, None, rows[:, 0], 2, [1, 2], [2, 2])
+    >>> g[0].tolist()   # rows with column 0 == 0: cells (col 1 = 0, 1, col 2 = 0, 1)
+    [[0, 0, 0, 0], [0, 2, 1, 1], [0, 1, 1, 0], [0, 1, 0, 1]]
+    """
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    width = int(offsets[-1])
+    total = rows.shape[0] if weights is None else float(weights.sum())
+    dtype = np.float32 if total < (1 << 24) else np.float64
+    if count > 1:  # a radix sort for small group ids
+        order = np.argsort(groups.astype(np.uint16) if count <= (1 << 16) else groups, kind="stable")
+        rows, groups = rows[order], groups[order]
+        weights = None if weights is None else weights[order]
+    bounds = np.searchsorted(groups, np.arange(count + 1)) if count > 1 else np.array([0, rows.shape[0]])
+    out = np.zeros((count, width, width), dtype=np.int64)
+    with one_blas_thread():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
+        for g in np.flatnonzero(np.diff(bounds)):
+            for start in range(bounds[g], bounds[g + 1], PAIR_CHUNK_ROWS):
+                stop = min(start + PAIR_CHUNK_ROWS, bounds[g + 1])
+                onehot = _onehot(rows[start:stop], columns, offsets, dtype)
+                scaled = onehot if weights is None else onehot * weights[start:stop, None].astype(dtype)
+                out[g] += np.rint(scaled.T @ onehot).astype(np.int64)
+    return out
+
+
+def _onehot(rows: np.ndarray, columns: Sequence[int], offsets: np.ndarray, dtype) -> np.ndarray:
+    width = int(offsets[-1])
+    onehot = np.zeros(rows.shape[0] * width, dtype=dtype)
+    base = np.arange(0, rows.shape[0] * width, width)
+    for j, c in enumerate(columns):
+        onehot[base + (offsets[j] + rows[:, c])] = 1.0
+    return onehot.reshape(rows.shape[0], width)
+
+
+_BLAS = []  # one threadpoolctl controller, found once (finding the libraries reads files)
+
+
+def one_blas_thread():
+    """A context manager limiting BLAS to one thread (a no-op without threadpoolctl); like
+    :func:`privgraph.threads.single_threaded_blas`, but cheap to enter many times."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return single_threaded_blas()
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
