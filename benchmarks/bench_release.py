@@ -2,6 +2,7 @@
 
     python3 benchmarks/bench_release.py --nets asia:100000 child:20000 alarm:20000 --epsilon 1 --seeds 1
     python3 benchmarks/bench_release.py --nets asia:100000 --splits 0.3 0.5 0.7      # the split sweep
+    python3 benchmarks/bench_release.py --nets asia:100000 --structure tree          # force stage 1
     python3 benchmarks/bench_release.py --peer dpmm:mst --python /tmp/peers/bin/python   # a peer (own venv)
 
 Metrics, all against the training sample: average total-variation distance over every
@@ -54,7 +55,8 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
     return {"tvd2": float(np.mean(two)), "tvd3": float(np.mean(three))}
 
 
-def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: int) -> dict:
+def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: int, structure: str = "auto",
+                  delta: float = 1e-6) -> dict:
     from privgraph.datasets import load_network, sample_frame
     from privgraph.graphs.metrics import skeleton_scores
     from privgraph.release import PrivateRelease
@@ -65,17 +67,29 @@ def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: 
     t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = PrivateRelease(epsilon=epsilon, split=split, cap=cap, random_state=1000 + seed).fit(train, domain=net.domain)
+        rel = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, structure=structure,
+                             random_state=1000 + seed).fit(train, domain=net.domain)
         synth = rel.sample(n, random_state=seed)
     cpu = time.process_time() - t0
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    row = {"tool": "privgraph", "algo": "release", "net": net_name, "n": n, "epsilon": epsilon, "seed": seed,
-           "split": rel.plan_.split, "rounds": rel.plan_.rounds, "complete": bool(rel.structure_.complete_),
+    tree = rel.structure_kind_ == "tree"
+    row = {"tool": "privgraph", "algo": "release", "structure": rel.structure_kind_, "net": net_name, "n": n,
+           "epsilon": epsilon, "delta": delta, "seed": seed, "split": None if tree else rel.plan_.split,
+           "rounds": None if tree else rel.plan_.rounds, "complete": None if tree else bool(rel.structure_.complete_),
            "cliques": len(rel.cliques_), "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1),
            "f1": skeleton_scores(rel.graph_, net.to_networkx())["f1"],
-           "epsilon_spent": rel.ledger_.total("optimal", 1e-6).epsilon, "ledger": rel.ledger_.rows()}
+           "f1_tree": skeleton_scores(_tree_only(rel), net.to_networkx())["f1"] if tree else None,
+           "composition": rel.composition_,
+           "epsilon_spent": rel.ledger_.total(rel.composition_, delta or None).epsilon, "ledger": rel.ledger_.rows()}
     return row | scores(train, synth)
+
+
+def _tree_only(rel):
+    """The spanning tree's skeleton without the residual pairs (for its own F1)."""
+    from privgraph.graphs import CPDAG
+
+    return CPDAG(rel.domain_.names, undirected=rel.structure_.edges)
 
 
 PEER_SCRIPT = r"""
@@ -135,6 +149,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--splits", type=float, nargs="*", default=[None])
     ap.add_argument("--cap", type=int, default=5000)
+    ap.add_argument("--structure", default="auto", choices=["auto", "priv-pc", "tree"])
+    ap.add_argument("--delta", type=float, default=1e-6)
     ap.add_argument("--peer", help="lib:algo, e.g. dpmm:mst, dpmm:aim, dpmm:privbayes, smartnoise:mst")
     ap.add_argument("--python", default=sys.executable, help="the peer's interpreter (its own venv)")
     ap.add_argument("--timeout", type=float, default=300)
@@ -146,7 +162,7 @@ def main(argv=None) -> None:
             continue
         for split in args.splits:
             try:
-                row = run_privgraph(net, int(n), args.epsilon, seed, split, args.cap)
+                row = run_privgraph(net, int(n), args.epsilon, seed, split, args.cap, args.structure, args.delta)
             except Exception as err:  # noqa: BLE001 -- a refused release is a row of the table
                 row = {"tool": "privgraph", "net": net, "n": int(n), "seed": seed, "split": split,
                        "status": f"{type(err).__name__}: {str(err)[:160]}"}

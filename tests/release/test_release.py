@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ from scipy.stats import gamma
 
 from privgraph.causal.deciders import BudgetTooSmall
 from privgraph.data import Domain, Kind
-from privgraph.datasets import load_network, sample_frame
+from privgraph.datasets import load_network
 from privgraph.privacy import Budget, BudgetExceeded, Charge, Neighbours
 from privgraph.release import PrivateRelease, family_cliques, plan_release
 from privgraph.release.cliques import extend_to_dag
@@ -22,20 +21,8 @@ RO = Neighbours.REPLACE_ONE
 FAILURE = 1e-6  # false-failure probability of each statistical check
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        yield
-
-
-def _asia(n=20_000, seed=0):
-    net = load_network("asia")
-    return net, sample_frame(net, n, np.random.default_rng(seed), labels=True)
-
-
-def test_one_budget_one_relation_and_the_plan_is_what_is_charged():
-    net, X = _asia()
+def test_one_budget_one_relation_and_the_plan_is_what_is_charged(asia):
+    net, X = asia()
     rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=1).fit(X, domain=net.domain)
     plan = PrivateRelease(epsilon=2.0, split=0.5).privacy_plan(net.domain, len(X))
     assert rel.ledger_.neighbours == {RO}
@@ -48,8 +35,8 @@ def test_one_budget_one_relation_and_the_plan_is_what_is_charged():
     assert rel.sample(7).shape == (7, len(net.domain.names))
 
 
-def test_budget_is_checked_before_any_noise():
-    net, X = _asia()
+def test_budget_is_checked_before_any_noise(asia):
+    net, X = asia()
     budget = Budget(2.0, 1e-6, composition="optimal")
     budget.reserve(Charge("laplace", 1.5, 0.0, RO, sensitivity=1.0))
     before = budget.ledger
@@ -58,8 +45,8 @@ def test_budget_is_checked_before_any_noise():
     assert budget.ledger == before  # nothing reserved, nothing drawn
 
 
-def test_bad_input_is_one_line():
-    net, X = _asia(500)
+def test_bad_input_is_one_line(asia):
+    net, X = asia(500)
     for kw, words in [({"split": 1.0}, "split"), ({"epsilon": -1}, "epsilon"), ({"max_rounds": 0}, "max_rounds")]:
         with pytest.raises(ValueError, match=words) as err:
             PrivateRelease(**kw).privacy_plan(net.domain, 500)
@@ -89,13 +76,13 @@ def test_extension_of_an_inconsistent_graph_keeps_the_skeleton():
     assert {frozenset(e) for e in dag.edges} == {frozenset(e) for e in g.skeleton().edges}
 
 
-def test_planner_parameters_noise_matches_the_released_tables():
+def test_planner_parameters_noise_matches_the_released_tables(asia):
     """The planner's noise scale bounds the measured noise of the released tables.
 
     The released cells minus the true counts are i.i.d. Laplace of the ledger's scale b; the
     mean absolute error of M cells is Gamma(M, b/M), so its two-sided 1e-6 quantiles bound it.
     The planner's scale (d tables of ``cap`` cells) is an upper bound on b."""
-    net, X = _asia()
+    net, X = asia()
     rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=3).fit(X, domain=net.domain)
     noisy = rel.parameters_.marginals_
     errors = []
@@ -112,27 +99,28 @@ def test_planner_parameters_noise_matches_the_released_tables():
     assert predicted <= b * len(net.domain.names) / len(rel.cliques_) * 1.01  # only the table count differs
 
 
-def test_planner_structure_noise_is_the_examine_scale_and_its_verdicts_match_priv_pc():
-    asia, child = load_network("asia"), load_network("child")
-    plan = plan_release(asia.domain, 20_000, epsilon=4.0, split=0.5)
-    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0).fit(_asia()[1], domain=asia.domain)
+def test_planner_structure_noise_is_the_examine_scale_and_its_verdicts_match_priv_pc(asia):
+    net, child = load_network("asia"), load_network("child")
+    plan = plan_release(net.domain, 20_000, epsilon=4.0, split=0.5)
+    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0).fit(asia()[1], domain=net.domain)
     examine = [c for c in rel.structure_.ledger_ if c.mechanism == "examine"][0]
     assert math.isclose(plan.stages[0].noise, 1 / examine.epsilon)
     # child at 2e4 rows, epsilon 1: the planner says stage 1 cannot afford Priv-PC's default
     # cap, and Priv-PC itself refuses it before reading data
-    refused = plan_release(child.domain, 20_000, epsilon=1.0, split=0.5)
+    refused = plan_release(child.domain, 20_000, epsilon=1.0, split=0.5, structure="priv-pc")
     assert not refused.stages[0].affordable and refused.rounds is not None
     with pytest.raises(BudgetTooSmall):
-        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=None).privacy_plan(child.domain, 20_000)
+        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=None, structure="priv-pc").privacy_plan(child.domain, 20_000)
     # and the reduced cap it proposes is one Priv-PC accepts
-    PrivateRelease(epsilon=1.0, split=0.5, max_rounds=refused.rounds).privacy_plan(child.domain, 20_000)
+    PrivateRelease(epsilon=1.0, split=0.5, max_rounds=refused.rounds, structure="priv-pc").privacy_plan(child.domain,
+                                                                                                     20_000)
 
 
-def test_planner_effect_prediction_against_a_measured_run():
+def test_planner_effect_prediction_against_a_measured_run(asia):
     """Measured on a bundled network: at a budget the planner calls affordable, every edge of
     asia whose marginal phi is at least the planned effect survives level 0 of Priv-PC (the
     predicted miss probability per test times the number of such edges is below 1e-6)."""
-    net, X = _asia(100_000)
+    net, X = asia(100_000)
     plan = plan_release(net.domain, len(X), epsilon=1.0, split=0.5)
     assert plan.stages[0].affordable
     strong = []
@@ -148,12 +136,13 @@ def test_planner_effect_prediction_against_a_measured_run():
     assert all(frozenset(e) not in removed_at_level_0 for e in strong)
 
 
-def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path):
+@pytest.mark.parametrize("structure", ["tree", "priv-pc"])
+def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, structure):
     from typer.testing import CliRunner
 
     from privgraph.cli import app
 
-    net, X = _asia(3_000)
+    net, X = asia(3_000)
     X.to_csv(tmp_path / "asia.csv", index=False)
     runner = CliRunner()
     assert runner.invoke(app, ["sample", "--network", "asia", "--samples", "10", str(tmp_path / "x.csv"),
@@ -164,14 +153,16 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path):
     assert bad.exit_code != 0 and not out.exists()
     out.mkdir()
     res = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
-                              "--epsilon", "4", "--split", "0.5", "--out", str(out), "--seed", "0"])
+                              "--epsilon", "4", "--split", "0.5", "--out", str(out), "--seed", "0",
+                              "--structure", structure])
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["graph.json", "graph.dot", "graph.png", "model.json", "synthetic.csv", "ledger.json",
                             "plan.json", "report.md", "budget.png", "marginals.png"])
     ledger = json.loads((out / "ledger.json").read_text())
     assert ledger["neighbours"] == "replace_one" and ledger["epsilon"] <= 4.0 + 1e-9
-    assert "replace-one" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "replace-one" in report and ("Priv-PC" if structure == "priv-pc" else "spanning tree") in report
     assert len(pd.read_csv(out / "synthetic.csv")) == 3_000
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
                                "--epsilon", "1", "--json"])

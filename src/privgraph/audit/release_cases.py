@@ -16,6 +16,12 @@ every run):
   calibrated to 2 per table under replace-one, so the case sees about half of that
   stage's share).
 
+* ``release_tree``: the first edge the private spanning tree selects
+  (``structure="tree"``, :mod:`privgraph.release.tree`) on three independent binary columns
+  (25 rows of each of the 8 combinations, n = 200; one (0, 0, 0) replaced by (1, 1, 0)):
+  the pair scores are nearly tied, so the exponential mechanism's choice moves with the
+  replaced row (its selections hold a fifth of the total epsilon, shared by two rounds).
+
 The audit sees a lower bound far below the claim by construction (a view of one stage
 cannot see the other stage's share); the cases catch a release that charges a stage less
 than it spends, or runs under the wrong relation.
@@ -53,7 +59,7 @@ def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = R
         out = np.empty(n)
         for i in range(n):
             rel = PrivateRelease(epsilon=epsilon, delta=0.0, split=split, max_rounds=1, method=keep_release,
-                                 random_state=sampler).fit(engine)
+                                 random_state=sampler, structure="priv-pc").fit(engine)
             out[i] = rel.structure_.skeleton_.number_of_edges() if view == "structure" else _count_b2(rel)
         return out
 
@@ -69,11 +75,51 @@ def _count_b2(release) -> float:
     raise AssertionError("no table holds b")
 
 
+def tree_pair() -> tuple[np.ndarray, np.ndarray]:
+    """Codes (a, b, c) of the tree case: 25 rows of each combination, and one (0, 0, 0) -> (1, 1, 0).
+
+    >>> left, right = tree_pair()
+    >>> left.shape, int((left != right).any(axis=1).sum())
+    ((200, 3), 1)
+    """
+    left = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)] * 25)
+    right = left.copy()
+    right[0] = (1, 1, 0)
+    return left, right
+
+
+def tree_runner(epsilon: float = RELEASE_EPSILON) -> Runner:
+    """``PrivateRelease(structure="tree", delta=0).fit`` on codes over three binary columns;
+    the view is the first selected edge (0: a-b, 1: a-c, 2: b-c).
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> left, _ = tree_pair()
+    >>> tree_runner()(left, 2, SeededSampler(0)).shape
+    (2,)
+    """
+    from privgraph.data import Domain, NumpyEngine
+    from privgraph.release import PrivateRelease
+
+    domain = Domain.of(a=2, b=2, c=2)
+    pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+
+    def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
+        engine = NumpyEngine(domain, codes)
+        out = np.empty(n)
+        for i in range(n):
+            rel = PrivateRelease(epsilon=epsilon, delta=0.0, structure="tree", method=keep_release,
+                                 random_state=sampler).fit(engine)
+            out[i] = pairs.index(rel.structure_.edges[0])
+        return out
+
+    return run
+
+
 def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
     >>> [c.name for c in release_cases()]
-    ['release_structure', 'release_table']
+    ['release_structure', 'release_table', 'release_tree']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -84,6 +130,9 @@ def release_cases() -> tuple[AuditCase, ...]:
         AuditCase("release_table", "PrivateRelease, stage 3 view (noisy count b=2)", RO, RELEASE_EPSILON, 0.0, left,
                   right, pair, release_runner("table"), threshold_events(), runs=4_000, quick_runs=300,
                   group="estimators"),
+        AuditCase("release_tree", "PrivateRelease(structure='tree'), first selected edge", RO, RELEASE_EPSILON, 0.0,
+                  *tree_pair(), "25 x each of (a,b,c) in {0,1}^3 vs one (0,0,0)->(1,1,0)", tree_runner(),
+                  value_events(), runs=4_000, quick_runs=300, group="estimators"),
     )
 
 

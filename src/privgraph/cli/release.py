@@ -22,9 +22,10 @@ def release(
     domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
     epsilon: float = typer.Option(..., help="Total privacy budget epsilon of the whole release."),
-    delta: float = typer.Option(1e-6, help="delta (pays for Priv-PC's composition only)."),
+    delta: float = typer.Option(1e-6, help="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP)."),
     out: Path = typer.Option(..., help="Existing directory the outputs are written into."),
-    split: Optional[float] = typer.Option(None, help="Structure's share of epsilon (default: the planner's recommendation)."),
+    split: Optional[float] = typer.Option(None, help="Structure's share of epsilon for Priv-PC (default: the planner's recommendation)."),
+    structure: str = typer.Option("auto", help="Stage 1: auto | priv-pc | tree (auto: Priv-PC where the planner finds it affordable, else a private spanning tree)."),
     cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
     rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public)."),
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
@@ -53,7 +54,7 @@ def release(
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
-    est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed)
+    est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
         est.fit(data, public, infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed)

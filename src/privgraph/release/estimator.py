@@ -3,7 +3,10 @@
 Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbouring
 relation (replace-one: n is public):
 
-1. **structure**: Priv-PC (:class:`~privgraph.causal.PrivPC`) with ``split * epsilon``;
+1. **structure**: Priv-PC (:class:`~privgraph.causal.PrivPC`) with ``split * epsilon``, or,
+   where the planner finds Priv-PC unaffordable at its default cap (``structure="auto"``,
+   public facts only), a private maximum spanning tree (:mod:`privgraph.release.tree`),
+   whose pair tables are then the parameters (stage 3) and whose one-way tables join the fit;
 2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
    the CPDAG (Dor-Tarsi): post-processing, no budget. ``orient`` is a hook for a private
    orientation step (e.g. direction tests on continuous columns), charged to the same
@@ -28,7 +31,7 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
 from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
-from privgraph.release.planner import ReleasePlan, check_split, plan_release
+from privgraph.release.planner import STRUCTURES, ReleasePlan, check_split, plan_release
 
 RO = Neighbours.REPLACE_ONE
 
@@ -57,6 +60,11 @@ class PrivateRelease(PrivateEstimator):
         it, else the largest cap the planner finds affordable (PC then stops early).
     method : str
         The model's fit from the released tables ("cgm-em", "naive-mle").
+    structure : str
+        Stage 1: ``"priv-pc"``, ``"tree"`` (:mod:`privgraph.release.tree`: a private maximum
+        spanning tree, Gaussian tables under zCDP when ``delta > 0``) or ``"auto"`` (default):
+        Priv-PC where the planner finds it affordable at its default cap, else the tree
+        (:func:`~privgraph.release.planner.plan_release`; public facts only).
     orient : callable or None
         Hook ``orient(cpdag, engine, budget) -> cpdag`` for a private orientation step
         charged to ``budget`` (future: direction tests); None: colliders and Meek only.
@@ -74,8 +82,13 @@ class PrivateRelease(PrivateEstimator):
         was used instead.
     cliques_ : tuple of tuples
         The model's cliques (post-processing of the graph).
-    structure_, parameters_ : PrivPC, PrivateMRF
+    structure_, parameters_ : PrivPC or TreeStructure, PrivateMRF
         The fitted stages.
+    structure_kind_ : str
+        ``"priv-pc"`` or ``"tree"``, the planner's choice.
+    composition_ : str
+        How the ledger composes (``"optimal"``/``"basic"`` for Priv-PC, ``"rdp"``/``"basic"``
+        for the tree).
     plan_ : ReleasePlan
         The planner's prediction for this release (public facts only).
     ledger_ : Ledger
@@ -102,7 +115,7 @@ class PrivateRelease(PrivateEstimator):
 
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
                  alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
-                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP):
+                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP, structure: str = "auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.split = split
@@ -113,19 +126,25 @@ class PrivateRelease(PrivateEstimator):
         self.orient = orient
         self.random_state = random_state
         self.tree_cap = tree_cap
+        self.structure = structure
 
     def privacy_plan(self, domain, n_rows: int) -> Ledger:
         """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
 
         Priv-PC's plan plus one Laplace release of the parameters' tables (its epsilon is
-        fixed; its sensitivity, 2 per table, is known once the graph is).
+        fixed; its sensitivity, 2 per table, is known once the graph is); or the tree's plan
+        (:meth:`~privgraph.release.tree.TreePlan.charges`).
 
         >>> from privgraph.datasets import load_network
-        >>> plan = PrivateRelease(epsilon=1.0, split=0.5).privacy_plan(load_network("asia").domain, 100_000)
-        >>> [c.mechanism for c in plan]
+        >>> asia = load_network("asia").domain
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, split=0.5).privacy_plan(asia, 100_000)]
         ['sieve', 'examine', 'laplace']
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(asia, 100)]
+        ['gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian']
         """
         domain, prediction = self._predict(domain, n_rows)
+        if prediction.structure == "tree":
+            return prediction.tree.charges(domain)
         structure = self._structure(prediction).privacy_plan(domain, n_rows)
         return structure + Ledger.of(self._parameters_charge(prediction))
 
@@ -145,6 +164,8 @@ class PrivateRelease(PrivateEstimator):
         engine = open_engine(X, domain, neighbours=RO, invalid="recode", infer_domain=infer_domain, what="X")
         n = int(engine.counts([]))  # public under replace-one
         domain, prediction = self._predict(engine.domain, n)
+        if prediction.structure == "tree":
+            return self._fit_tree(engine, domain, prediction, budget)
         structure = self._structure(prediction)
         planned = structure.privacy_plan(domain, n) + Ledger.of(self._parameters_charge(prediction))
         budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition_for(self.delta))
@@ -165,8 +186,47 @@ class PrivateRelease(PrivateEstimator):
         if not domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
+        self.structure_kind_, self.composition_ = "priv-pc", composition_for(self.delta)
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         return self
+
+    def _fit_tree(self, engine, domain, prediction: ReleasePlan, budget: Budget | None) -> "PrivateRelease":
+        """Stage 1 as a private spanning tree (:mod:`privgraph.release.tree`), then its pair tables."""
+        from privgraph.data import NOT_PRIVATE_DOMAIN
+        from privgraph.mrf import PrivateMRF
+        from privgraph.release.tree import fit_tree_structure
+
+        plan = prediction.tree
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=plan.composition)
+        check_affordable(plan.charges(domain).charges, budget)  # the whole plan, before any noise
+        structure = fit_tree_structure(engine, plan, sampler=self._noise_sampler(), budget=budget)
+        self.graph_ = structure.graph
+        self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
+        self.cliques_ = structure.edges + structure.extras
+        params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.extras, method=self._tree_fit(structure),
+                            neighbours="replace_one", noise=plan.noise, delta=plan.delta or None,
+                            random_state=self._mrf_seed())
+        params.fit(engine, budget=budget)
+        ledger = structure.ledger + params.ledger_
+        if not domain.public:
+            ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
+        self.structure_, self.parameters_, self.plan_ = structure, params, prediction
+        self.structure_kind_, self.composition_ = "tree", plan.composition
+        self.ledger_, self.n_rows_, self.domain_ = ledger, int(engine.counts([])), domain
+        return self
+
+    def _tree_fit(self, structure):
+        """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
+        from privgraph.mrf.estimator import TABLE_METHODS
+        from privgraph.release.tree import joined
+
+        fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
+
+        def fit_with_the_tree(extras):
+            return fit(joined(structure.tables, extras))
+
+        fit_with_the_tree.__name__ = f"{getattr(fit, '__name__', 'custom')} (with the tree's tables)"
+        return fit_with_the_tree
 
     def sample(self, n: int | None = None, *, random_state=None):
         """``n`` synthetic rows (default: the public n) drawn i.i.d. from the fitted model."""
@@ -190,6 +250,8 @@ class PrivateRelease(PrivateEstimator):
         if self.max_rounds != "auto" and self.max_rounds is not None and (
                 isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be 'auto', None or a positive integer, got {self.max_rounds!r}")
+        if self.structure not in STRUCTURES:
+            raise ValueError(f"structure must be one of {STRUCTURES}, got {self.structure!r}")
         if self.orient is not None and not callable(self.orient):
             raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
 
@@ -205,7 +267,7 @@ class PrivateRelease(PrivateEstimator):
             raise ValueError(f"the number of rows must be a positive integer, got {n_rows!r}")
         rounds = None if self.max_rounds == "auto" else self.max_rounds
         plan = plan_release(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, split=self.split,
-                            cap=self.cap, alpha=self.alpha, rounds=rounds)
+                            cap=self.cap, alpha=self.alpha, rounds=rounds, structure=self.structure)
         if self.max_rounds is None:
             plan = plan.__class__(**{**vars(plan), "rounds": None})
         return domain, plan

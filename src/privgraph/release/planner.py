@@ -38,17 +38,29 @@ post-processing: no budget.
 **Recommended split**: the smallest structure share on a grid that makes stage 1
 affordable at Priv-PC's default cap, the rest to the parameters; if none does, 1/2 (the
 measured default, docs/release.md) with the largest cap stage 1 can afford.
+
+**Structure** (``structure="auto"``): Priv-PC when stage 1 is affordable at its default cap
+(at the chosen split) or the domain has fewer than three columns, else the private spanning tree of :mod:`privgraph.release.tree`
+(d - 1 selections, whatever the data). For the tree the stages are predicted as: the
+selections' exponential mechanism (noise ``2 Delta / epsilon_select`` in score units,
+``Delta = 2``) against the L1 score ``n phi`` of a balanced binary pair of dependence phi
+= ``effect``; the chance that one of the other candidate pairs beats it, bounded by
+``pairs exp(-epsilon_select n phi / (2 Delta))``; and each released cell's mean absolute
+noise (``sigma sqrt(2/pi)`` or the Laplace scale) against the count ``n cell``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from privgraph.data import Domain
 
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
 DEFAULT_SPLIT = 0.5
+
+#: Stage-1 algorithms of a release (``"auto"``: chosen by the planner from public facts).
+STRUCTURES = ("auto", "priv-pc", "tree")
 
 #: Structure shares the planner tries, smallest first.
 SPLIT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -80,6 +92,8 @@ class ReleasePlan:
     cap: int  # cells of one model table: the user's cap, lowered to keep tables useful
     recommended_split: float
     notes: tuple[str, ...] = field(default=())
+    structure: str = "priv-pc"  # the chosen stage 1: "priv-pc" or "tree"
+    tree: object = None  # the tree's TreePlan when structure == "tree"
 
     @property
     def affordable(self) -> bool:
@@ -102,7 +116,7 @@ class ReleasePlan:
 def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 1e-6, split: float | None = None,
                  cap: int = 5_000, alpha: float = 0.05, effect: float = 0.1, cell: float = 0.01,
                  miss: float = 0.05, max_relative_error: float = 0.5, rounds: int | None = None,
-                 usefulness: float = 4.0) -> ReleasePlan:
+                 usefulness: float = 4.0, structure: str = "auto") -> ReleasePlan:
     """Predict each stage's noise for a release of ``n_rows`` over ``domain``; reads no data.
 
     ``split``: the structure's share of ``epsilon`` (None: the recommended split).
@@ -114,8 +128,11 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     >>> plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, split=0.5)
     >>> [s.stage for s in plan.stages], [s.affordable for s in plan.stages]
     (['structure', 'parameters'], [True, True])
-    >>> plan.rounds is None, plan.recommended_split <= 0.5
-    (True, True)
+    >>> plan.rounds is None, plan.recommended_split <= 0.5, plan.structure
+    (True, True, 'priv-pc')
+    >>> small = plan_release(load_network("asia").domain, 2_000, epsilon=1.0)
+    >>> small.structure, [s.stage for s in small.stages]
+    ('tree', ['structure (tree)', 'parameters (tree)'])
     """
     from privgraph.privacy.neighbours import check_delta, check_epsilon
 
@@ -124,10 +141,50 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     domain = domain.project(domain.discrete_names)
     recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
-    structure, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
+    if structure not in STRUCTURES:
+        raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+    stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
     parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
-    return ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (structure, parameters), useful, recommended, notes)
+    plan = ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
+    if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
+        return plan
+    return _tree_release(plan, domain, effect, cell, miss, max_relative_error, stage1)
+
+
+def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float, miss: float,
+                  max_relative_error: float, priv_pc: StagePlan) -> ReleasePlan:
+    """``plan`` with the spanning tree as stage 1 and its pair tables as the parameters."""
+    from privgraph.release.tree import pair_score_sensitivity, plan_tree
+    from privgraph.privacy import Neighbours
+
+    n, d = plan.n_rows, len(domain.names)
+    tree = plan_tree(domain, n, epsilon=plan.epsilon, delta=plan.delta)
+    b = 2 * pair_score_sensitivity(Neighbours.REPLACE_ONE) / tree.select_epsilon
+    gap = n * effect
+    error = min(1.0, d * (d - 1) / 2 * math.exp(-gap / b))
+    select = StagePlan("structure (tree)", tree.select_epsilon, b, gap, error, error <= miss,
+                       f"{d - 1} exponential-mechanism selections of epsilon {tree.select_epsilon:.4g} each, "
+                       f"after {d} one-way tables")
+    noise = _tree_cell_noise(tree, d)
+    mean_abs = noise * math.sqrt(2 / math.pi) if tree.noise == "gaussian" else noise
+    relative = mean_abs / (n * cell)
+    tables = StagePlan("parameters (tree)", tree.pair_epsilon, noise, n * cell, relative,
+                       relative <= max_relative_error,
+                       f"{d - 1} pair tables and {d} one-way tables, {tree.noise} noise ({tree.composition} composition)")
+    notes = plan.notes + (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",)
+    return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
+
+
+def _tree_cell_noise(tree, d: int) -> float:
+    """The noise scale of one released cell of the tree's pair tables (sigma or the Laplace scale)."""
+    from privgraph.mrf.release import release_sensitivity
+    from privgraph.privacy import Neighbours, gaussian_calibration, laplace_scale
+
+    sensitivity = release_sensitivity(tree.noise, d - 1, Neighbours.REPLACE_ONE)
+    if tree.noise == "gaussian":
+        return gaussian_calibration(tree.pair_epsilon, tree.delta, sensitivity, 4 * (d - 1))[0]
+    return laplace_scale(tree.pair_epsilon, sensitivity, 4 * (d - 1))
 
 
 def check_split(split: float) -> float:
@@ -231,5 +288,5 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness):
     return StagePlan("parameters", epsilon, b, expected, error, error <= max_relative_error, note), cap
 
 
-__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "StagePlan", "check_split", "marginal_margin", "useful_cap",
+__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "STRUCTURES", "StagePlan", "check_split", "marginal_margin", "useful_cap",
            "plan_release", "recommend_split"]

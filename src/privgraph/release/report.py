@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data.frontdoor import level_codes
+from privgraph.release.tree import proportions
 
 #: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
 FILES = {"graph_json": "graph.json", "graph_dot": "graph.dot", "graph_png": "graph.png", "model": "model.json",
@@ -36,9 +37,7 @@ def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
 
 def privacy_summary(release) -> dict:
     """The privacy facts every output carries: relation, totals, ledger rows, caveats."""
-    from privgraph.privacy.composition import composition_for
-
-    total = release.ledger_.total(composition_for(release.delta), release.delta or None)
+    total = release.ledger_.total(release.composition_, release.delta or None)
     return {"neighbours": "replace_one", "n_rows_public": release.n_rows_, "epsilon": total.epsilon,
             "delta": total.delta, "composition": total.method, "ledger": release.ledger_.rows(),
             "caveats": list(release.ledger_.caveats)}
@@ -56,7 +55,7 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     writers = {
         paths["graph_json"]: graph_writer(release.graph_, ".json", privacy),
         paths["graph_dot"]: graph_writer(release.graph_, ".dot", privacy),
-        paths["graph_png"]: drawing_writer(release.graph_, "png", title="released graph (Priv-PC, replace-one)"),
+        paths["graph_png"]: drawing_writer(release.graph_, "png", title=f"released graph ({_STAGE_NAMES[release.structure_kind_]}, replace-one)"),
         paths["model"]: _text(json.dumps(model)),
         paths["ledger"]: _text(json.dumps(privacy, indent=1)),
         paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
@@ -75,10 +74,34 @@ def _text(text: str):
     return lambda tmp: Path(tmp).write_text(text + "\n")
 
 
+_STAGE_NAMES = {"priv-pc": "Priv-PC", "tree": "private spanning tree"}
+
+
 def stage_epsilons(release) -> dict[str, float]:
-    """Each stage's composed epsilon (structure by its composition, parameters pure)."""
+    """Each stage's epsilon composed alone, by the release's composition."""
+    structure = release.structure_.ledger if release.structure_kind_ == "tree" else release.structure_.ledger_
+    composition, delta = release.composition_, release.delta or None
+    return {"structure": structure.total(composition, delta).epsilon,
+            "parameters": release.parameters_.ledger_.total(composition, delta).epsilon}
+
+
+def _structure_row(release) -> str:
+    """What stage 1 did, in one table cell."""
     s = release.structure_
-    return {"structure": s.epsilon_spent_, "parameters": release.parameters_.ledger_.total().epsilon}
+    if release.structure_kind_ == "tree":
+        return (f"private spanning tree: {len(s.tables.domain.names)} noisy one-way tables, {len(s.edges)} edges by "
+                f"the exponential mechanism, their tables, then {len(s.extras)} pairs the tree explains worst")
+    return (f"Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, "
+            f"{'complete' if s.complete_ else 'stopped at the cap: untested edges kept'})")
+
+
+def _parameters_row(release) -> str:
+    """What stage 3 released, in one table cell."""
+    if release.structure_kind_ == "tree":
+        return (f"the {len(release.structure_.extras)} residual pairs' tables ({release.plan_.tree.noise}), "
+                "CGM-EM on every released table")
+    return (f"{len(release.cliques_)} tables (families of the DAG extension merged within a cap of "
+            f"{release.plan_.cap} cells), Laplace, CGM-EM")
 
 
 def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
@@ -88,8 +111,7 @@ def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
     domain = noisy.domain
     out = []
     for clique, table in list(zip(noisy.group_cliques(), noisy.tables))[:limit]:
-        released = np.clip(np.asarray(table, dtype=float), 0, None).ravel()
-        released = released / released.sum() if released.sum() > 0 else np.full(released.size, 1 / released.size)
+        released = proportions(table)
         synth = _proportions(synthetic, domain, clique)
         out.append({"clique": clique, "released": released, "synthetic": synth,
                     "tvd": 0.5 * float(np.abs(released - synth).sum())})
@@ -144,7 +166,6 @@ def report_markdown(release, checks, paths) -> str:
     """The report: what was released, at what cost, what is private and what is not."""
     p = privacy_summary(release)
     eps = stage_epsilons(release)
-    s = release.structure_
     caveats = "\n".join(f"- **NOT PRIVATE:** {c}" for c in p["caveats"]) or "- none"
     rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
     return f"""# privgraph release
@@ -169,9 +190,9 @@ neighbours (one row changed; the number of rows, {release.n_rows_}, is public), 
 
 | stage | what | epsilon |
 |---|---|---|
-| 1 structure | Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, {'complete' if s.complete_ else 'stopped at the cap: untested edges kept'}) | {eps['structure']:.4g} |
+| 1 structure | {_structure_row(release)} | {eps['structure']:.4g} |
 | 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
-| 3 parameters | {len(release.cliques_)} tables (families of the DAG extension merged within a cap of {release.plan_.cap} cells), Laplace, CGM-EM | {eps['parameters']:.4g} |
+| 3 parameters | {_parameters_row(release)} | {eps['parameters']:.4g} |
 | 4 synthetic rows | i.i.d. from the model | 0 |
 
 ![budget split]({paths['budget_png'].name})

@@ -1,0 +1,88 @@
+"""Step 3 of the tree stage: the pairs the tree's model explains worst (MST's third step, AIM-like).
+
+A spanning tree cannot hold a v-structure or a cycle: on child and alarm a tree fitted to
+almost noiseless tables stays far from the data's two-way tables (docs/release.md). After
+the tree's pair tables are released, the model fitted to them (post-processing) predicts
+every pair's table; each pair not in the tree is scored by the L1 distance between its
+true count table and that prediction, ``r_ij = || C_ij - n P_model(i, j) ||_1``, and k of
+them are chosen by the exponential mechanism, one at a time without replacement (each
+round's candidates: the pairs neither in the tree nor chosen yet, a function of earlier
+releases only). Sensitivity: :func:`~privgraph.release.tree.pair_score_sensitivity` (the
+prediction is the same on both neighbours). Their tables are then released like the
+tree's.
+
+Everything else here (the tree model's pairwise tables) is post-processing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from privgraph.privacy import NoiseSampler, exponential_mechanism
+from privgraph.release.tree import RO, pair_score_sensitivity
+
+
+def extra_pair_count(d: int) -> int:
+    """How many pairs step 3 adds to a tree over ``d`` columns (public): ``d // 2``.
+
+    >>> extra_pair_count(8), extra_pair_count(37)
+    (4, 18)
+    """
+    return d // 2
+
+
+def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:
+    """Every pair's probability table under a tree model, from its node and edge marginals.
+
+    ``one_way[v]`` is P(v); ``edge_tables[(u, v)]`` is P(u, v) with axes (u, v) for each tree
+    edge. Along the tree, ``P(s, v) = sum_p P(s, p) P(v | p)``, p the neighbour of v towards s.
+    Returns ``{(a, b): P(a, b)}`` for every ordered pair of distinct names.
+
+    >>> p_ab = np.array([[0.4, 0.1], [0.1, 0.4]])
+    >>> t = tree_pair_tables("abc", [("a", "b"), ("b", "c")], {v: np.array([0.5, 0.5]) for v in "abc"},
+    ...                      {("a", "b"): p_ab, ("b", "c"): p_ab})
+    >>> t[("a", "c")].round(2).tolist()
+    [[0.34, 0.16], [0.16, 0.34]]
+    """
+    adjacent = {v: [] for v in names}
+    for u, v in edges:
+        adjacent[u].append(v)
+        adjacent[v].append(u)
+    joint = {}
+    for (u, v), table in edge_tables.items():
+        joint[(u, v)], joint[(v, u)] = table, table.T
+    out = {}
+    for s in names:
+        seen, queue = {s: np.diag(one_way[s])}, deque([s])
+        while queue:
+            p = queue.popleft()
+            for v in adjacent[p]:
+                if v not in seen:
+                    conditional = joint[(p, v)] / np.maximum(one_way[p][:, None], 1e-300)
+                    seen[v] = seen[p] @ conditional
+                    queue.append(v)
+        out.update({(s, v): t for v, t in seen.items() if v != s})
+    return out
+
+
+def select_residual_pairs(pairs, scores: np.ndarray, count: int, *, epsilon: float,
+                          sampler: NoiseSampler) -> list[tuple[str, str]]:
+    """``count`` of ``pairs`` by the exponential mechanism, one at a time without replacement.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> select_residual_pairs([("a", "b"), ("a", "c"), ("b", "c")], np.array([0.0, 1e6, 0.0]), 1,
+    ...                       epsilon=1.0, sampler=SeededSampler(0))
+    [('a', 'c')]
+    """
+    left = list(range(len(pairs)))
+    chosen = []
+    for _ in range(min(count, len(pairs))):
+        pick, _ = exponential_mechanism(scores[left], epsilon=epsilon, sensitivity=pair_score_sensitivity(RO),
+                                        neighbours=RO, sampler=sampler)
+        chosen.append(pairs[left.pop(pick)])
+    return chosen
+
+
+__all__ = ["extra_pair_count", "select_residual_pairs", "tree_pair_tables"]

@@ -1,0 +1,306 @@
+"""Stage 1 at small budgets: a private maximum spanning tree (MST; McKenna, Miklau, Sheldon 2021).
+
+Priv-PC needs a cap of rounds that a small budget on many columns cannot pay (child and
+alarm at 2e4 rows and epsilon 1); the tree needs d - 1 selections, whatever the data.
+Under **replace-one** neighbours (n public), as the rest of the release:
+
+1. **one-way tables**: every column's counts, noisy (:func:`privgraph.mrf.release.release_tables`:
+   d histograms, L2 sensitivity ``sqrt(2 d)`` for Gaussian noise, L1 ``2 d`` for Laplace);
+2. **selection**: each pair (i, j) is scored by ``u_ij = || C_ij - n q_i q_j^T ||_1``, the
+   L1 distance between its true count table and the product of the noisy one-way
+   proportions ``q`` (post-processing of step 1, so a constant here); d - 1 edges are
+   chosen by the exponential mechanism in Kruskal's order (each round's candidates are
+   the pairs joining two components of the edges chosen so far: a function of earlier
+   releases only), sensitivity :func:`pair_score_sensitivity`;
+3. **pair tables**: the chosen pairs' counts, noisy (d - 1 histograms), released and fitted
+   with the one-way tables by CGM-EM (:class:`~privgraph.mrf.PrivateMRF`).
+
+Budget: with ``delta > 0`` the tables take Gaussian noise and everything composes under
+zCDP through the RDP accountant (one ``rho`` for the whole release, found from
+(epsilon, delta), split ``SELECTION_SHARE`` to the selections and the rest to the tables
+in proportion to their number, so every table gets the same noise); with ``delta = 0``
+Laplace noise and basic composition split epsilon the same way. The plan
+(:func:`plan_tree`) is computed from public facts only (domain, n, epsilon, delta) and
+reserved before any noise is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from privgraph.data import Domain
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours, NoiseSampler, Release, exponential_mechanism
+from privgraph.privacy.budget import reserve_plan
+from privgraph.privacy.mechanisms import exponential_charge
+from privgraph.privacy.neighbours import histogram_l1_sensitivity
+
+RO = Neighbours.REPLACE_ONE
+#: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
+#: tree's d - 1 selections and on step 3's selections (:mod:`privgraph.release.residuals`);
+#: the rest goes to the tables, in proportion to their number (every table gets the same
+#: noise). Settled on seeds 100-102 of child and alarm, never on the reported runs
+#: (docs/release.md).
+SELECTION_SHARE, RESIDUAL_SHARE = 0.2, 0.1
+_MARGIN = 1e-6  # epsilon left unspent: the accountants' numerical slack and the samplers' PURE_DP_SLACK
+
+
+@dataclass(frozen=True)
+class TreePlan:
+    """The tree stage's budget: per-step epsilons, noise and composition (public facts only).
+
+    Steps: one-way tables, ``selections`` tree selections, the tree's pair tables,
+    ``extras`` residual selections (:mod:`privgraph.release.residuals`), their pair tables.
+    """
+
+    epsilon: float
+    delta: float
+    noise: str  # "gaussian" (delta > 0, zCDP through RDP) or "laplace" (delta = 0, basic)
+    composition: str
+    one_way_epsilon: float
+    select_epsilon: float  # per tree selection
+    pair_epsilon: float  # the tree's pair tables
+    residual_epsilon: float  # per residual selection
+    extra_epsilon: float  # the residual pairs' tables
+    selections: int
+    extras: int
+    rho: float | None  # the whole release's zCDP budget (Gaussian), None under Laplace
+
+    def charges(self, domain: Domain) -> Ledger:
+        """The ledger the stage charges on ``domain`` (pair tables planned on a chain's shapes)."""
+        chain = [(a, b) for a, b in zip(domain.names, domain.names[1:])]
+        return (self.table_charge(domain, [(v,) for v in domain.names], self.one_way_epsilon)
+                + Ledger.of(self.selection_charge())
+                + self.table_charge(domain, chain, self.pair_epsilon)
+                + Ledger.of(self.residual_charge())
+                + self.table_charge(domain, chain[:self.extras], self.extra_epsilon))
+
+    def table_charge(self, domain: Domain, cliques, epsilon: float) -> Ledger:
+        from privgraph.mrf.release import plan_release
+
+        return plan_release(domain=domain, cliques=cliques, epsilon=epsilon, neighbours=RO, noise=self.noise,
+                            delta=self.delta or None)
+
+    def selection_charge(self) -> Charge:
+        """The d - 1 tree selections, reserved together before the first is drawn."""
+        return exponential_charge(self.select_epsilon, pair_score_sensitivity(RO), RO).times(self.selections)
+
+    def residual_charge(self) -> Charge:
+        """The residual selections, reserved together before the first is drawn."""
+        return exponential_charge(self.residual_epsilon, pair_score_sensitivity(RO), RO).times(self.extras)
+
+
+def plan_tree(domain: Domain, n_rows: int, *, epsilon: float, delta: float, selection_share: float = SELECTION_SHARE,
+              residual_share: float = RESIDUAL_SHARE) -> TreePlan:
+    """The tree stage's plan for ``domain`` at (epsilon, delta); reads no data.
+
+    Examples
+    --------
+    >>> d = Domain.of(a=2, b=3, c=2)
+    >>> p = plan_tree(d, 1000, epsilon=1.0, delta=0.0)
+    >>> p.noise, p.selections, p.extras, round(sum(c.epsilon * c.count for c in p.charges(d)), 6)
+    ('laplace', 2, 1, 0.999999)
+    >>> g = plan_tree(d, 1000, epsilon=1.0, delta=1e-6)
+    >>> g.noise, g.composition, g.charges(d).total("rdp", 1e-6).epsilon <= 1.0
+    ('gaussian', 'rdp', True)
+    """
+    from privgraph.release.residuals import extra_pair_count
+
+    d = len(domain.names)
+    if d < 3:
+        raise ValueError(f"a tree release needs at least three columns, got {list(domain.names)}")
+    if not (0 < selection_share and 0 < residual_share and selection_share + residual_share < 1):
+        raise ValueError(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
+                         f"and {residual_share!r}")
+    k = extra_pair_count(d)
+    tables = 1 - selection_share - residual_share
+    counts = np.array([d, d - 1, k]) / (2 * d - 1 + k)  # equal noise on every table
+    if delta == 0:
+        eps = epsilon - _MARGIN
+        ones, pairs, extra = (float(x) for x in eps * tables * counts)
+        return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
+                        eps * residual_share / k, extra, d - 1, k, None)
+    from privgraph.privacy.calibration import zcdp_epsilon
+
+    rho = total_rho(epsilon, delta)
+    ones, pairs, extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
+    select = math.sqrt(8 * rho * selection_share / (d - 1))  # epsilon^2 / 8 each (bounded range)
+    residual = math.sqrt(8 * rho * residual_share / k)
+    return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, extra, d - 1, k, rho)
+
+
+@lru_cache(maxsize=256)
+def total_rho(epsilon: float, delta: float) -> float:
+    """The largest zCDP rho the RDP accountant converts to at most ``epsilon - 1e-6`` at ``delta``.
+
+    >>> 0.015 < total_rho(1.0, 1e-6) < 0.03
+    True
+    """
+    from privgraph.privacy.composition import rdp_epsilon
+
+    def spent(rho: float) -> float:  # the accountant's own conversion, as the release's ledger is composed
+        return rdp_epsilon([Charge("zcdp", rho, 0.0, RO, curve=("zcdp", rho))], delta)
+
+    lo, hi = 0.0, epsilon
+    while spent(hi) <= epsilon - _MARGIN:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1e-7 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if spent(mid) <= epsilon - _MARGIN else (lo, mid)
+    return lo
+
+
+def pair_score_sensitivity(neighbours: Neighbours) -> float:
+    """Sensitivity of one pair's score ``u_ij = ||C_ij - E_ij||_1`` (E fixed: earlier releases).
+
+    Derivation: by the triangle inequality ``|u_ij(D) - u_ij(D')| <= ||C_ij(D) - C_ij(D')||_1``,
+    the L1 sensitivity of one histogram: 2 under replace-one (one count moves from one cell
+    to another), 1 under add/remove (:func:`~privgraph.privacy.histogram_l1_sensitivity`).
+    E, built from the released one-way tables and the public n, is the same on both sides.
+
+    >>> pair_score_sensitivity(Neighbours.REPLACE_ONE)
+    2
+    """
+    return histogram_l1_sensitivity(neighbours)
+
+
+def l1_scores(pair_tables, predicted, n_rows: int) -> np.ndarray:
+    """``|| C_ij - n P_ij ||_1`` for each true count table and predicted probability table
+    (the predictions are post-processing of earlier releases: constants for the mechanism).
+
+    >>> l1_scores([np.array([[5, 0], [0, 5]])], [np.full((2, 2), 0.25)], 10).tolist()
+    [10.0]
+    """
+    return np.array([np.abs(np.asarray(c, dtype=float) - n_rows * p).sum() for c, p in zip(pair_tables, predicted)])
+
+
+def proportions(noisy: np.ndarray) -> np.ndarray:
+    """A noisy table clipped at zero and normalised (uniform when nothing is left).
+
+    >>> proportions(np.array([3.0, -1.0, 1.0])).tolist()
+    [0.75, 0.0, 0.25]
+    """
+    x = np.clip(np.asarray(noisy, dtype=float), 0, None).ravel()
+    return x / x.sum() if x.sum() > 0 else np.full(x.size, 1.0 / x.size)
+
+
+def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: NoiseSampler) -> list[tuple[str, str]]:
+    """d - 1 edges of a spanning tree of ``names``, one exponential mechanism per edge in
+    Kruskal's order (candidates: the pairs joining two components of the edges chosen so
+    far). Each call is charged by the caller's plan (:meth:`TreePlan.selection_charge`).
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+    >>> sorted(select_tree("abc", pairs, np.array([1e6, 0.0, 1e6]), epsilon=1.0, sampler=SeededSampler(0)))
+    [('a', 'b'), ('b', 'c')]
+    """
+    root = {v: v for v in names}
+
+    def find(v):
+        while root[v] != v:
+            v = root[v]
+        return v
+
+    edges = []
+    for _ in range(len(root) - 1):
+        open_ = [k for k, (a, b) in enumerate(pairs) if find(a) != find(b)]
+        pick, _ = exponential_mechanism(scores[open_], epsilon=epsilon, sensitivity=pair_score_sensitivity(RO),
+                                        neighbours=RO, sampler=sampler)
+        a, b = pairs[open_[pick]]
+        root[find(a)] = find(b)
+        edges.append((a, b))
+    return edges
+
+
+@dataclass(frozen=True)
+class TreeStructure:
+    """The fitted tree stage: its noisy tables (one-way, then the tree's pairs), the tree's
+    edges and the residual pairs of step 3, and the ledger of those releases."""
+
+    tables: object  # NoisyMarginals
+    edges: tuple[tuple[str, str], ...]
+    extras: tuple[tuple[str, str], ...]
+    ledger: Ledger
+
+    @property
+    def graph(self):
+        """The released skeleton (the tree and the residual pairs) as a CPDAG of undirected
+        edges (post-processing)."""
+        from privgraph.graphs import CPDAG
+
+        return CPDAG(self.tables.domain.names, undirected=self.edges + self.extras)
+
+
+def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None) -> TreeStructure:
+    """Steps 1-3 of the module docstring on ``engine`` (its domain, replace-one, n public),
+    up to the choice of the residual pairs (their tables are the parameters' release)."""
+    import itertools
+
+    from privgraph.data import count_tables
+    from privgraph.release.residuals import select_residual_pairs
+
+    domain, n = engine.domain, int(engine.counts([]))
+    ones, ledger = release_counts(engine, [(v,) for v in domain.names], plan.one_way_epsilon, plan, sampler, budget)
+    ledger = ledger + reserve_plan([plan.selection_charge()], budget)
+    pairs = list(itertools.combinations(domain.names, 2))
+    one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
+    independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
+    edges = select_tree(domain.names, pairs, l1_scores(count_tables(engine, pairs), independent, n),
+                        epsilon=plan.select_epsilon, sampler=sampler)
+    tree, spent = release_counts(engine, edges, plan.pair_epsilon, plan, sampler, budget)
+    tables = joined(ones, tree)
+    ledger = ledger + spent + reserve_plan([plan.residual_charge()], budget)
+    rest = [p for p in pairs if p not in set(edges)]
+    predicted = tree_model_pairs(tables, edges)
+    scores = l1_scores(count_tables(engine, rest), [predicted[p] for p in rest], n)
+    extras = select_residual_pairs(rest, scores, plan.extras, epsilon=plan.residual_epsilon, sampler=sampler)
+    return TreeStructure(tables, tuple(edges), tuple(extras), ledger)
+
+
+def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None):
+    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise (replace-one)."""
+    from privgraph.data import count_tables
+    from privgraph.mrf.release import release_tables
+
+    return release_tables(count_tables(engine, cliques), domain=engine.domain, cliques=cliques, epsilon=epsilon,
+                          neighbours=RO, sampler=sampler, noise=plan.noise, delta=plan.delta or None,
+                          records=int(engine.counts([])), budget=budget)
+
+
+def tree_model_pairs(tables, edges) -> dict:
+    """Every pair's table under the model CGM-EM fits to the one-way and tree tables (post-processing)."""
+    from privgraph.mrf.cgm import cgm_em
+    from privgraph.mrf.inference import infer
+    from privgraph.release.residuals import tree_pair_tables
+
+    model = cgm_em(tables)
+    marginals = dict(zip(model.cliques, infer(model).marginals))
+    names = tables.domain.names
+    return tree_pair_tables(names, edges, {v: marginals[(v,)] for v in names}, {e: marginals[e] for e in edges})
+
+
+def joined(earlier, later):
+    """One :class:`~privgraph.mrf.release.NoisyMarginals` of two releases' tables for a model
+    fit (post-processing); its noise scale is the larger of the two.
+
+    >>> from privgraph.mrf.release import NoisyMarginals
+    >>> d = Domain.of(a=2, b=2)
+    >>> one = NoisyMarginals(d, (("a",), ("b",)), (0, 1), (np.ones(2), np.ones(2)), "gaussian", 2.0, 4.0)
+    >>> two = NoisyMarginals(d, (("a", "b"),), (0,), (np.ones((2, 2)),), "gaussian", 2.1, 4.0)
+    >>> m = joined(one, two)
+    >>> m.cliques, m.ties, m.scale
+    ((('a',), ('b',), ('a', 'b')), (0, 1, 2), 2.1)
+    """
+    from dataclasses import replace
+
+    cliques = earlier.cliques + later.cliques
+    return replace(later, cliques=cliques, ties=tuple(range(len(cliques))), tables=earlier.tables + later.tables,
+                   scale=max(earlier.scale, later.scale))
+
+
+__all__ = ["RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure", "fit_tree_structure", "joined",
+           "l1_scores", "pair_score_sensitivity", "plan_tree", "proportions", "release_counts", "select_tree",
+           "total_rho", "tree_model_pairs"]
