@@ -37,7 +37,13 @@ values over its range (ordinal data); ``tie(v, decimals)`` rounds to a few decim
 Real pairs: the Tuebingen cause-effect pairs (Mooij et al. 2016) as shipped inside the
 ``cdt`` wheel (``cdt/data/resources/Tuebingen_pairs.csv``, 99 pairs, every one oriented
 A -> B): ``tuebingen_pairs()`` reads them from an installed ``cdt`` or from a path,
-never from the network.
+never from the network. The file has **no weights**. Mooij et al. report *weighted*
+accuracy: pairs taken from one data set share a total weight of 1 (the last column of the
+benchmark's ``pairmeta.txt``). ``TUEBINGEN_WEIGHTS`` carries those weights over to cdt's
+numbering, which is the benchmark's pairs 1-104 without the five multivariate ones
+(52-55 and 71), renumbered 1-99: cdt's pair52 is the benchmark's pair0056 (192 countries),
+its pair67 the benchmark's pair0072 (1,632 rows). That mapping is read off the data, not
+documented by cdt.
 """
 
 from __future__ import annotations
@@ -113,6 +119,17 @@ def discretise(v: np.ndarray, levels: int) -> np.ndarray:
 def tie(v: np.ndarray, decimals: int = 1) -> np.ndarray:
     """Round to a few decimals (heavy ties, as in real recorded data)."""
     return np.round(v, decimals)
+
+
+#: Weight of each of cdt's 99 pairs (pair1 first) in Mooij et al.'s weighted accuracy (see module doc).
+TUEBINGEN_WEIGHTS = (
+    0.166, 0.166, 0.167, 0.166, 0.143, 0.143, 0.143, 0.143, 0.143, 0.143, 0.142, 0.5, 0.25, 0.25, 0.25, 0.25,
+    0.5, 1, 1, 0.166, 0.167, 0.333, 0.333, 0.334, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.2,
+    0.2, 0.2, 0.2, 0.2, 0.25, 0.25, 0.25, 0.25, 0.5, 0.25, 0.25, 0.25, 0.25, 1, 1, 0.333, 0.333, 0.334, 0.083,
+    0.083, 0.084, 0.083, 0.083, 0.084, 0.083, 0.083, 0.084, 0.333, 0.333, 0.334, 1, 1, 1, 1, 0.083, 0.083, 0.084,
+    1, 0.5, 0.3333, 0.3333, 0.3334, 0.3333, 0.3333, 0.3334, 1, 1, 1, 1, 1, 0.25, 0.25, 0.25, 0.25, 1, 0.3333,
+    0.3333, 0.3333, 0.2, 0.2, 1, 1, 0.5, 0.2, 0.2, 0.2,
+)
 
 
 def tuebingen_path() -> Path | None:

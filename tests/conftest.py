@@ -23,6 +23,7 @@ SLOW = (
     "tests/data/test_engines.py::test_all_engines_give_identical_tables",
     "tests/mrf/test_private.py::test_em_runs_on_loopy_bp_when_the_tree_is_too_large",
     "tests/graphs/test_orient.py::test_orient_with_oracle_sepsets_on_bundled_networks[hepar2]",
+    "tests/causal/test_direction_reference.py::test_gp_matches_scikit_learn_marginal_likelihood_fit",
 )
 
 

@@ -7,6 +7,7 @@
 * :mod:`~privgraph.causal.direction.scores`: the dependence scores and their sensitivities.
 * :mod:`~privgraph.causal.direction.estimator`: :func:`private_direction` and :class:`PrivateANM`.
 * :mod:`~privgraph.causal.direction.orient`: orienting a released CPDAG's undirected edges.
+* :mod:`~privgraph.causal.direction.reference`: the NON-private baseline, ANM-pHSIC of Mooij et al. 2016.
 """
 
 from privgraph.causal.direction.data import fit_both_directions, validate_pair
@@ -28,9 +29,11 @@ from privgraph.causal.direction.estimator import (
     release_iqr_scores,
     release_laplace_scores,
 )
+from privgraph.causal.direction.reference import MAX_REFERENCE_ROWS, ReferenceDecision, anm_reference, reference_rows
 
 __all__ = [
-    "DEFAULT_PRIVACY", "DEFAULT_RIDGE", "DIRECTIONS", "PRIVACY_MODES", "TEST_ONLY_CAVEAT", "DirectionResult",
+    "DEFAULT_PRIVACY", "DEFAULT_RIDGE", "DIRECTIONS", "MAX_REFERENCE_ROWS", "ReferenceDecision", "anm_reference",
+    "reference_rows", "PRIVACY_MODES", "TEST_ONLY_CAVEAT", "DirectionResult",
     "PrivateANM", "check_bounds", "check_settings", "decide", "fit_both_directions", "laplace_sensitivity",
     "pair_on_public_domain", "private_direction", "raw_scores", "release_iqr_scores", "release_laplace_scores",
     "validate_pair",

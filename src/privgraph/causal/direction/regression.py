@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privgraph.threads import single_threaded_blas
 
 #: Default number of frequencies D (2 D features).
 DEFAULT_FREQUENCIES = 100
@@ -118,11 +117,9 @@ def fit_fourier_ridge(
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     omega = draw_frequencies(lengthscale, frequencies, rng)
     phi = fourier_features(x, omega)
-    with single_threaded_blas():  # a 2D x 2D solve: BLAS threads only add wake-ups
-        gram = phi.T @ phi
-        gram[np.diag_indices_from(gram)] += x.size * ridge
-        weights = np.linalg.solve(gram, phi.T @ y)
-    return FourierRidge(omega, weights)
+    gram = phi.T @ phi  # the callers hold one BLAS thread around a whole pair (data.fit_both_directions)
+    gram[np.diag_indices_from(gram)] += x.size * ridge
+    return FourierRidge(omega, np.linalg.solve(gram, phi.T @ y))
 
 
 def stability_bound(*, target_bound: float, ridge: float, training_rows: int) -> float:
