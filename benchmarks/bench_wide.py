@@ -21,6 +21,8 @@ rows 1e4 to 1e6 (--rows). Each cell runs in a fresh process (so peak RSS is its 
 ``priv-pc``
     PrivPC(method="priv-pc", epsilon=1, delta=1e-6, Kendall), seeded noise (NOT private:
     experiments only); ``refused`` if the budget cannot pay for the default cap.
+``gauss-pc``
+    the same with method="gauss-pc" (one Gaussian release per level, zCDP).
 
 CPU time is ``time.process_time()`` from the data in memory to the skeleton; a cell over
 --timeout seconds of wall time is recorded as ``timeout``. F1 is against the true DAG's
@@ -101,7 +103,7 @@ def one(name: str, n: int, method: str) -> dict:
     else:
         warnings.simplefilter("ignore")
         try:
-            est = PrivPC(epsilon=1.0, delta=1e-6, method="priv-pc", random_state=0).fit(
+            est = PrivPC(epsilon=1.0, delta=1e-6, method=method, random_state=0).fit(
                 NumpyEngine(net.domain, codes))
         except BudgetTooSmall as e:
             return {"cpu_s": round(time.process_time() - t0, 3), "status": "refused", "note": str(e)[:120]}

@@ -18,6 +18,14 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   with the same pair and one round. The examine has half the budget and is tight on
   this pair; the sieve's sparse vector answers one query on a sub-sample of 100 of 200
   rows and reaches only part of its share, so the case sees about 0.6 of the claim.
+* ``gauss_pc``: ``PrivPC(method="gauss-pc", delta=1e-6)`` on the same pair: two variables,
+  so level 0 only, one Gaussian release of (the pair's plain margin, h_a, h_b) at the
+  whole rho, L2 sensitivity sqrt(3). The pair moves the margin by 0.945 and neither h (the
+  moved row is off both modes either way), so the case sees about 0.945 / sqrt(3) of the
+  Gaussian's privacy-loss mean: a pass that is far from tight, but it runs the whole
+  plan, the zCDP accounting and the release end to end (a row that moves every
+  coordinate at once cannot also move the margin by much: see
+  ``tests/causal/test_gauss_pc.py`` for the bound's boundary cases).
 * ``mrf_table``: ``PrivateMRF`` (add/remove, Laplace, one clique a,b over 2 x 2 cells):
   three records against the same plus (1, 1); the view is the released noisy count of
   cell (1, 1), which moves by 1 = the L1 sensitivity of one table: threshold events are
@@ -76,6 +84,8 @@ SPLIT_SEED = 7
 #: Rows of the direction cases (half are test rows) and of the PC cases.
 ANM_ROWS = 200
 PC_ROWS = 200
+#: delta of the gauss-pc case (zCDP needs delta > 0).
+GAUSS_DELTA = 1e-6
 
 
 # --- PrivPC -------------------------------------------------------------------------------
@@ -95,8 +105,9 @@ def pc_pair() -> tuple[np.ndarray, np.ndarray]:
     return left, right
 
 
-def pc_runner(method: str, epsilon: float) -> Runner:
-    """``PrivPC(method, one round, delta 0).fit`` on codes over a = 2, b = 3: 1 if the edge stays.
+def pc_runner(method: str, epsilon: float, delta: float = 0.0) -> Runner:
+    """``PrivPC(method, one round, delta).fit`` on codes over a = 2, b = 3: 1 if the edge stays
+    (gauss-pc has no rounds: its plan is its levels, here level 0 only).
 
     >>> left, _ = pc_pair()
     >>> from privgraph.privacy import SeededSampler
@@ -112,8 +123,8 @@ def pc_runner(method: str, epsilon: float) -> Runner:
         engine = NumpyEngine(domain, codes)
         out = np.empty(n, dtype=np.int64)
         for i in range(n):
-            est = PrivPC(epsilon=epsilon, delta=0.0, method=method, ci_test="kendall", max_rounds=1,
-                         random_state=sampler).fit(engine)
+            est = PrivPC(epsilon=epsilon, delta=delta, method=method, ci_test="kendall",
+                         max_rounds=None if method == "gauss-pc" else 1, random_state=sampler).fit(engine)
             out[i] = est.skeleton_.number_of_edges()
         return out
 
@@ -296,7 +307,7 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     """Every private estimator end to end on its pair (all must pass; see the module docstring).
 
     >>> [c.name for c in estimator_cases()]
-    ['laplace_pc', 'priv_pc', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
+    ['laplace_pc', 'priv_pc', 'gauss_pc', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
     """
     pc_left, pc_right = pc_pair()
     mrf_left = np.array([[0, 0], [0, 1], [1, 0]])
@@ -310,6 +321,8 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("laplace-pc", 1.0), value_events(), 20_000, 3_000),
         ("priv_pc", "PrivPC priv-pc, 1 round, Kendall", RO, 2.0, pc_left, pc_right,
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("priv-pc", 2.0), value_events(), 20_000, 2_000),
+        ("gauss_pc", "PrivPC gauss-pc, level 0 in one Gaussian release, Kendall", RO, 2.0, pc_left, pc_right,
+         "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("gauss-pc", 2.0, GAUSS_DELTA), value_events(), 20_000, 2_000),
         ("mrf_table", "PrivateMRF table a,b, Laplace", AR, 1.0, mrf_left, mrf_right, "3 records vs + (1,1)",
          mrf_runner(1.0, [(1, 1)]), threshold_events(), 40_000, 4_000),
         ("mrf_individuals", "PrivateMRF individual=id, table a,b", AR, 2.0, ind_left, ind_right,
@@ -324,7 +337,8 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          train_left, train_right, "training record y -> 500 (clipped to 2)",
          anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"]), orthant_events(), 4_000, 300),
     )
-    return tuple(AuditCase(name, what, nb, eps, 0.0, left, right, pair, run, events, runs=runs,
+    return tuple(AuditCase(name, what, nb, eps, GAUSS_DELTA if name == "gauss_pc" else 0.0, left, right, pair, run,
+                           events, runs=runs,
                            quick_runs=quick, group="estimators")
                  for name, what, nb, eps, left, right, pair, run, events, runs, quick in cases)
 

@@ -31,6 +31,7 @@ from privgraph.causal.deciders import (
     spent,
 )
 from privgraph.causal.em_pc import em_pc_skeleton
+from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton
 from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.data.tables import Tables
@@ -49,7 +50,7 @@ CI_TESTS = {"kendall": KendallTest, "spearman": SpearmanTest, "g": GTest, "g-tes
 #: Deciders by method name (EM-PC has its own loop; "pc" is not private).
 DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": SparseVectorPC,
                                  "laplace-pc": LaplacePerTest, "sg-pc": SubsampledGaussian}
-METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "pc")
+METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "pc")
 
 #: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
 ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}
@@ -73,7 +74,10 @@ class PrivPC(PrivateEstimator):
         Largest conditioning set; None: ``min(d - 2, max(0, floor(log2 n) - 5))``
         (the reference code's rule).
     method : str
-        "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc" or "pc" (non-private).
+        "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc" or "pc" (non-private).
+        "gauss-pc" (:mod:`privgraph.causal.gauss_pc`) releases each level of stable PC as one
+        Gaussian vector, composed in zCDP (needs delta > 0; ``max_rounds`` does not apply):
+        its noise grows with the square root of the number of pairs, not with the number.
     random_state : None, int, numpy Generator or NoiseSampler
         None: secure noise. Anything else: seeded noise, reproducible and NOT private (a
         UserWarning says so).
@@ -183,7 +187,11 @@ class PrivPC(PrivateEstimator):
         if method != "pc" and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
         kw = dict(max_cond_size=cond, forbidden=self.forbidden, required=self.required, on_level=on_level)
-        if method == "em-pc":
+        if method == "gauss-pc":
+            sk, ledger = gauss_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
+                                           delta=self.delta, sampler=sampler, budget=budget, **kw)
+            self.rounds_, self.rounds_used_ = None, None
+        elif method == "em-pc":
             sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
                                         delta=self.delta, sampler=sampler, budget=budget, **kw)
             self.rounds_, self.rounds_used_ = None, None
@@ -225,7 +233,13 @@ class PrivPC(PrivateEstimator):
         if self.method == "em-pc":
             raise ValueError("em-pc chooses its removals offline: its plan is its levels' exponential "
                              "mechanisms, known only once the level sizes are; use another method to plan")
-        plan = self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
+        if self.method == "gauss-pc":
+            levels = self._max_cond_size(shape) + 1
+            plan = gauss_pc_plan(shape, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
+                                 delta=self.delta, max_cond_size=levels - 1, forbidden=self.forbidden,
+                                 required=self.required)
+        else:
+            plan = self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
         if self.orient == "direction":  # a cap: the tests split it over the released CPDAG's undirected edges
             from privgraph.privacy import Charge
 
@@ -255,7 +269,7 @@ class PrivPC(PrivateEstimator):
                                    budget=Budget(share, 0.0, composition="basic"), untestable="skip")
 
     def _composition(self) -> str:
-        return ("basic" if self.method == "pc" else "rdp" if self.method == "sg-pc" and self.delta > 0
+        return ("basic" if self.method == "pc" else "rdp" if self.method in ("sg-pc", "gauss-pc") and self.delta > 0
                 else composition_for(self.delta))
 
     def _checked(self):
@@ -267,6 +281,8 @@ class PrivPC(PrivateEstimator):
         if self.method != "pc":
             check_epsilon(self.epsilon)
             check_delta(self.delta)
+        if self.method == "gauss-pc" and self.delta <= 0:
+            raise ValueError(f"gauss-pc composes in zCDP and needs delta > 0, got delta={self.delta!r}")
         if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
                                             or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")

@@ -39,6 +39,8 @@ import math
 from dataclasses import replace
 from typing import Sequence
 
+import numpy as np
+
 from privgraph.data.tables import Blocks, Tables
 from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
@@ -169,3 +171,96 @@ def noise_needed(useful: float, noise_per_unit_epsilon: float) -> float:
     2.0
     """
     return noise_per_unit_epsilon / useful if math.isfinite(useful) and useful > 0 else math.inf
+
+
+# --- level 0 in one release: the vector of every pair's Kendall margin ----------------------
+
+
+def kendall_pair_unit(n: int) -> float:
+    """``18 (n - 1) / ((2n + 5) sqrt(w(n)))``: replace-one bound on a single stratum's ``|z|``.
+
+    For one stratum of n >= 3 rows ``z = c_n S`` with ``c_n = 9 / ((2n + 5) sqrt(w(n)))``
+    (tau-a's ``S = C - D``, :func:`privgraph.stats.kendall.kendall_weight`), and one replaced
+    row moves S by at most ``2 (n - 1)``: this unit is ``c_n 2 (n - 1)``, the ``K = 1`` case of
+    :func:`privgraph.stats.sensitivity.conditional_kendall_sensitivity_replace_one`
+    (which returns at most this).
+
+    >>> round(kendall_pair_unit(10_000) * 100, 3)
+    5.999
+    """
+    from privgraph.stats.kendall import kendall_weight
+
+    return 18.0 * (n - 1) / ((2.0 * n + 5.0) * math.sqrt(kendall_weight(float(n))))
+
+
+def kendall_pairs_l2_sensitivity(columns: int, *, with_degeneracy: bool) -> float:
+    """L2 sensitivity, under replace-one, of every pair's level-0 Kendall margin released together.
+
+    The vector holds, for pairs of ``columns`` = d columns, the plain margins
+    ``(T - |z_xy|) / u_n`` (``u_n`` = :func:`kendall_pair_unit`), and with the degenerate
+    rule also each column's ``h_x = n - (count of x's most frequent value)``. Returns
+    ``sqrt(floor(d/2) ceil(d/2) + d)`` (without the rule, ``sqrt(floor(d/2) ceil(d/2))``),
+    against ``sqrt(d (d - 1) / 2)`` from the per-pair sensitivity 1 alone: about 1/sqrt(2)
+    of it on wide tables.
+
+    **Derivation.** Replace row r by r'. For every other row j let ``a_x = sign(r'_x - j_x)``
+    and ``b_x = sign(r_x - j_x)``, in {-1, 0, 1}. Row j's pair with r adds ``b_x b_y`` to
+    ``S_xy`` and with r' adds ``a_x a_y``, and no other pair of rows changes, so
+    ``Delta S = sum_j v_j`` with ``(v_j)_xy = a_x a_y - b_x b_y`` and
+    ``||Delta S||_2 <= (n - 1) max ||v||_2``. Expanding,
+    ``||v||^2 = C(p, 2) + C(q, 2) - 2 sum_{x<y} t_x t_y`` with ``t = a b`` (coordinate-wise),
+    p, q the numbers of non-zero entries of a and b and s those of t. Since
+    ``sum_{x<y} t_x t_y = ((sum t)^2 - s) / 2 >= -floor(s/2)``,
+    ``||v||^2 <= C(p,2) + C(q,2) + 2 floor(s/2) <= d (d - 1) + 2 floor(d/2) = 4 floor(d/2) ceil(d/2)``.
+    Each margin moves by ``||S'| - |S|| / (2 (n - 1)) <= |Delta S_xy| / (2 (n - 1))`` (|z| is
+    ``c_n |S|``), so the plain margins move by at most ``sqrt(floor(d/2) ceil(d/2))`` in L2.
+    Each ``h_x`` moves by at most 1 (the mode's count moves by at most 1), d more squares.
+    Attained without the rule (``tests/causal/test_gauss_pc.py``): other rows on two
+    diagonal points strictly inside every column's range, r above all of them in every
+    column, r' above in half the columns and below in the other half.
+
+    >>> kendall_pairs_l2_sensitivity(37, with_degeneracy=False) ** 2
+    342.0
+    >>> round(kendall_pairs_l2_sensitivity(37, with_degeneracy=True), 3)
+    19.468
+    """
+    d = int(columns)
+    return math.sqrt((d // 2) * ((d + 1) // 2) + (d if with_degeneracy else 0))
+
+
+def kendall_pair_margins(tables: Tables, margin: RankMargin, pairs: Sequence[tuple[str, str]]):
+    """``(plain, h)``: every pair's plain margin ``(T - |z|) / u_n`` and each column's ``h_x``.
+
+    ``h`` maps each column of ``pairs`` (in order of first appearance) to
+    ``n - max count``; at level 0 the degeneracy distance of the pair's table is
+    ``min(h_x, h_y, n - 2)`` (:func:`privgraph.stats.strata.degeneracy_distance` with one
+    stratum), so the margin with the rule is a post-processing of the released ``(plain, h)``
+    (:func:`level0_margins`).
+    """
+    unit = kendall_pair_unit(tables.n)
+    plain = np.array([(margin.threshold - margin.test.statistic(tables.table((x, y)))) / unit for x, y in pairs])
+    columns = list(dict.fromkeys(c for pair in pairs for c in pair))
+    h = {}
+    for x, y in pairs:
+        table = tables.table((x, y))
+        for c, counts in ((x, table.sum(axis=1)), (y, table.sum(axis=0))):
+            h.setdefault(c, float(tables.n - counts.max()))
+    return plain, np.array([h[c] for c in columns]), columns
+
+
+def level0_margins(plain: np.ndarray, h: np.ndarray, columns: Sequence[str], pairs, *, cap: float,
+                   threshold_units: float, noise: float) -> np.ndarray:
+    """The level-0 margins with the degenerate rule, from (noisy) ``plain`` and ``h``:
+    ``min(plain_xy, min(h_x, h_y, cap) - c)``, with ``cap = max(n - min_rows + 1, 0)`` (public)
+    and c the public shift of :class:`RankMargin` (``max(1/2, min(T / u_n, 3 noise))``).
+    Post-processing only.
+
+    >>> level0_margins(np.array([5.0]), np.array([0.0, 10.0]), ["a", "b"], [("a", "b")], cap=18,
+    ...                threshold_units=50.0, noise=0.0).tolist()
+    [-0.5]
+    """
+    index = {c: i for i, c in enumerate(columns)}
+    shift = max(0.5, min(threshold_units, 3.0 * noise))
+    hx = np.array([h[index[x]] for x, _ in pairs])
+    hy = np.array([h[index[y]] for _, y in pairs])
+    return np.minimum(plain, np.minimum(np.minimum(hx, hy), cap) - shift)
