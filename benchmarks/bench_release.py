@@ -79,17 +79,17 @@ def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: 
            "rounds": None if tree else rel.plan_.rounds, "complete": None if tree else bool(rel.structure_.complete_),
            "cliques": len(rel.cliques_), "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1),
            "f1": skeleton_scores(rel.graph_, net.to_networkx())["f1"],
-           "f1_tree": skeleton_scores(_tree_only(rel), net.to_networkx())["f1"] if tree else None,
+           "f1_model": skeleton_scores(_model_skeleton(rel), net.to_networkx())["f1"] if tree else None,
            "composition": rel.composition_,
            "epsilon_spent": rel.ledger_.total(rel.composition_, delta or None).epsilon, "ledger": rel.ledger_.rows()}
     return row | scores(train, synth)
 
 
-def _tree_only(rel):
-    """The spanning tree's skeleton without the residual pairs (for its own F1)."""
+def _model_skeleton(rel):
+    """The tree's model skeleton: the released tree and the residual pairs (for its own F1)."""
     from privgraph.graphs import CPDAG
 
-    return CPDAG(rel.domain_.names, undirected=rel.structure_.edges)
+    return CPDAG(rel.domain_.names, undirected=rel.cliques_)
 
 
 PEER_SCRIPT = r"""

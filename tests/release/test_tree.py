@@ -112,8 +112,8 @@ def test_tree_release_charges_its_plan_and_releases_an_undirected_skeleton(asia)
     assert all(math.isclose(a.epsilon, b.epsilon) for a, b in zip(rel.ledger_, plan))
     assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0
     d = len(net.domain.names)
-    assert not rel.graph_.directed_edges and len(rel.graph_.undirected_edges) == d - 1 + extra_pair_count(d)
-    assert nx.is_tree(nx.Graph(rel.structure_.edges))
+    assert not rel.graph_.directed_edges and nx.is_tree(nx.Graph(rel.graph_.undirected_edges))
+    assert len(rel.cliques_) == d - 1 + extra_pair_count(d)
     assert rel.sample(9).shape == (9, d)
 
 

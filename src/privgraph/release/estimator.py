@@ -64,7 +64,10 @@ class PrivateRelease(PrivateEstimator):
         Stage 1: ``"priv-pc"``, ``"tree"`` (:mod:`privgraph.release.tree`: a private maximum
         spanning tree, Gaussian tables under zCDP when ``delta > 0``) or ``"auto"`` (default):
         Priv-PC where the planner finds it affordable at its default cap, else the tree
-        (:func:`~privgraph.release.planner.plan_release`; public facts only).
+        (:func:`~privgraph.release.planner.plan_release`; public facts only). The tree ignores
+        ``split``, ``max_rounds``, ``alpha``, ``cap`` and ``orient`` (its shares are
+        :data:`~privgraph.release.tree.SELECTION_SHARE` and ``RESIDUAL_SHARE``; its graph is
+        undirected) and needs at least three columns.
     orient : callable or None
         Hook ``orient(cpdag, engine, budget) -> cpdag`` for a private orientation step
         charged to ``budget`` (future: direction tests); None: colliders and Meek only.
@@ -81,7 +84,8 @@ class PrivateRelease(PrivateEstimator):
         False when the noisy graph had no consistent extension and a DAG with its skeleton
         was used instead.
     cliques_ : tuple of tuples
-        The model's cliques (post-processing of the graph).
+        The model's cliques (Priv-PC: post-processing of the graph; tree: the tree's edges,
+        then the residual pairs, each released with its table).
     structure_, parameters_ : PrivPC or TreeStructure, PrivateMRF
         The fitted stages.
     structure_kind_ : str

@@ -12,16 +12,24 @@ Under **replace-one** neighbours (n public), as the rest of the release:
    chosen by the exponential mechanism in Kruskal's order (each round's candidates are
    the pairs joining two components of the edges chosen so far: a function of earlier
    releases only), sensitivity :func:`pair_score_sensitivity`;
-3. **pair tables**: the chosen pairs' counts, noisy (d - 1 histograms), released and fitted
-   with the one-way tables by CGM-EM (:class:`~privgraph.mrf.PrivateMRF`).
+3. **pair tables**: the chosen pairs' counts, noisy (d - 1 histograms);
+4. **residual pairs** (:mod:`privgraph.release.residuals`): the model CGM-EM fits to steps 1
+   and 3 (post-processing) predicts every pair's table; k more pairs, those it explains
+   worst, are chosen by the exponential mechanism (same score and sensitivity, against the
+   prediction instead of independence) and their tables released and fitted with all the
+   others by :class:`~privgraph.mrf.PrivateMRF` (the release's stage 3).
+
+The released graph is the tree, as undirected edges; the model's cliques are the tree's
+and the residual pairs.
 
 Budget: with ``delta > 0`` the tables take Gaussian noise and everything composes under
 zCDP through the RDP accountant (one ``rho`` for the whole release, found from
-(epsilon, delta), split ``SELECTION_SHARE`` to the selections and the rest to the tables
-in proportion to their number, so every table gets the same noise); with ``delta = 0``
-Laplace noise and basic composition split epsilon the same way. The plan
-(:func:`plan_tree`) is computed from public facts only (domain, n, epsilon, delta) and
-reserved before any noise is drawn.
+(epsilon, delta); ``SELECTION_SHARE`` of it to the tree's selections, each
+``epsilon^2/8``-zCDP as a bounded-range mechanism, ``RESIDUAL_SHARE`` to the residual
+selections, and the rest to the tables in proportion to their number, so every table gets
+the same noise); with ``delta = 0`` Laplace noise and basic composition split epsilon the
+same way. The plan (:func:`plan_tree`) is computed from public facts only (domain, n,
+epsilon, delta) and reserved before any noise is drawn.
 """
 
 from __future__ import annotations
@@ -231,11 +239,14 @@ class TreeStructure:
 
     @property
     def graph(self):
-        """The released skeleton (the tree and the residual pairs) as a CPDAG of undirected
-        edges (post-processing)."""
+        """The released graph: the tree's skeleton as a CPDAG of undirected edges
+        (post-processing). The residual pairs are the model's, not the graph's: chosen where
+        the tree's model fits worst, they include pairs a tree cannot join without a cycle
+        (co-parents, indirect paths), and on asia, child and alarm they lowered the skeleton
+        F1 (docs/release.md)."""
         from privgraph.graphs import CPDAG
 
-        return CPDAG(self.tables.domain.names, undirected=self.edges + self.extras)
+        return CPDAG(self.tables.domain.names, undirected=self.edges)
 
 
 def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None) -> TreeStructure:
