@@ -30,7 +30,7 @@ def discover(
     epsilon: float = typer.Option(1.0, help="Total privacy budget epsilon (the whole run)."),
     delta: float = typer.Option(1e-6, help="Total privacy budget delta."),
     alpha: float = typer.Option(0.05, help="Level of each independence test."),
-    method: str = typer.Option("priv-pc", help="priv-pc | svt-pc | em-pc | laplace-pc | sg-pc | pc (not private)."),
+    method: str = typer.Option("priv-pc", help="priv-pc | gauss-pc (wide tables) | svt-pc | em-pc | laplace-pc | sg-pc | pc (not private)."),
     ci_test: str = typer.Option("kendall", help="kendall | spearman | g | chi-square."),
     max_cond_size: Optional[int] = typer.Option(None, help="Largest conditioning set (default: min(d-2, log2(n)-5))."),
     max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
