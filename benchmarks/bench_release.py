@@ -3,6 +3,7 @@
     python3 benchmarks/bench_release.py --nets asia:100000 child:20000 alarm:20000 --epsilon 1 --seeds 1
     python3 benchmarks/bench_release.py --nets asia:100000 --splits 0.3 0.5 0.7      # the split sweep
     python3 benchmarks/bench_release.py --nets asia:100000 --structure tree          # force stage 1
+    python3 benchmarks/bench_release.py --nets asia:100000 --seeds 2 --privpc-alone  # the graph goal's reference
     python3 benchmarks/bench_release.py --peer dpmm:mst --python /tmp/peers/bin/python   # a peer (own venv)
 
 Metrics, all against the training sample: average total-variation distance over every
@@ -92,6 +93,21 @@ def _model_skeleton(rel):
     return CPDAG(rel.domain_.names, undirected=rel.cliques_)
 
 
+def run_privpc_alone(net_name: str, n: int, epsilon: float, seed: int, delta: float = 1e-6) -> dict:
+    """Priv-PC alone at the release's total budget (the graph goal's reference): its skeleton F1."""
+    from privgraph.causal import PrivPC
+    from privgraph.datasets import load_network, sample_frame
+    from privgraph.graphs.metrics import skeleton_scores
+
+    net = load_network(net_name)
+    train = sample_frame(net, n, np.random.default_rng(seed), labels=True)
+    row = {"tool": "privgraph", "algo": "priv-pc alone", "net": net_name, "n": n, "epsilon": epsilon, "seed": seed}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pc = PrivPC(epsilon=epsilon, delta=delta, random_state=1000 + seed).fit(train, domain=net.domain)
+    return row | {"f1": skeleton_scores(pc.graph_, net.to_networkx())["f1"]}
+
+
 PEER_SCRIPT = r"""
 import json, resource, sys, time, warnings
 import numpy as np, pandas as pd
@@ -151,6 +167,7 @@ def main(argv=None) -> None:
     ap.add_argument("--cap", type=int, default=5000)
     ap.add_argument("--structure", default="auto", choices=["auto", "priv-pc", "tree"])
     ap.add_argument("--delta", type=float, default=1e-6)
+    ap.add_argument("--privpc-alone", action="store_true", help="Priv-PC alone at the same budget (its F1)")
     ap.add_argument("--peer", help="lib:algo, e.g. dpmm:mst, dpmm:aim, dpmm:privbayes, smartnoise:mst")
     ap.add_argument("--python", default=sys.executable, help="the peer's interpreter (its own venv)")
     ap.add_argument("--timeout", type=float, default=300)
@@ -159,6 +176,13 @@ def main(argv=None) -> None:
         net, n = spec.split(":")
         if args.peer:
             print(json.dumps(run_peer(args.peer, args.python, net, int(n), args.epsilon, seed, args.timeout)), flush=True)
+            continue
+        if args.privpc_alone:
+            try:
+                row = run_privpc_alone(net, int(n), args.epsilon, seed, args.delta)
+            except Exception as err:  # noqa: BLE001 -- a refusal is a row of the table
+                row = {"algo": "priv-pc alone", "net": net, "seed": seed, "status": f"{type(err).__name__}: {str(err)[:120]}"}
+            print(json.dumps(row), flush=True)
             continue
         for split in args.splits:
             try:
