@@ -140,4 +140,5 @@ def test_tree_tables_carry_the_noise_the_ledger_states(asia):
     sigma = float(rel.ledger_.charges[0].note.split("sigma ")[1].split(";")[0])
     ratio = float(np.sum(errors**2)) / sigma**2
     assert chi2.ppf(FAILURE / 2, errors.size) <= ratio <= chi2.isf(FAILURE / 2, errors.size)
+    assert math.isclose(rel.plan_.stages[1].noise, sigma, rel_tol=1e-2)  # the planner's prediction
     assert proportions(np.array([-1.0, -2.0])).tolist() == [0.5, 0.5]
