@@ -174,26 +174,6 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
 
 @lru_cache(maxsize=4096)
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """The smallest epsilon with :func:`zcdp_delta` (rho, epsilon) <= delta: the (epsilon, delta)
-    guarantee of rho-zCDP by CKS Corollary 13 (bisection from Bun and Steinke's
-    ``rho + 2 sqrt(rho ln(1/delta))``, which is always enough). A Gaussian release asked for
-    this epsilon at this delta is calibrated back to rho (:func:`zcdp_sigma`).
-
-    >>> eps = zcdp_epsilon(0.01, 1e-6)
-    >>> bool(eps < 0.01 + 2 * math.sqrt(0.01 * math.log(1e6))), zcdp_delta(0.01, eps) <= 1e-6
-    (True, True)
-    """
-    lo, hi = 0.0, rho + 2 * math.sqrt(rho * math.log(1 / delta))
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if zcdp_delta(rho, mid) > delta else (lo, mid)
-        if hi - lo <= 1e-10 * hi:
-            break
-    return hi
-
-
-@lru_cache(maxsize=4096)
 def zcdp_sigma(epsilon: float, delta: float, l2_shift: float) -> float:
     """Smallest sigma (grid units) whose rho = shift^2 / (2 sigma^2) meets (epsilon, delta)."""
     lo, hi = 1e-9, max(1.0, l2_shift)

@@ -22,7 +22,6 @@ ledger plus the parameters' charge must fit, or nothing is spent.
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np

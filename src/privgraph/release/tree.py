@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from privgraph.data import Domain
-from privgraph.privacy import Budget, Charge, Ledger, Neighbours, NoiseSampler, Release, exponential_mechanism
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours, NoiseSampler, exponential_mechanism
 from privgraph.privacy.budget import reserve_plan
 from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
@@ -135,7 +134,7 @@ def plan_tree(domain: Domain, n_rows: int, *, epsilon: float, delta: float, sele
         ones, pairs, extra = (float(x) for x in eps * tables * counts)
         return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
                         eps * residual_share / k, extra, d - 1, k, None)
-    from privgraph.privacy.calibration import zcdp_epsilon
+    from privgraph.privacy.zcdp import zcdp_epsilon
 
     rho = total_rho(epsilon, delta)
     ones, pairs, extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
@@ -144,25 +143,17 @@ def plan_tree(domain: Domain, n_rows: int, *, epsilon: float, delta: float, sele
     return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, extra, d - 1, k, rho)
 
 
-@lru_cache(maxsize=256)
 def total_rho(epsilon: float, delta: float) -> float:
-    """The largest zCDP rho the RDP accountant converts to at most ``epsilon - 1e-6`` at ``delta``.
+    """The release's zCDP budget: the largest rho the RDP accountant converts to at most
+    ``epsilon - 1e-6`` at ``delta`` (:func:`~privgraph.privacy.zcdp.rho_for_budget`; the margin
+    covers the selections' sampler slack, which the accountant adds to the total).
 
     >>> 0.015 < total_rho(1.0, 1e-6) < 0.03
     True
     """
-    from privgraph.privacy.composition import rdp_epsilon
+    from privgraph.privacy.zcdp import rho_for_budget
 
-    def spent(rho: float) -> float:  # the accountant's own conversion, as the release's ledger is composed
-        return rdp_epsilon([Charge("zcdp", rho, 0.0, RO, curve=("zcdp", rho))], delta)
-
-    lo, hi = 0.0, epsilon
-    while spent(hi) <= epsilon - _MARGIN:
-        lo, hi = hi, 2 * hi
-    while hi - lo > 1e-7 * hi:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if spent(mid) <= epsilon - _MARGIN else (lo, mid)
-    return lo
+    return rho_for_budget(epsilon - _MARGIN, delta)
 
 
 def pair_score_sensitivity(neighbours: Neighbours) -> float:
