@@ -27,12 +27,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
-from privgraph.data.rowsets import grouped_grams, project, strata_counts
+from privgraph.data.rowsets import cell_ids, grouped_grams, project, strata_counts
 
 #: All covers' own rows kept at once, in bytes: least recently used evicted first.
 COVER_BUDGET_BYTES = 1 << 26
-#: Largest grams (cells) of one cover given x.
+#: Largest grams (cells) of one cover given x and a prefix of a conditioning set.
 MAX_GRAM_CELLS = 1 << 20
+#: Levels (sizes of conditioning sets) counted from grams; later levels count directly.
+GRAM_LEVELS = 2
 #: All grams kept at once (int64 cells): least recently used evicted first.
 GRAM_BUDGET_CELLS = 1 << 22
 #: Ids per direct batch (rows of the cover times tables), at most.
@@ -96,7 +98,9 @@ class Covers:
             if base is None:
                 return None
             held = (needed, base)
-        if len(sets[0]) == 1 and self._gram_cells(held[0]) <= MAX_GRAM_CELLS:
+        if len(sets[0]) <= GRAM_LEVELS and self._gram_cells(held[0], sets[0][:-1]) <= MAX_GRAM_CELLS:
+            if len(sets[0]) > 1:  # many grams per cover: fewer rows first
+                held = (held[0], self._projected(held))
             return self._from_grams(held, x, y, sets)
         return self._direct(self._projected(held), x, y, sets)
 
@@ -130,35 +134,37 @@ class Covers:
             parts.append((strata, owner + i))
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
-    def _gram_cells(self, columns: tuple) -> int:
+    def _gram_cells(self, columns: tuple, prefix: tuple) -> int:
         width = sum(self._shape(columns))
-        return self.domain.size_of(columns[0]) * width * width
+        return self.domain.cells((columns[0], *prefix)) * width * width
 
     def _from_grams(self, held: tuple, x: str, y: str, sets: list) -> tuple[np.ndarray, np.ndarray]:
-        """Level 1: each table (x, y, s) is a block of the grams given x."""
+        """Each table (x, y, *P, s) is a block of the grams given x and P (S = (*P, s))."""
         columns = held[0]
-        grams, offsets = self._gram(held)
         r, c = self.domain.size_of(x), self.domain.size_of(y)
         i = columns.index(y)
-        rows_y = grams[:, offsets[i]:offsets[i + 1], :]
         parts, owners = [], []
-        for t, (s,) in enumerate(sets):
-            j = columns.index(s)
-            block = rows_y[:, :, offsets[j]:offsets[j + 1]].transpose(2, 0, 1)
+        for t, S in enumerate(sets):
+            grams, offsets = self._gram(held, S[:-1])
+            j = columns.index(S[-1])
+            block = grams[:, offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]]
+            block = block.reshape(r, -1, c, block.shape[2]).transpose(1, 3, 0, 2).reshape(-1, r, c)
             block = block[block.any(axis=(1, 2))]
             parts.append(block)
             owners.append(np.full(len(block), t, dtype=np.int64))
         return np.concatenate(parts), np.concatenate(owners)
 
-    def _gram(self, held: tuple) -> tuple[np.ndarray, np.ndarray]:
+    def _gram(self, held: tuple, prefix: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Two-way tables of the cover's columns within each cell of (x, *prefix) (an LRU)."""
         columns, (names, rows, weights) = held
-        found = self._grams.get(columns)
+        found = self._grams.get((columns, prefix))
         if found is None:
             sizes = self._shape(columns)
-            x = names.index(columns[0])
-            grams = grouped_grams(rows, weights, rows[:, x], sizes[0], [names.index(c) for c in columns], sizes)
+            by = (columns[0], *prefix)
+            groups, count = cell_ids(rows, [names.index(c) for c in by], self._shape(by))
+            grams = grouped_grams(rows, weights, groups, count, [names.index(c) for c in columns], sizes)
             found = (grams, np.concatenate([[0], np.cumsum(sizes)]))
-            self._grams.put(columns, found, grams.size)
+            self._grams.put((columns, prefix), found, grams.size)
         return found
 
     def _shape(self, columns: Sequence[str]) -> tuple[int, ...]:

@@ -142,17 +142,17 @@ def strata_counts(rows: np.ndarray, weights: np.ndarray | None, x: int, y: int, 
     local, slots = stratum_ids(columns, sets, sizes)
     if not is_dense_cheaper(count * slots * r * c, local.size):
         local, slots = _compress_per_table(local, slots)
+    local += (np.arange(count, dtype=np.int64) * slots)[:, None]  # tables side by side
+    kept = np.flatnonzero(np.bincount(local.ravel(), minlength=count * slots))  # nonempty strata
     local *= r * c
     local += columns[x].astype(np.int64) * c + columns[y]
     if weights is None:
-        local += (np.arange(count, dtype=np.int64) * (slots * r * c))[:, None]
         counts = np.bincount(local.ravel(), minlength=count * slots * r * c)
     else:
-        counts = np.concatenate([np.bincount(ids, weights, minlength=slots * r * c) for ids in local])
-        counts = np.rint(counts)
-    counts = counts.reshape(count * slots, r * c)
-    kept = np.flatnonzero(counts.any(axis=1))
-    return counts[kept].astype(np.int64, copy=False).reshape(-1, r, c), kept // slots
+        counts = np.rint(np.bincount(local.ravel(), np.broadcast_to(weights, local.shape).ravel(),
+                                     minlength=count * slots * r * c))
+    counts = counts.reshape(count * slots, r * c)[kept]
+    return counts.astype(np.int64, copy=False).reshape(-1, r, c), kept // slots
 
 
 def stratum_ids(columns: np.ndarray, sets: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -232,29 +232,31 @@ def grouped_grams(rows: np.ndarray, weights: np.ndarray | None, groups: np.ndarr
     width = int(offsets[-1])
     total = rows.shape[0] if weights is None else float(weights.sum())
     dtype = np.float32 if total < (1 << 24) else np.float64
+    order = None
     if count > 1:  # a radix sort for small group ids
         order = np.argsort(groups.astype(np.uint16) if count <= (1 << 16) else groups, kind="stable")
-        rows, groups = rows[order], groups[order]
+        groups = groups[order]
         weights = None if weights is None else weights[order]
+    codes = [rows[:, c] if order is None else rows[:, c][order] for c in columns]  # contiguous columns
     bounds = np.searchsorted(groups, np.arange(count + 1)) if count > 1 else np.array([0, rows.shape[0]])
     out = np.zeros((count, width, width), dtype=np.int64)
     with one_blas_thread():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
         for g in np.flatnonzero(np.diff(bounds)):
             for start in range(bounds[g], bounds[g + 1], PAIR_CHUNK_ROWS):
                 stop = min(start + PAIR_CHUNK_ROWS, bounds[g + 1])
-                onehot = _onehot(rows[start:stop], columns, offsets, dtype)
+                onehot = _onehot([c[start:stop] for c in codes], offsets, dtype)
                 scaled = onehot if weights is None else onehot * weights[start:stop, None].astype(dtype)
-                out[g] += np.rint(scaled.T @ onehot).astype(np.int64)
+                out[g] += np.rint(scaled.T @ onehot).astype(np.int64)  # A.T @ A is one syrk
     return out
 
 
-def _onehot(rows: np.ndarray, columns: Sequence[int], offsets: np.ndarray, dtype) -> np.ndarray:
-    width = int(offsets[-1])
-    onehot = np.zeros(rows.shape[0] * width, dtype=dtype)
-    base = np.arange(0, rows.shape[0] * width, width)
-    for j, c in enumerate(columns):
-        onehot[base + (offsets[j] + rows[:, c])] = 1.0
-    return onehot.reshape(rows.shape[0], width)
+def _onehot(codes: list, offsets: np.ndarray, dtype) -> np.ndarray:
+    width, m = int(offsets[-1]), len(codes[0])
+    onehot = np.zeros(m * width, dtype=dtype)
+    base = np.arange(0, m * width, width)
+    for j, c in enumerate(codes):
+        onehot[base + (offsets[j] + c)] = 1.0
+    return onehot.reshape(m, width)
 
 
 _BLAS = []  # one threadpoolctl controller, found once (finding the libraries reads files)

@@ -142,7 +142,8 @@ class CITest:
         default convention (as :meth:`decide`)."""
         if self.degenerate != DEPENDENT:
             return independent
-        return independent & (np.bincount(owner, stratum_distances(strata, self.min_rows), count) > 0)
+        keep = strata.sum(axis=(1, 2)) >= self.min_rows  # smaller strata are degenerate
+        return independent & (np.bincount(owner[keep], stratum_distances(strata[keep], self.min_rows), count) > 0)
 
 
 @dataclass(frozen=True)

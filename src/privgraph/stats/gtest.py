@@ -104,10 +104,26 @@ def g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> np.round(g, 3).tolist(), dof.tolist()
     ([20.93, 0.0], [1, 0])
     """
+    return _informative_only(strata, _g_by_stratum)
+
+
+def _g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     e, dofs = _expected_and_dofs(strata)
     o = strata.astype(np.float64)
     ratio = np.divide(o, e, out=np.ones(o.shape), where=o > 0)  # E > 0 wherever O > 0
     return 2.0 * (o * np.log(ratio)).sum(axis=(1, 2)), dofs
+
+
+def _informative_only(strata: np.ndarray, by_stratum) -> tuple[np.ndarray, np.ndarray]:
+    """``by_stratum`` computed on the strata of 2 rows or more only: a stratum of 0 or 1 row
+    has statistic 0 and no degrees of freedom (sparse batches are mostly such strata)."""
+    sizes = strata.sum(axis=(1, 2))
+    keep = np.flatnonzero(sizes >= 2)
+    if len(keep) == len(sizes):
+        return by_stratum(strata)
+    stats, dofs = np.zeros(len(sizes)), np.zeros(len(sizes), dtype=np.int64)
+    stats[keep], dofs[keep] = by_stratum(strata[keep])
+    return stats, dofs
 
 
 def chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +133,10 @@ def chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> x2.tolist(), dof.tolist()
     ([20.0], [1])
     """
+    return _informative_only(strata, _chi_square_by_stratum)
+
+
+def _chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     e, dofs = _expected_and_dofs(strata)
     terms = np.divide((strata - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
     return terms.sum(axis=(1, 2)), dofs
