@@ -5,11 +5,21 @@ pool on a busy machine each call can cost milliseconds of thread wake-ups; measu
 one CGM-EM E-step ran 20x slower with the default pool than with one thread. If
 ``threadpoolctl`` is importable, :func:`single_threaded_blas` limits BLAS to one thread;
 otherwise it does nothing (set ``OPENBLAS_NUM_THREADS=1`` yourself).
+
+threadpoolctl finds the loaded BLAS libraries by reading the process's library list, which
+costs milliseconds; a controller is built on first use and kept, so entering the limit is
+cheap enough for inner loops (a ridge fit, a batch of tests). scipy ships its own BLAS,
+loaded with ``scipy.linalg``: the controller is rebuilt once when that (or another package
+bringing its own BLAS) has been imported since, so it never misses the library L-BFGS-B uses.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
+
+_CONTROLLER: dict = {}  # {which BLAS-bringing packages were loaded: ThreadpoolController}
+_BLAS_PACKAGES = ("numpy", "scipy.linalg", "sklearn")
 
 
 def single_threaded_blas():
@@ -19,7 +29,11 @@ def single_threaded_blas():
     ...     pass
     """
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:  # declared, but keep working if it is missing
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    loaded = tuple(name in sys.modules for name in _BLAS_PACKAGES)
+    if loaded not in _CONTROLLER:
+        _CONTROLLER.clear()
+        _CONTROLLER[loaded] = ThreadpoolController()
+    return _CONTROLLER[loaded].limit(limits=1, user_api="blas")
