@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.causal.margins import RO, noise_needed
+from privgraph.data.rowsets import nonempty_strata
 from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
 from privgraph.privacy import (
@@ -75,6 +76,7 @@ class NonPrivate:
     def __init__(self, tables: Tables, test: CITest, alpha: float):
         self.tables, self.test, self.alpha = tables, test, check_alpha(alpha)
         self.ledger = Ledger()
+        self._marginal: dict = {}  # (x, y) -> verdict given nothing, decided at level 0
 
     def __call__(self, x: str, y: str, S: tuple) -> bool:
         return self.test.decide(self.tables.table((x, y, *S)), self.alpha).is_independent
@@ -83,6 +85,8 @@ class NonPrivate:
         """Index of the first S in ``sets`` (all of one size) with ``self(x, y, S)`` True, or
         None: the tables counted and tested in batches of growing size (4, 16, 64, ...), so
         that an edge removed early wastes little."""
+        if sets == [()] and (x, y) in self._marginal:
+            return 0 if self._marginal[(x, y)] else None
         start, size = 0, FIRST_BATCH
         while start < len(sets):
             batch = sets[start:start + size]
@@ -94,8 +98,15 @@ class NonPrivate:
         return None
 
     def start_level(self, level: int) -> None:
-        if level == 0:
-            self.tables.count_pairs()
+        if level == 0 and self.tables.count_pairs():  # the marginal tests in a batch per shape
+            names, by_shape = self.tables.names, {}
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    by_shape.setdefault(self.tables.shape((a, b)), []).append((a, b))
+            for pairs in by_shape.values():
+                strata, owner = nonempty_strata([self.tables.table(pair) for pair in pairs])
+                verdicts = self.test.decide_strata(strata, owner, len(pairs), self.alpha)
+                self._marginal.update(zip(pairs, verdicts.tolist()))
 
     def focus(self, x: str, adjacent) -> None:
         self.tables.cover((x, *adjacent))

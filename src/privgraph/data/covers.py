@@ -22,6 +22,7 @@ Memory: covers' own rows at most :data:`COVER_BUDGET_BYTES`, grams at most
 from __future__ import annotations
 
 from collections import OrderedDict
+from itertools import groupby
 from typing import Callable, Sequence
 
 import numpy as np
@@ -139,19 +140,24 @@ class Covers:
         return self.domain.cells((columns[0], *prefix)) * width * width
 
     def _from_grams(self, held: tuple, x: str, y: str, sets: list) -> tuple[np.ndarray, np.ndarray]:
-        """Each table (x, y, *P, s) is a block of the grams given x and P (S = (*P, s))."""
+        """Each table (x, y, *P, s) is a block of the grams given x and P (S = (*P, s)):
+        the sets that share P are read from one gram in one gather."""
         columns = held[0]
-        r, c = self.domain.size_of(x), self.domain.size_of(y)
-        i = columns.index(y)
-        parts, owners = [], []
-        for t, S in enumerate(sets):
-            grams, offsets = self._gram(held, S[:-1])
-            j = columns.index(S[-1])
-            block = grams[:, offsets[i]:offsets[i + 1], offsets[j]:offsets[j + 1]]
-            block = block.reshape(r, -1, c, block.shape[2]).transpose(1, 3, 0, 2).reshape(-1, r, c)
-            block = block[block.any(axis=(1, 2))]
-            parts.append(block)
-            owners.append(np.full(len(block), t, dtype=np.int64))
+        where = {v: i for i, v in enumerate(columns)}
+        r, c, i = self.domain.size_of(x), self.domain.size_of(y), where[y]
+        parts, owners, start = [], [], 0
+        for prefix, run in groupby(sets, key=lambda S: S[:-1]):  # sets in order: a prefix's run
+            run = list(run)
+            grams, offsets = self._gram(held, prefix)
+            sizes = [int(offsets[where[S[-1]] + 1] - offsets[where[S[-1]]]) for S in run]
+            picked = np.concatenate([np.arange(offsets[where[S[-1]]], offsets[where[S[-1]] + 1]) for S in run])
+            block = grams[:, offsets[i]:offsets[i + 1], :][:, :, picked]  # (r * cells of P, c, cells)
+            block = block.reshape(r, -1, c, len(picked)).transpose(1, 3, 0, 2).reshape(-1, r, c)
+            owner = np.tile(np.repeat(np.arange(start, start + len(run)), sizes), len(block) // len(picked))
+            kept = block.any(axis=(1, 2))
+            parts.append(block[kept])
+            owners.append(owner[kept])
+            start += len(run)
         return np.concatenate(parts), np.concatenate(owners)
 
     def _gram(self, held: tuple, prefix: tuple) -> tuple[np.ndarray, np.ndarray]:
