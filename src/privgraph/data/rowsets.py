@@ -24,7 +24,7 @@ from privgraph.threads import single_threaded_blas
 #: by a sort first (so memory stays bounded whatever the width).
 DENSE_CELLS = 1 << 22
 #: Rows per chunk of the one-hot products (small enough to stay in cache).
-PAIR_CHUNK_ROWS = 1 << 13
+PAIR_CHUNK_ROWS = 1 << 12
 #: Largest id space before it is compressed (ids are int64).
 _MAX_ID = 1 << 62
 
