@@ -5,6 +5,11 @@
     python3 benchmarks/bench_release.py --nets asia:100000 --structure tree          # force stage 1
     python3 benchmarks/bench_release.py --nets asia:100000 --seeds 2 --privpc-alone  # the graph goal's reference
     python3 benchmarks/bench_release.py --peer dpmm:mst --python /tmp/peers/bin/python   # a peer (own venv)
+    python3 benchmarks/bench_release.py --nets fair --seeds 2    # the real table (benchmarks/real_tables.py)
+
+``--nets`` takes ``network:rows`` (rows forward-sampled from a bundled network, sample seed
+s) or the name of a real table of ``benchmarks/real_tables.py`` (all its rows, its
+hand-written codebook; no true graph, so no F1).
 
 Metrics, all against the training sample: average total-variation distance over every
 2-way marginal and over a fixed set of 3-way marginals (the first 20 triples of a
@@ -49,27 +54,46 @@ def triples(names, k: int = 20):
 
 
 def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
-    synth = synth[train.columns].astype(str)
-    train = train.astype(str)
+    from privgraph.data.codebook import level_text  # 22, 22.0 and "22" are one level
+
+    synth = synth[train.columns].map(level_text)
+    train = train.map(level_text)
     two = [tvd(train, synth, p) for p in itertools.combinations(train.columns, 2)]
     three = [tvd(train, synth, t) for t in triples(list(train.columns))]
     return {"tvd2": float(np.mean(two)), "tvd3": float(np.mean(three))}
 
 
+def training_data(name: str, n: int | None, seed: int):
+    """(training frame, public domain, true network or None) of a ``--nets`` entry."""
+    from real_tables import TABLES, codebook, load
+
+    from privgraph.data.codebook import domain_from_codebook, level_text
+    from privgraph.datasets import load_network, sample_frame
+
+    if name in TABLES:
+        return load(name).map(level_text), domain_from_codebook(codebook(name)), None
+    net = load_network(name)
+    return sample_frame(net, n, np.random.default_rng(seed), labels=True), net.domain, net
+
+
+def skeleton_f1(graph, net):
+    from privgraph.graphs.metrics import skeleton_scores
+
+    return None if net is None else skeleton_scores(graph, net.to_networkx())["f1"]
+
+
 def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: int, structure: str = "auto",
                   delta: float = 1e-6) -> dict:
-    from privgraph.datasets import load_network, sample_frame
-    from privgraph.graphs.metrics import skeleton_scores
     from privgraph.release import PrivateRelease
 
-    net = load_network(net_name)
-    train = sample_frame(net, n, np.random.default_rng(seed), labels=True)
+    train, domain, net = training_data(net_name, n, seed)
+    n = len(train)
     tracemalloc.start()
     t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rel = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, structure=structure,
-                             random_state=1000 + seed).fit(train, domain=net.domain)
+                             random_state=1000 + seed).fit(train, domain=domain)
         synth = rel.sample(n, random_state=seed)
     cpu = time.process_time() - t0
     peak = tracemalloc.get_traced_memory()[1] / 2**20
@@ -79,8 +103,7 @@ def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: 
            "epsilon": epsilon, "delta": delta, "seed": seed, "split": None if tree else rel.plan_.split,
            "rounds": None if tree else rel.plan_.rounds, "complete": None if tree else bool(rel.structure_.complete_),
            "cliques": len(rel.cliques_), "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1),
-           "f1": skeleton_scores(rel.graph_, net.to_networkx())["f1"],
-           "f1_model": skeleton_scores(_model_skeleton(rel), net.to_networkx())["f1"] if tree else None,
+           "f1": skeleton_f1(rel.graph_, net), "f1_model": skeleton_f1(_model_skeleton(rel), net) if tree else None,
            "composition": rel.composition_,
            "epsilon_spent": rel.ledger_.total(rel.composition_, delta or None).epsilon, "ledger": rel.ledger_.rows()}
     return row | scores(train, synth)
@@ -96,16 +119,13 @@ def _model_skeleton(rel):
 def run_privpc_alone(net_name: str, n: int, epsilon: float, seed: int, delta: float = 1e-6) -> dict:
     """Priv-PC alone at the release's total budget (the graph goal's reference): its skeleton F1."""
     from privgraph.causal import PrivPC
-    from privgraph.datasets import load_network, sample_frame
-    from privgraph.graphs.metrics import skeleton_scores
 
-    net = load_network(net_name)
-    train = sample_frame(net, n, np.random.default_rng(seed), labels=True)
+    train, domain, net = training_data(net_name, n, seed)
     row = {"tool": "privgraph", "algo": "priv-pc alone", "net": net_name, "n": n, "epsilon": epsilon, "seed": seed}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pc = PrivPC(epsilon=epsilon, delta=delta, random_state=1000 + seed).fit(train, domain=net.domain)
-    return row | {"f1": skeleton_scores(pc.graph_, net.to_networkx())["f1"]}
+        pc = PrivPC(epsilon=epsilon, delta=delta, random_state=1000 + seed).fit(train, domain=domain)
+    return row | {"f1": skeleton_f1(pc.graph_, net)}
 
 
 PEER_SCRIPT = r"""
@@ -136,16 +156,15 @@ print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_S
 def run_peer(peer: str, python: str, net_name: str, n: int, epsilon: float, seed: int, timeout: float) -> dict:
     import tempfile
 
-    from privgraph.datasets import load_network, sample_frame
+    from privgraph.data.codebook import level_text
 
     lib, algo = peer.split(":")
-    net = load_network(net_name)
-    train = sample_frame(net, n, np.random.default_rng(seed), labels=True)
-    row = {"tool": lib, "algo": algo, "net": net_name, "n": n, "epsilon": epsilon, "seed": seed, "f1": None}
+    train, domain, _ = training_data(net_name, n, seed)
+    row = {"tool": lib, "algo": algo, "net": net_name, "n": len(train), "epsilon": epsilon, "seed": seed, "f1": None}
     with tempfile.TemporaryDirectory() as d:
         train.to_csv(f"{d}/train.csv", index=False)
         spec = {"train": f"{d}/train.csv", "out": f"{d}/synth.csv", "lib": lib, "algo": algo, "epsilon": epsilon,
-                "levels": {c: [str(v) for v in lv] for c, lv in zip(net.domain.names, net.domain.levels)}}
+                "levels": {c: [level_text(v) for v in lv] for c, lv in zip(domain.names, domain.levels)}}
         try:
             out = subprocess.run([python, "-c", PEER_SCRIPT, json.dumps(spec)], capture_output=True, text=True,
                                  timeout=timeout, check=True)
@@ -173,22 +192,23 @@ def main(argv=None) -> None:
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args(argv)
     for spec, seed in itertools.product(args.nets, range(args.seeds)):
-        net, n = spec.split(":")
+        net, _, n = spec.partition(":")
+        n = int(n) if n else None
         if args.peer:
-            print(json.dumps(run_peer(args.peer, args.python, net, int(n), args.epsilon, seed, args.timeout)), flush=True)
+            print(json.dumps(run_peer(args.peer, args.python, net, n, args.epsilon, seed, args.timeout)), flush=True)
             continue
         if args.privpc_alone:
             try:
-                row = run_privpc_alone(net, int(n), args.epsilon, seed, args.delta)
+                row = run_privpc_alone(net, n, args.epsilon, seed, args.delta)
             except Exception as err:  # noqa: BLE001 -- a refusal is a row of the table
                 row = {"algo": "priv-pc alone", "net": net, "seed": seed, "status": f"{type(err).__name__}: {str(err)[:120]}"}
             print(json.dumps(row), flush=True)
             continue
         for split in args.splits:
             try:
-                row = run_privgraph(net, int(n), args.epsilon, seed, split, args.cap, args.structure, args.delta)
+                row = run_privgraph(net, n, args.epsilon, seed, split, args.cap, args.structure, args.delta)
             except Exception as err:  # noqa: BLE001 -- a refused release is a row of the table
-                row = {"tool": "privgraph", "net": net, "n": int(n), "seed": seed, "split": split,
+                row = {"tool": "privgraph", "net": net, "n": n, "seed": seed, "split": split,
                        "status": f"{type(err).__name__}: {str(err)[:160]}"}
             print(json.dumps(row), flush=True)
 
