@@ -1,6 +1,6 @@
 """Real public tables for the benchmarks, installed offline, with hand-written codebooks.
 
-    python3 -m pip install -e ".[bench]"          # statsmodels, which ships the tables
+    python3 -m pip install -e ".[real]"          # statsmodels, which ships the tables
     python3 benchmarks/real_tables.py fair --out fair      # writes fair/fair.csv and fair/fair.json
 
 ``fair``: the extramarital-affairs survey (Fair 1978, *Journal of Political Economy* 86,
