@@ -48,6 +48,8 @@ from privgraph.privacy import NoiseSampler
 
 #: Largest joint table (cells) counted once and kept in memory.
 MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.engines.base)
+#: A joint table this small serves batches as marginals, one table at a time.
+SMALL_JOINT_CELLS = 1 << 12
 #: Tables kept by the per-table cache (cells): least recently used evicted first.
 CACHE_BUDGET_CELLS = 1 << 20
 #: Most distinct rows fetched from an out-of-core engine (one grouped query) and kept.
@@ -175,7 +177,8 @@ class Tables:
             raise ValueError(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
         if not sets:
             return np.zeros((0, *self.shape((x, y))), dtype=np.int64), np.zeros(0, dtype=np.int64)
-        found = None if not sets[0] else self._covers.strata(x, y, sets)
+        small = self._joint is not None and self._joint.size <= SMALL_JOINT_CELLS  # marginals are cheaper
+        found = None if not sets[0] or small else self._covers.strata(x, y, sets)
         if found is None:
             return nonempty_strata([self.table((x, y, *S)) for S in sets])
         return found
