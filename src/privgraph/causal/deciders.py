@@ -83,18 +83,18 @@ class NonPrivate:
 
     def first_independent(self, x: str, y: str, sets: Sequence[tuple]) -> int | None:
         """Index of the first S in ``sets`` (all of one size) with ``self(x, y, S)`` True, or
-        None: the tables counted and tested in batches of growing size (4, 16, 64, ...), so
-        that an edge removed early wastes little."""
+        None: the tables counted and tested in batches of growing size (4, 16, 64, ..., at
+        most ``tables.sets_per_batch``), so that an edge removed early wastes little."""
         if sets == [()] and (x, y) in self._marginal:
             return 0 if self._marginal[(x, y)] else None
-        start, size = 0, FIRST_BATCH
+        start, size, most = 0, FIRST_BATCH, self.tables.sets_per_batch(x, y)
         while start < len(sets):
-            batch = sets[start:start + size]
+            batch = sets[start:start + min(size, most)]
             strata, owner = self.tables.strata(x, y, batch)
             hits = np.flatnonzero(self.test.decide_strata(strata, owner, len(batch), self.alpha))
             if hits.size:
                 return start + int(hits[0])
-            start, size = start + size, size * 4
+            start, size = start + len(batch), size * 4
         return None
 
     def start_level(self, level: int) -> None:

@@ -16,7 +16,9 @@ level reads a table over cover columns, so :class:`Covers` keeps, for each x, a 
   :data:`BATCH_ELEMENTS` ids at a time.
 
 Memory: covers' own rows at most :data:`COVER_BUDGET_BYTES`, grams at most
-:data:`GRAM_BUDGET_CELLS` int64 cells, both least recently used first out.
+:data:`GRAM_BUDGET_CELLS` int64 cells, both least recently used first out; a batch's
+strata at most :data:`STRATA_BUDGET_CELLS` cells when it holds at most
+:meth:`Covers.sets_per_batch` sets.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ GRAM_LEVELS = 2
 GRAM_BUDGET_CELLS = 1 << 22
 #: Ids per direct batch (rows of the cover times tables), at most.
 BATCH_ELEMENTS = 1 << 20
+#: Cells of the strata one batch of :meth:`Covers.strata` returns, at most (int64: 32 MB).
+STRATA_BUDGET_CELLS = 1 << 22
 
 
 class Covers:
@@ -80,6 +84,15 @@ class Covers:
             base = self._project(base, columns)
         self._put(columns, base)
         return self._covers.get(columns[0]) is not None
+
+    def sets_per_batch(self, x: str, y: str) -> int:
+        """How many sets one batch of :meth:`strata` may hold so that its strata (at most
+        rows of x's cover, or of the data, per table, of r * c cells) stay within
+        :data:`STRATA_BUDGET_CELLS`."""
+        held = self._covers.get(x)
+        base = held[1] if held is not None else self._whole()
+        rows = 1 if base is None else max(base[1].shape[0], 1)
+        return max(1, STRATA_BUDGET_CELLS // (rows * self.domain.size_of(x) * self.domain.size_of(y)))
 
     def holding(self, columns: tuple) -> tuple | None:
         """A row set whose columns contain ``columns``: the cover of ``columns[0]`` if it

@@ -183,6 +183,11 @@ class Tables:
             return nonempty_strata([self.table((x, y, *S)) for S in sets])
         return found
 
+    def sets_per_batch(self, x: str, y: str) -> int:
+        """Most sets one :meth:`strata` call should hold to keep its strata within budget
+        (:meth:`privgraph.data.covers.Covers.sets_per_batch`)."""
+        return self._covers.sets_per_batch(x, y)
+
     def _whole_rows(self) -> tuple | None:
         """The whole data as a row set ``(names, rows, weights)``: the joint table's nonzero
         cells, the distinct rows, or the rows themselves (weights None); None for an
