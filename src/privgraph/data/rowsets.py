@@ -240,7 +240,7 @@ def grouped_grams(rows: np.ndarray, weights: np.ndarray | None, groups: np.ndarr
     codes = [rows[:, c] if order is None else rows[:, c][order] for c in columns]  # contiguous columns
     bounds = np.searchsorted(groups, np.arange(count + 1)) if count > 1 else np.array([0, rows.shape[0]])
     out = np.zeros((count, width, width), dtype=np.int64)
-    with one_blas_thread():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
+    with single_threaded_blas():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
         for g in np.flatnonzero(np.diff(bounds)):
             for start in range(bounds[g], bounds[g + 1], PAIR_CHUNK_ROWS):
                 stop = min(start + PAIR_CHUNK_ROWS, bounds[g + 1])
@@ -257,18 +257,3 @@ def _onehot(codes: list, offsets: np.ndarray, dtype) -> np.ndarray:
     for j, c in enumerate(codes):
         onehot[base + (offsets[j] + c)] = 1.0
     return onehot.reshape(m, width)
-
-
-_BLAS = []  # one threadpoolctl controller, found once (finding the libraries reads files)
-
-
-def one_blas_thread():
-    """A context manager limiting BLAS to one thread (a no-op without threadpoolctl); like
-    :func:`privgraph.threads.single_threaded_blas`, but cheap to enter many times."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return single_threaded_blas()
-    if not _BLAS:
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
