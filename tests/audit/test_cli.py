@@ -49,11 +49,13 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # Three end-to-end cases see little at quick size and are kept for the violations they
     # would show, not for tightness: the record-level direction test (its test part holds
     # 100 rows at 2,000 training rows, about 0.4 of its claim at 2,000 runs), a changed
-    # training record (one noisy table cell of many), and the release's stages (one
-    # statistic behind Priv-PC's sieve or a CGM-EM fit).
+    # training record (one noisy table cell of many), the release's stages (one
+    # statistic behind Priv-PC's sieve or a CGM-EM fit), and Gauss-PC (a Gaussian release
+    # audited against an (epsilon, delta) claim converted from zCDP, which no finite audit
+    # reaches: about 0.13 of its claim at its full 20,000 runs, 0 at quick size).
     _, rows, _ = quick_audit
     least = {"priv_pc": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "release_structure": 0.0,
-             "release_table": 0.0, "release_tree": 0.0}
+             "release_table": 0.0, "release_tree": 0.0, "gauss_pc": 0.0}
     for case in all_cases():
         if case.name != "laplace_float_attack":
             assert float(rows[case.name]["ratio"]) >= least.get(case.name, 0.5), rows[case.name]
