@@ -252,26 +252,32 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     ones, ledger = release_counts(engine, [(v,) for v in domain.names], plan.one_way_epsilon, plan, sampler, budget)
     ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     pairs = list(itertools.combinations(domain.names, 2))
+    counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
     independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
-    edges = select_tree(domain.names, pairs, l1_scores(count_tables(engine, pairs), independent, n),
+    edges = select_tree(domain.names, pairs, l1_scores(list(counted.values()), independent, n),
                         epsilon=plan.select_epsilon, sampler=sampler)
-    tree, spent = release_counts(engine, edges, plan.pair_epsilon, plan, sampler, budget)
+    tree, spent = release_counts(engine, edges, plan.pair_epsilon, plan, sampler, budget,
+                                 counts=[counted[e] for e in edges])
     tables = joined(ones, tree)
     ledger = ledger + spent + reserve_plan([plan.residual_charge()], budget)
-    rest = [p for p in pairs if p not in set(edges)]
+    in_tree = set(edges)
+    rest = [p for p in pairs if p not in in_tree]
     predicted = tree_model_pairs(tables, edges)
-    scores = l1_scores(count_tables(engine, rest), [predicted[p] for p in rest], n)
+    scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
     extras = select_residual_pairs(rest, scores, plan.extras, epsilon=plan.residual_epsilon, sampler=sampler)
     return TreeStructure(tables, tuple(edges), tuple(extras), ledger)
 
 
-def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None):
-    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise (replace-one)."""
+def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None,
+                   counts=None):
+    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise (replace-one);
+    ``counts``: those tables when already counted (else they are counted here)."""
     from privgraph.data import count_tables
     from privgraph.mrf.release import release_tables
 
-    return release_tables(count_tables(engine, cliques), domain=engine.domain, cliques=cliques, epsilon=epsilon,
+    counts = count_tables(engine, cliques) if counts is None else counts
+    return release_tables(counts, domain=engine.domain, cliques=cliques, epsilon=epsilon,
                           neighbours=RO, sampler=sampler, noise=plan.noise, delta=plan.delta or None,
                           records=int(engine.counts([])), budget=budget)
 
