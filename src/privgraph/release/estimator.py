@@ -30,7 +30,7 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
 from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
-from privgraph.release.planner import STRUCTURES, ReleasePlan, check_split, plan_release
+from privgraph.release.planner import ReleasePlan, check_split, check_structure, plan_release
 
 RO = Neighbours.REPLACE_ONE
 
@@ -253,8 +253,7 @@ class PrivateRelease(PrivateEstimator):
         if self.max_rounds != "auto" and self.max_rounds is not None and (
                 isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds or self.max_rounds < 1):
             raise ValueError(f"max_rounds must be 'auto', None or a positive integer, got {self.max_rounds!r}")
-        if self.structure not in STRUCTURES:
-            raise ValueError(f"structure must be one of {STRUCTURES}, got {self.structure!r}")
+        check_structure(self.structure)
         if self.orient is not None and not callable(self.orient):
             raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
 

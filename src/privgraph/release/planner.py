@@ -141,8 +141,7 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     domain = domain.project(domain.discrete_names)
     recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
-    if structure not in STRUCTURES:
-        raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+    check_structure(structure)
     stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
     parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
@@ -187,6 +186,13 @@ def _tree_cell_noise(tree, d: int) -> float:
     if tree.noise == "gaussian":
         return gaussian_calibration(tree.pair_epsilon, tree.delta, sensitivity, 4 * (d - 1))[0]
     return laplace_scale(tree.pair_epsilon, sensitivity, 4 * (d - 1))
+
+
+def check_structure(structure: str) -> str:
+    """``structure`` if it names a stage-1 algorithm of :data:`STRUCTURES`."""
+    if structure not in STRUCTURES:
+        raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+    return structure
 
 
 def check_split(split: float) -> float:
