@@ -38,8 +38,17 @@ def hsic(x, y, *, bandwidth_x: float = 1.0, bandwidth_y: float = 1.0, max_rows: 
         raise ValueError(f"x and y must have the same number of rows, got {m} and {ky.shape[0]}")
     if m < 2 or m > max_rows:
         raise ValueError(f"HSIC needs 2 <= m <= max_rows={max_rows} rows, got {m}")
-    kc = kx - kx.mean(axis=0) - kx.mean(axis=1, keepdims=True) + kx.mean()
-    return float((kc * ky).sum()) / (m - 1) ** 2
+    return float((centred(kx) * ky).sum()) / (m - 1) ** 2
+
+
+def centred(k: np.ndarray) -> np.ndarray:
+    """``H K H`` for a Gram matrix ``K`` and the centring matrix ``H = I - 11'/m``.
+
+    >>> centred(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    array([[ 0.5, -0.5],
+           [-0.5,  0.5]])
+    """
+    return k - k.mean(axis=0) - k.mean(axis=1, keepdims=True) + k.mean()
 
 
 def _blocked_hsic(x: np.ndarray, y: np.ndarray, bandwidth_x: float, bandwidth_y: float, block: int = 512) -> float:

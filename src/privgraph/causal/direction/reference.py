@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privgraph.stats.hsic import centred
 from privgraph.threads import single_threaded_blas
 
 #: Most rows the reference uses per pair (a uniform subsample beyond; O(rows^3) per fit).
@@ -236,7 +237,7 @@ def hsic_gamma_log_pvalue(a: np.ndarray, b: np.ndarray) -> float:
 
     m = a.size
     k, l_ = _gram(a), _gram(b)
-    kc, lc = _centre(k), _centre(l_)
+    kc, lc = centred(k), centred(l_)
     statistic = float(np.sum(kc * lc)) / m
     cross = np.square(kc * lc / 6.0)
     var = (cross.sum() - np.trace(cross)) / (m * (m - 1.0))
@@ -251,7 +252,3 @@ def hsic_gamma_log_pvalue(a: np.ndarray, b: np.ndarray) -> float:
 
 def _gram(v: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * np.square(v[:, None] - v[None, :]) / median_width(v) ** 2)
-
-
-def _centre(k: np.ndarray) -> np.ndarray:
-    return k - k.mean(axis=0) - k.mean(axis=1, keepdims=True) + k.mean()
