@@ -93,7 +93,7 @@ def privgraph_rows(model, noisy, test, rows: int) -> dict:
     cgm._inference.cache_clear()
     fitted, cold = cpu(cgm.cgm_em, noisy)
     fitted, warm = cpu(cgm.cgm_em, noisy)
-    _, sampling = cpu(sample, fitted, rows, rng=np.random.default_rng(5))
+    _, sampling = cpu(sample_model, fitted, rows, rng=np.random.default_rng(5))
     return {"cold_cpu": cold, "warm_cpu": warm, "sample_cpu": sampling,
             "kl": kl_divergence(model, fitted), "heldout_ll": log_likelihood(fitted, test)}
 
