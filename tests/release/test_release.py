@@ -152,6 +152,10 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
                               "--epsilon", "4", "--out", str(out)])
     assert bad.exit_code != 0 and not out.exists()
     out.mkdir()
+    unknown = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
+                                  "--epsilon", "4", "--out", str(out), "--sampling", "exact"])
+    assert unknown.exit_code != 0 and "--sampling must be one of" in str(unknown.exception)
+    assert not any(out.iterdir())
     res = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
                               "--epsilon", "4", "--split", "0.5", "--out", str(out), "--seed", "0",
                               "--structure", structure])
@@ -163,6 +167,7 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     assert ledger["neighbours"] == "replace_one" and ledger["epsilon"] <= 4.0 + 1e-9
     report = (out / "report.md").read_text()
     assert "replace-one" in report and ("Priv-PC" if structure == "priv-pc" else "spanning tree") in report
+    assert "controlled rounding" in report  # the default sampling, named in the report
     assert len(pd.read_csv(out / "synthetic.csv")) == 3_000
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
                                "--epsilon", "1", "--json"])

@@ -29,6 +29,7 @@ def release(
     cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
     rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public)."),
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
+    sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
@@ -44,6 +45,10 @@ def release(
         raise FileNotFoundError(f"--out {str(out)!r} is not an existing directory")
     if rows is not None and rows < 1:
         raise ValueError(f"--rows must be a positive number of rows, got {rows}")
+    from privgraph.mrf.sampling import SAMPLE_METHODS
+
+    if sampling not in SAMPLE_METHODS:
+        raise ValueError(f"--sampling must be one of {SAMPLE_METHODS}, got {sampling!r}")
     paths = release_outputs(out, data_format)
     check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()})
     if domain is not None and infer_domain:
@@ -57,8 +62,8 @@ def release(
     est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
         est.fit(data, public, infer_domain=infer_domain)
-        synthetic = est.sample(rows, random_state=seed)
-        writers = release_writers(est, synthetic, paths)
+        synthetic = est.sample(rows, random_state=seed, method=sampling)
+        writers = release_writers(est, synthetic, paths, sampling)
         write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
                   f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")

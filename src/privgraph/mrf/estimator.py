@@ -260,10 +260,11 @@ class PrivateMRF(PrivateEstimator):
         )
         return infer(with_query).marginals[-1]
 
-    def sample(self, n: int, *, random_state=None) -> pd.DataFrame:
-        """``n`` synthetic records (level labels), exact or Gibbs (see :func:`sample`)."""
+    def sample(self, n: int, *, random_state=None, method: str = "sample") -> pd.DataFrame:
+        """``n`` synthetic records (level labels), exact or Gibbs; ``method``: ``"sample"``
+        (i.i.d.) or ``"round"`` (controlled rounding; see :func:`~privgraph.mrf.sample_model`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
-        codes = sample_model(self.model_, n, rng=rng)
+        codes = sample_model(self.model_, n, rng=rng, method=method)
         d = self.model_.domain
         return pd.DataFrame({name: np.asarray(lv)[codes[:, j]] for j, (name, lv) in enumerate(zip(d.names, d.levels))})
 

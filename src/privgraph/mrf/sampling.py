@@ -14,6 +14,9 @@ from privgraph.mrf.calibration import calibrate
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
 
+#: ``sample_model``'s methods: i.i.d. draws, or controlled rounding within each separator value.
+SAMPLE_METHODS = ("sample", "round")
+
 
 def sample_model(
     model: MarkovRandomField,
@@ -22,9 +25,21 @@ def sample_model(
     rng: np.random.Generator,
     max_cells: int = MAX_TREE_CELLS,
     gibbs_sweeps: int = 500,
+    method: str = "sample",
 ) -> np.ndarray:
     """``n`` records drawn from ``model``: exact when its junction tree has at most
     ``max_cells`` cells, otherwise approximately by Gibbs sampling (:func:`gibbs_sample`).
+
+    ``method="sample"`` draws the records i.i.d. from the model. ``method="round"`` draws
+    them through the same junction tree by *controlled rounding* (Private-PGM's ``round``):
+    the records that share a value of a clique's separator get that clique's conditional
+    table's counts, ``floor(m p)`` of each value plus ``m - sum(floor(m p))`` more chosen
+    without replacement with weights ``frac(m p)``, in a uniformly random order among them.
+    Every value's count in a group is then within one of its expected count, so the
+    records' marginals follow the model more closely than i.i.d. draws do (the sampling
+    error of i.i.d. records is about half the 2-way TVD of a release on a table of 6,366
+    rows: docs/release.md); they are a stratified sample, not independent records. The
+    Gibbs path has no rounding: there ``method`` is ignored.
 
     Examples
     --------
@@ -36,6 +51,9 @@ def sample_model(
     """
     if n < 0:
         raise ValueError(f"number of records n must be >= 0, got {n!r}")
+    if method not in SAMPLE_METHODS:
+        raise ValueError(f"sampling method must be one of {SAMPLE_METHODS}, got {method!r}")
+    draw = _categorical_rows if method == "sample" else _rounded_rows
     tree = junction_tree(model.domain, model.cliques)
     if tree.cells > max_cells:
         return gibbs_sample(model, n, rng=rng, sweeps=gibbs_sweeps)
@@ -52,10 +70,41 @@ def sample_model(
         row = np.ravel_multi_index(
             tuple(out[:, names.index(v)] for v in sep), [model.domain.size_of(v) for v in sep]
         ) if sep else np.zeros(n, dtype=np.int64)
-        picked = _categorical_rows(rows, row, rng)
+        picked = draw(rows, row, rng)
         values = np.unravel_index(picked, [model.domain.size_of(v) for v in rest])
         for v, val in zip(rest, values):
             out[:, names.index(v)] = val
+    return out
+
+
+def _rounded_rows(table: np.ndarray, row: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One column index per entry of ``row`` by controlled rounding (``method="round"`` of
+    :func:`sample_model`): the ``m`` entries equal to ``r`` get column ``k`` about
+    ``m table[r, k] / table[r].sum()`` times (floor, plus the remainder chosen without
+    replacement with the fractional parts as weights, by Efraimidis-Spirakis keys), in a
+    uniformly random order. A row of zeros is read as uniform.
+
+    >>> t = np.array([[0.25, 0.75], [1.0, 0.0]])
+    >>> x = _rounded_rows(t, np.array([0] * 8 + [1] * 3), np.random.default_rng(0))
+    >>> np.bincount(x[:8], minlength=2).tolist(), x[8:].tolist()
+    ([2, 6], [0, 0, 0])
+    """
+    m = np.bincount(row, minlength=table.shape[0]).astype(float)
+    total = table.sum(axis=1, keepdims=True)
+    p = np.divide(table, total, out=np.full(table.shape, 1.0 / table.shape[1]), where=total > 0)
+    expected = m[:, None] * p
+    counts = np.floor(expected)
+    frac = expected - counts
+    extra = (m - counts.sum(axis=1)).round().astype(np.int64)
+    with np.errstate(divide="ignore"):
+        keys = np.where(frac > 0, np.log(rng.random(frac.shape)) / frac, -np.inf)
+    ranked = np.argsort(-keys, axis=1)
+    take = np.arange(table.shape[1])[None, :] < extra[:, None]
+    np.add.at(counts, (np.nonzero(take)[0], ranked[take]), 1)
+    values = np.repeat(np.tile(np.arange(table.shape[1]), table.shape[0]), counts.astype(np.int64).ravel())
+    order = np.lexsort((rng.random(row.shape[0]), row))
+    out = np.empty(row.shape[0], dtype=np.int64)
+    out[order] = values
     return out
 
 

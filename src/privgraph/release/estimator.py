@@ -14,7 +14,8 @@ relation (replace-one: n is public):
 3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
    their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (Laplace,
    replace-one) with ``(1 - split) * epsilon``, the model fitted by CGM-EM;
-4. **synthetic rows**: sampled i.i.d. from the fitted model (post-processing).
+4. **synthetic rows**: drawn from the fitted model by controlled rounding, or i.i.d.
+   (post-processing; :meth:`PrivateRelease.sample`).
 
 The whole plan is checked against the budget before the first noise is drawn: Priv-PC's
 ledger plus the parameters' charge must fit, or nothing is spent.
@@ -231,12 +232,15 @@ class PrivateRelease(PrivateEstimator):
         fit_with_the_tree.__name__ = f"{getattr(fit, '__name__', 'custom')} (with the tree's tables)"
         return fit_with_the_tree
 
-    def sample(self, n: int | None = None, *, random_state=None):
-        """``n`` synthetic rows (default: the public n) drawn i.i.d. from the fitted model."""
+    def sample(self, n: int | None = None, *, random_state=None, method: str = "round"):
+        """``n`` synthetic rows (default: the public n) from the fitted model: ``method="round"``
+        by controlled rounding (the default, as Private-PGM's, so MST's and AIM's, synthetic data:
+        each value's count within one of the model's in every group,
+        :func:`~privgraph.mrf.sample_model`), ``"sample"`` i.i.d."""
         n = self.n_rows_ if n is None else n
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
-        return self.parameters_.sample(int(n), random_state=random_state)
+        return self.parameters_.sample(int(n), random_state=random_state, method=method)
 
     def marginal(self, columns) -> np.ndarray:
         """The fitted model's probability table over ``columns``."""

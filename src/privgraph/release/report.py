@@ -43,8 +43,9 @@ def privacy_summary(release) -> dict:
             "caveats": list(release.ledger_.caveats)}
 
 
-def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
-    """``{path: writer}`` for every output of a fitted release and its synthetic rows."""
+def release_writers(release, synthetic, paths: dict[str, Path], sampling: str = "round") -> dict:
+    """``{path: writer}`` for every output of a fitted release and its synthetic rows (drawn
+    from the model by ``sampling``, a method of :func:`~privgraph.mrf.sample_model`)."""
     from privgraph.graphs.export import drawing_writer, graph_writer
 
     privacy = privacy_summary(release)
@@ -61,7 +62,7 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
         paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
         paths["budget_png"]: _budget_plot(release),
         paths["marginals_png"]: _marginals_plot(checks),
-        paths["report"]: _text(report_markdown(release, checks, paths)),
+        paths["report"]: _text(report_markdown(release, checks, paths, sampling)),
     }
     if paths["synthetic"].suffix == ".parquet":
         writers[paths["synthetic"]] = lambda tmp: synthetic.to_parquet(tmp, index=False)
@@ -162,7 +163,12 @@ def _marginals_plot(checks):
     return lambda tmp: fig.savefig(tmp, format="png", dpi=100)
 
 
-def report_markdown(release, checks, paths) -> str:
+#: How the report names each sampling method of :func:`~privgraph.mrf.sample_model`.
+_SAMPLING = {"sample": "i.i.d. from the model",
+             "round": "from the model by controlled rounding (each value's count within one of the model's)"}
+
+
+def report_markdown(release, checks, paths, sampling: str = "round") -> str:
     """The report: what was released, at what cost, what is private and what is not."""
     p = privacy_summary(release)
     eps = stage_epsilons(release)
@@ -181,7 +187,7 @@ neighbours (one row changed; the number of rows, {release.n_rows_}, is public), 
   the ledger.
 - Public (not protected, by assumption): the domain codebook (names, levels, order), the
   number of rows, the parameters of the run (epsilon, split, cap, alpha).
-- The synthetic rows are sampled i.i.d. from the fitted model; they are not records of the
+- The synthetic rows are drawn {_SAMPLING[sampling]}; they are not records of the
   data and carry no more information than the model.
 - Caveats:
 {caveats}
@@ -193,7 +199,7 @@ neighbours (one row changed; the number of rows, {release.n_rows_}, is public), 
 | 1 structure | {_structure_row(release)} | {eps['structure']:.4g} |
 | 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
 | 3 parameters | {_parameters_row(release)} | {eps['parameters']:.4g} |
-| 4 synthetic rows | i.i.d. from the model | 0 |
+| 4 synthetic rows | {_SAMPLING[sampling]} | 0 |
 
 ![budget split]({paths['budget_png'].name})
 
