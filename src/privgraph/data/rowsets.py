@@ -23,8 +23,10 @@ from privgraph.threads import single_threaded_blas
 #: Largest dense index space (cells) counted by ``bincount``; larger ones are compressed
 #: by a sort first (so memory stays bounded whatever the width).
 DENSE_CELLS = 1 << 22
-#: Rows per chunk of the one-hot products (small enough to stay in cache).
-PAIR_CHUNK_ROWS = 1 << 12
+#: Rows per chunk of the one-hot products, at most.
+PAIR_CHUNK_ROWS = 1 << 14
+#: Cells of one chunk's one-hot matrix, at most (float32 or float64: 8 or 16 MB).
+GRAM_CHUNK_CELLS = 1 << 21
 #: Largest id space before it is compressed (ids are int64).
 _MAX_ID = 1 << 62
 
@@ -219,41 +221,60 @@ def grouped_grams(rows: np.ndarray, weights: np.ndarray | None, groups: np.ndarr
     (``groups``: one per row) at one-hot cell i and j over ``columns``: every two-way table
     of those columns within each group, cells laid out column after column.
 
-    Rows sorted by group, then one-hot matrices of chunks of a group's rows, multiplied
-    (``O^T (w O)``); exact: float32 while every sum is below 2^24, else float64 (exact
-    below 2^53), added in int64.
+    Rows sorted by group, then, for chunks of a group's rows, the product ``R^T (w R)`` of
+    a *reduced* one-hot matrix: each column's cells but its last, and a column of ones.
+    A column's last cell is one minus its others, so the full one-hot matrix is ``R E``
+    (``E`` of 0, 1 and -1: :func:`_expansion`) and the grams are ``E^T (R^T w R) E``:
+    with 2 or 3 states a column, about a third of the product's cost. Exact: float32
+    while every sum is below 2^24, else float64 (exact below 2^53).
 
     >>> rows = np.array([[0, 1, 1], [1, 0, 1], [0, 1, 0]])
     >>> g = grouped_grams(rows, None, rows[:, 0], 2, [1, 2], [2, 2])
     >>> g[0].tolist()   # rows with column 0 == 0: cells (col 1 = 0, 1, col 2 = 0, 1)
     [[0, 0, 0, 0], [0, 2, 1, 1], [0, 1, 1, 0], [0, 1, 0, 1]]
     """
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    width = int(offsets[-1])
-    total = rows.shape[0] if weights is None else float(weights.sum())
+    sizes = np.asarray(sizes, dtype=np.int64)
+    m, width = rows.shape[0], int((sizes - 1).sum()) + 1
+    total = m if weights is None else float(weights.sum())
     dtype = np.float32 if total < (1 << 24) else np.float64
-    order = None
-    if count > 1:  # a radix sort for small group ids
+    codes = np.take(rows.T, np.asarray(list(columns), dtype=np.intp), axis=0)  # (k, m), C order
+    if count > 1:  # rows sorted by group: a radix sort for small group ids
         order = np.argsort(groups.astype(np.uint16) if count <= (1 << 16) else groups, kind="stable")
-        groups = groups[order]
+        codes, groups = np.take(codes, order, axis=1), groups[order]
         weights = None if weights is None else weights[order]
-    codes = [rows[:, c] if order is None else rows[:, c][order] for c in columns]  # contiguous columns
-    bounds = np.searchsorted(groups, np.arange(count + 1)) if count > 1 else np.array([0, rows.shape[0]])
-    out = np.zeros((count, width, width), dtype=np.int64)
+    bounds = np.searchsorted(groups, np.arange(count + 1)) if count > 1 else np.array([0, m])
+    cells = [(j, v) for j, s in enumerate(sizes.tolist()) for v in range(s - 1)]
+    step = max(256, min(PAIR_CHUNK_ROWS, GRAM_CHUNK_CELLS // width))
+    onehot = np.ones((width, min(step, max(m, 1))), dtype=dtype)  # transposed; last row: ones
+    reduced = np.zeros((count, width, width))
     with single_threaded_blas():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
-        for g in np.flatnonzero(np.diff(bounds)):
-            for start in range(bounds[g], bounds[g + 1], PAIR_CHUNK_ROWS):
-                stop = min(start + PAIR_CHUNK_ROWS, bounds[g + 1])
-                onehot = _onehot([c[start:stop] for c in codes], offsets, dtype)
-                scaled = onehot if weights is None else onehot * weights[start:stop, None].astype(dtype)
-                out[g] += np.rint(scaled.T @ onehot).astype(np.int64)  # A.T @ A is one syrk
+        for start in range(0, m, step):  # chunks of rows, each split at the groups' bounds
+            stop = min(start + step, m)
+            for k, (j, v) in enumerate(cells):
+                np.equal(codes[j, start:stop], v, out=onehot[k, :stop - start], casting="unsafe")
+            cuts = np.unique(np.clip(bounds, start, stop))
+            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                g = int(np.searchsorted(bounds, a, side="right")) - 1
+                part = onehot[:, a - start:b - start]
+                scaled = part if weights is None else part * weights[a:b].astype(dtype)
+                reduced[g] += scaled @ part.T  # A @ A.T is one syrk
+        expand = _expansion(sizes)
+        return np.rint(np.matmul(expand.T, np.matmul(reduced, expand))).astype(np.int64)
+
+
+def _expansion(sizes: np.ndarray) -> np.ndarray:
+    """``E`` with ``onehot = reduced @ E``: reduced cells (each column's cells but its last,
+    then a column of ones) by one-hot cells.
+
+    >>> _expansion(np.array([3])).tolist()
+    [[1.0, 0.0, -1.0], [0.0, 1.0, -1.0], [0.0, 0.0, 1.0]]
+    """
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    first = offsets[:-1] - np.arange(len(sizes))  # each column's first reduced cell
+    out = np.zeros((int((sizes - 1).sum()) + 1, int(offsets[-1])))
+    for j, s in enumerate(sizes):
+        kept = np.arange(s - 1)
+        out[first[j] + kept, offsets[j] + kept] = 1.0
+        out[first[j] + kept, offsets[j] + s - 1] = -1.0
+        out[-1, offsets[j] + s - 1] = 1.0
     return out
-
-
-def _onehot(codes: list, offsets: np.ndarray, dtype) -> np.ndarray:
-    width, m = int(offsets[-1]), len(codes[0])
-    onehot = np.zeros(m * width, dtype=dtype)
-    base = np.arange(0, m * width, width)
-    for j, c in enumerate(codes):
-        onehot[base + (offsets[j] + c)] = 1.0
-    return onehot.reshape(m, width)
