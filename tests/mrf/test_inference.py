@@ -3,7 +3,7 @@ import pytest
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.inference import enumerate_beliefs, flat_inference, infer, infer_potentials
-from privgraph.mrf.calibration import flat_plan
+from privgraph.mrf.calibration import calibrate_flat, calibrate_scaled, flat_plan, scaled_plan
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
@@ -152,3 +152,49 @@ def test_messages_between_far_apart_runs_stay_exact():
     assert got.log_partition == pytest.approx(ref.log_partition, rel=1e-12)
     for a, b in zip(got.marginals, ref.marginals):
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 30.0])
+@pytest.mark.parametrize("name,model", CASES + TREES, ids=[c[0] for c in CASES + TREES])
+def test_scaled_calibration_equals_log_space(name, model, scale):
+    tree = junction_tree(model.domain, model.cliques)
+    plan = scaled_plan(tree)
+    logs = np.random.default_rng(len(name)).normal(0, scale, tree.cells)
+    want, want_log_z = calibrate_flat(flat_plan(tree), logs)
+    got, log_z = calibrate_scaled(plan, logs[plan.perm])
+    assert log_z == pytest.approx(want_log_z, rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(got, want[plan.perm], rtol=1e-10, atol=1e-300)
+
+
+@pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
+def test_scaled_plan_lays_each_depth_end_to_end(name, model):
+    tree = junction_tree(model.domain, model.cliques)
+    plan = scaled_plan(tree)
+    assert sorted(plan.perm.tolist()) == list(range(tree.cells))
+    assert plan.clique_sizes.sum() == tree.cells
+    assert plan.clique_sizes[0] == np.diff(flat_plan(tree).offsets)[flat_plan(tree).root]
+    ends = [plan.clique_sizes[0]] + [lv.hi for lv in plan.levels]
+    assert [lv.lo for lv in plan.levels] == ends[:-1] and ends[-1] == tree.cells
+    for lv in plan.levels:  # every parent cell receives each of its children's messages once
+        assert len(lv.parent_cells) == len(lv.down) and sorted(lv.down.tolist()) == sorted(lv.parent_cells.tolist())
+        assert lv.counts.sum() == lv.hi - lv.lo
+
+
+def test_flat_inference_stays_exact_for_far_apart_potentials():
+    # beliefs of 1e-1300: probability space underflows, the log-space calibration takes over
+    d = Domain.of(a=2, b=2, c=2)
+    ab = np.array([[0.0, -3000.0], [0.0, -3000.0]])
+    bc = np.array([[0.0, 0.0], [-5000.0, -5000.0]])
+    sums, log_z = flat_inference(d, [("a", "b"), ("b", "c")], [0, 1])(np.concatenate([ab.ravel(), bc.ravel()]))
+    want, want_log_z = _summed_reference(MarkovRandomField.of(d, [("a", "b"), ("b", "c")], [ab, bc]), [0, 1])
+    assert log_z == pytest.approx(want_log_z, rel=1e-12)
+    np.testing.assert_allclose(sums, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_flat_inference_rejects_non_finite_potentials(bad):
+    d = Domain.of(a=2, b=3)
+    flat = np.zeros(6)
+    flat[4] = bad
+    with pytest.raises(FloatingPointError):
+        flat_inference(d, [("a", "b")], [0])(flat)

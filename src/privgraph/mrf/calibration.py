@@ -10,6 +10,7 @@ overflow. :func:`calibrate` and :func:`clique_marginals` are the per-table front
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -126,23 +127,30 @@ def flat_plan(tree: JunctionTree) -> FlatPlan:
     """
     sizes = [tree.domain.cells(c) for c in tree.cliques]
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    root, parent, depths = _rooted(tree)
+    levels = tuple(_level(tree, offsets, d, parent) for d in depths[1:])
+    return FlatPlan(offsets, levels, root)
+
+
+def _rooted(tree: JunctionTree) -> tuple[int, list[int], list[list[int]]]:
+    """The tree re-rooted at its centre: the root, each clique's parent (-1 at the root)
+    and the cliques by depth (``[[root], depth 1, ...]``)."""
     nbrs = {i: [] for i in range(len(tree.cliques))}
     for c, p in enumerate(tree.parent):
         if p >= 0:
             nbrs[c].append(p)
             nbrs[p].append(c)
     root = _center(nbrs)
-    parent, levels, frontier = [-1] * len(sizes), [], [root]
+    parent, depths, frontier = [-1] * len(tree.cliques), [[root]], [root]
     while frontier:
-        nxt = [j for i in frontier for j in nbrs[i] if j != parent[i]]
-        for i in frontier:
+        frontier = [j for i in frontier for j in nbrs[i] if j != parent[i]]
+        for i in depths[-1]:
             for j in nbrs[i]:
                 if j != parent[i]:
                     parent[j] = i
-        if nxt:
-            levels.append(_level(tree, offsets, nxt, parent))
-        frontier = nxt
-    return FlatPlan(offsets, tuple(levels), root)
+        if frontier:
+            depths.append(frontier)
+    return root, parent, depths
 
 
 #: A run's sum of exponentials below this (after the common shift) is recomputed with the
@@ -199,6 +207,139 @@ def calibrate_flat(plan: FlatPlan, log_tables: np.ndarray) -> tuple[np.ndarray, 
         down = _segment_logsumexp(logs[lv.down], lv.down_starts, lv.down_counts)
         logs[lv.child] += (down - msg)[lv.child_seg]
     return np.exp(logs - log_z), log_z  # calibrated: every clique's table sums to Z
+
+
+@dataclass(frozen=True)
+class _ScaledLevel:
+    """The edges from one depth to the next in the layout of :class:`ScaledPlan`.
+
+    The children's cells are ``lo:hi``, each child's cells grouped by its separator value
+    (segments of ``counts`` cells from ``starts``, relative to ``lo``). Upward, parent
+    cell ``parent_cells[i]`` is multiplied by message ``parent_seg[i]`` (``unique``: no
+    cell twice). Downward, ``down`` lists the parents' cells grouped the same way, each
+    group starting at ``down_starts``. ``edges`` is the number of child cliques."""
+
+    lo: int
+    hi: int
+    starts: np.ndarray
+    counts: np.ndarray
+    parent_cells: np.ndarray
+    parent_seg: np.ndarray
+    unique: bool
+    down: np.ndarray
+    down_starts: np.ndarray
+    edges: int
+
+
+@dataclass(frozen=True)
+class ScaledPlan:
+    """The layout of :func:`calibrate_scaled`: the tree's cliques by depth from the root of
+    :func:`flat_plan` (so each depth's children lie end to end), each child's cells grouped
+    by its separator with the parent (the root's in C order). Cell ``i`` of this layout is
+    cell ``perm[i]`` of :func:`flat_plan`'s layout; ``clique_starts``/``clique_sizes``
+    delimit the cliques, the root first."""
+
+    perm: np.ndarray
+    clique_starts: np.ndarray
+    clique_sizes: np.ndarray
+    levels: tuple[_ScaledLevel, ...]
+    log_plan: FlatPlan
+
+
+@functools.lru_cache(maxsize=32)
+def scaled_plan(tree: JunctionTree) -> ScaledPlan:
+    """The layout and index maps of :func:`calibrate_scaled` for ``tree`` (built once).
+
+    >>> t = junction_tree(Domain.of(a=2, b=2, c=2), (("a", "c"), ("b", "c")))
+    >>> plan = scaled_plan(t)
+    >>> plan.perm.tolist(), len(plan.levels)
+    ([0, 1, 2, 3, 4, 6, 5, 7], 1)
+    """
+    off = flat_plan(tree).offsets
+    _, parent, depths = _rooted(tree)
+    local, inverse, seps = {}, {}, {}
+    for c in (c for d in depths for c in d):
+        if parent[c] < 0:
+            local[c] = np.arange(off[c + 1] - off[c])
+        else:
+            seps[c] = [v for v in tree.cliques[c] if v in tree.cliques[parent[c]]]
+            local[c] = np.argsort(cell_codes(tree, c, seps[c]), kind="stable")
+        inverse[c] = np.argsort(local[c])
+    order = [c for d in depths for c in d]
+    sizes = np.array([off[c + 1] - off[c] for c in order], dtype=np.int64)
+    start = dict(zip(order, np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()))
+    levels = tuple(_scaled_level(tree, d, parent, seps, start, inverse) for d in depths[1:])
+    perm = np.concatenate([off[c] + local[c] for c in order])
+    return ScaledPlan(perm, np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes, levels, flat_plan(tree))
+
+
+def _scaled_level(tree: JunctionTree, children, parent, seps, start, inverse) -> _ScaledLevel:
+    starts, counts, pcells, pseg, down, dstarts = ([] for _ in range(6))
+    n_child = n_parent = n_seg = 0
+    for c in children:
+        p = parent[c]
+        segments = int(np.prod([tree.domain.size_of(v) for v in seps[c]]))
+        sp = cell_codes(tree, p, seps[c])
+        c_size, p_size = tree.domain.cells(tree.cliques[c]), len(sp)
+        starts.append(n_child + np.arange(segments) * (c_size // segments))
+        counts.append(np.full(segments, c_size // segments))
+        pcells.append(start[p] + inverse[p])
+        pseg.append(n_seg + sp)
+        down.append(start[p] + inverse[p][np.argsort(sp, kind="stable")])
+        dstarts.append(n_parent + np.arange(segments) * (p_size // segments))
+        n_child, n_parent, n_seg = n_child + c_size, n_parent + p_size, n_seg + segments
+    cat = np.concatenate
+    cells = cat(pcells)
+    return _ScaledLevel(start[children[0]], start[children[0]] + n_child, cat(starts), cat(counts), cells,
+                        cat(pseg), len(np.unique(cells)) == len(cells), cat(down), cat(dstarts), len(children))
+
+
+def calibrate_scaled(plan: ScaledPlan, log_tables: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`calibrate_flat` in probability space, in :class:`ScaledPlan`'s layout.
+
+    Each clique's table is exponentiated once, shifted by its maximum; upward messages
+    are segment sums scaled to a maximum of 1 per depth, downward messages the parent's
+    separator marginal over the upward message; the logarithms of the shifts and scales
+    add up to log Z. Every factor of a product is then at most 1, so a product that
+    underflowed leaves a cell below ``_TINY`` after the upward or the downward pass; the
+    tables are then calibrated again in log space by :func:`calibrate_flat` (whose
+    results these equal up to rounding), which also raises ``FloatingPointError`` on
+    non-finite potentials. Far fewer array operations and exponentials than the log-space
+    passes, which is what the fitters' inner loops pay for.
+
+    >>> t = junction_tree(Domain.of(a=2, b=2, c=2), (("a", "c"), ("b", "c")))
+    >>> plan = scaled_plan(t)
+    >>> beliefs, log_z = calibrate_scaled(plan, np.log([1.0, 1, 1, 5, 1, 1, 1, 1])[plan.perm])
+    >>> round(float(np.exp(log_z)), 6), beliefs[np.argsort(plan.perm)].round(3).tolist()
+    (16.0, [0.125, 0.125, 0.125, 0.625, 0.125, 0.375, 0.125, 0.375])
+    >>> calibrate_scaled(plan, np.array([0.0, 0, 0, 0, 0, -900, 0, 0]))[1] == calibrate_flat(
+    ...     plan.log_plan, np.array([0.0, 0, 0, 0, 0, 0, -900, 0]))[1]
+    True
+    """
+    shift = np.maximum.reduceat(log_tables, plan.clique_starts)
+    if np.isfinite(shift).all():
+        p = np.exp(log_tables - np.repeat(shift, plan.clique_sizes))
+        log_z, upward = float(shift.sum()), []
+        for lv in reversed(plan.levels):
+            msg = np.add.reduceat(p[lv.lo:lv.hi], lv.starts)
+            top = msg.max()
+            scaled = (msg * (1.0 / top))[lv.parent_seg]
+            if lv.unique:
+                p[lv.parent_cells] *= scaled
+            else:
+                np.multiply.at(p, lv.parent_cells, scaled)
+            log_z += lv.edges * math.log(top) if top > 0 else -math.inf
+            upward.append(msg)
+        if p.min() > _TINY:
+            for lv, msg in zip(plan.levels, reversed(upward)):
+                p[lv.lo:lv.hi] *= np.repeat(np.add.reduceat(p[lv.down], lv.down_starts) / msg, lv.counts)
+            total = p[:plan.clique_sizes[0]].sum()
+            if p.min() > _TINY and total < np.inf:
+                return p / total, log_z + math.log(total)
+    logs = np.empty_like(log_tables)
+    logs[plan.perm] = log_tables
+    beliefs, log_z = calibrate_flat(plan.log_plan, logs)
+    return beliefs[plan.perm], log_z
 
 
 def calibrate(tree: JunctionTree, potentials: Sequence[np.ndarray]) -> tuple[list[np.ndarray], float]:

@@ -231,9 +231,73 @@ def dual_e_step(
     box = 1.0 / (mult * noisy.scale) if noisy.noise == "laplace" else np.full(len(mult), np.inf)
     x0 = np.zeros(sizes[-1]) if start is None else np.concatenate([s.ravel() for s in start])
     x0 = np.clip(x0, -box, box)
-    res = minimize(f, x0, jac=True, method="L-BFGS-B", bounds=Bounds(-box, box),
-                   options={"maxiter": max_iter, "gtol": 1e-12, "ftol": 1e-12})
-    return _unflatten(res.x, sizes, shapes), float(res.fun)
+    x, value = lbfgsb(f, x0, -box, box, max_iter=max_iter, tol=1e-12)
+    return _unflatten(x, sizes, shapes), value
+
+
+def lbfgsb(fun, x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, max_iter: int, tol: float):
+    """``(x, f(x))``: scipy's L-BFGS-B from ``x0`` in the box ``[lower, upper]``, as
+    ``minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=Bounds(lower, upper),
+    options={"maxiter": max_iter, "gtol": tol, "ftol": tol})`` returns them.
+
+    The E-steps of a fit run thousands of L-BFGS-B iterations on hundreds to 10^5
+    parameters, where ``minimize``'s per-call set-up (a Python loop over the bounds) and
+    per-evaluation wrappers cost as much as the evaluations. This drives scipy's own
+    L-BFGS-B routine (``scipy.optimize._lbfgsb.setulb``, scipy >= 1.15) with the loop of
+    ``minimize``, so the iterates are the same; with another scipy it calls ``minimize``.
+
+    >>> x, value = lbfgsb(lambda x: (float(x @ x), 2 * x), np.array([3.0, -1.0]), np.array([1.0, -2.0]),
+    ...                   np.array([5.0, 2.0]), max_iter=100, tol=1e-12)
+    >>> x.round(6).tolist(), round(value, 6)
+    ([1.0, 0.0], 1.0)
+    """
+    core = _setulb()
+    if core is None:
+        res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=Bounds(lower, upper),
+                       options={"maxiter": max_iter, "gtol": tol, "ftol": tol})
+        return res.x, float(res.fun)
+    n, m = x0.size, _LBFGSB_MEMORY
+    low, high = np.isfinite(lower), np.isfinite(upper)
+    kind = np.where(low, np.where(high, 2, 1), np.where(high, 3, 0)).astype(np.int32)
+    x = np.clip(x0, lower, upper).astype(np.float64)
+    value, grad = np.array(0.0), np.zeros(n)
+    work, iwork = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m), np.zeros(3 * n, dtype=np.int32)
+    task, ln_task, lsave = np.zeros(2, np.int32), np.zeros(2, np.int32), np.zeros(4, np.int32)
+    isave, dsave = np.zeros(44, np.int32), np.zeros(29)
+    factr, iterations, evaluations = tol / np.finfo(float).eps, 0, 0
+    low_b, high_b = np.where(low, lower, 0.0), np.where(high, upper, 0.0)
+    while True:
+        core(m, x, low_b, high_b, kind, value, grad, factr, tol, work, iwork, task, lsave, isave, dsave,
+             _LBFGSB_MAXLS, ln_task)
+        if task[0] == 3:  # FG: evaluate at x
+            value, grad = fun(x.copy())
+            value, grad, evaluations = float(value), np.array(grad, dtype=np.float64), evaluations + 1
+        elif task[0] == 1:  # NEW_X: an iteration is done
+            iterations += 1
+            if iterations >= max_iter:
+                task[0], task[1] = 5, 504
+            elif evaluations > _LBFGSB_MAXFUN:
+                task[0], task[1] = 5, 502
+        else:
+            return x, float(value)
+
+
+#: ``minimize``'s L-BFGS-B defaults: memory, line-search steps and evaluations.
+_LBFGSB_MEMORY, _LBFGSB_MAXLS, _LBFGSB_MAXFUN = 10, 20, 15000
+
+
+@functools.lru_cache(maxsize=1)
+def _setulb():
+    """scipy's L-BFGS-B routine when its calling convention is the one :func:`lbfgsb`
+    follows (scipy 1.15 and later), else None."""
+    import scipy
+
+    try:
+        from scipy.optimize import _lbfgsb
+    except ImportError:  # pragma: no cover - scipy moved it
+        return None
+    major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
+    return _lbfgsb.setulb if (major, minor) >= (1, 15) and hasattr(_lbfgsb, "setulb") else None
 
 
 def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:

@@ -15,7 +15,8 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import expand, logsumexp
-from privgraph.mrf.calibration import calibrate, calibrate_flat, cell_codes, clique_marginals, flat_plan
+from privgraph.mrf.calibration import (calibrate, calibrate_scaled, cell_codes, clique_marginals, flat_plan,
+                                      scaled_plan)
 from privgraph.mrf.junction import JunctionTree, junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
@@ -99,10 +100,11 @@ def flat_inference(
     if tree.cells > max_cells:
         return _loopy_inference(domain, cliques, groups, shapes, sizes)
     rows, cols = parameter_map(tree, groups, sizes)
-    plan, cells, params = flat_plan(tree), tree.cells, int(sizes[-1])
+    plan, cells, params = scaled_plan(tree), tree.cells, int(sizes[-1])
+    rows = np.argsort(plan.perm)[rows]  # the same cells in the layout of the scaled plan
 
     def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
-        beliefs, log_z = calibrate_flat(plan, np.bincount(rows, weights=flat[cols], minlength=cells))
+        beliefs, log_z = calibrate_scaled(plan, np.bincount(rows, weights=flat[cols], minlength=cells))
         return np.bincount(cols, weights=beliefs[rows], minlength=params), log_z
 
     return run
