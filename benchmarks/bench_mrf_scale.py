@@ -4,6 +4,10 @@ Usage (from the repository root)::
 
     python benchmarks/bench_mrf_scale.py --out bench_out/mrf_scale --mbi-python /tmp/mbi/bin/python
 
+    # with the warm fit, KL and log-likelihood of an earlier commit on the same tables:
+    git archive <commit> src | tar -x -C /tmp/before
+    python benchmarks/bench_mrf_scale.py --before /tmp/before/src --mbi-python /tmp/mbi/bin/python
+
 For each model (the text's 10-node third-order chain; the families -- node plus parents
 -- of the bundled networks sachs 11, child 20, alarm 37 and hepar2 70 columns; and alarm's
 families merged as a release merges them, up to 10^4 cells a clique): sample
@@ -29,6 +33,7 @@ import csv
 import json
 import math
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -115,6 +120,30 @@ def mbi_rows(python: str, model, noisy, test, rows: int) -> dict:
             "mbi_kl": kl_divergence(model, fitted), "mbi_heldout_ll": log_likelihood(fitted, test)}
 
 
+def before_rows(src_dir: str, model, noisy, test) -> dict:
+    """The warm fit of another checkout of privgraph (``--before``, its ``src`` folder, e.g. a
+    ``git archive`` of an earlier commit) on the same noisy tables, in its own process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.pkl", Path(tmp) / "out.pkl"
+        src.write_bytes(pickle.dumps(noisy))
+        env = dict(os.environ, PYTHONPATH=src_dir)
+        subprocess.run([sys.executable, __file__, "before", str(src), str(dst)], check=True, env=env)
+        res = pickle.loads(dst.read_bytes())
+    if not Path(res["module"]).resolve().is_relative_to(Path(src_dir).resolve()):
+        raise RuntimeError(f"--before ran {res['module']}, not the checkout in {src_dir}")
+    fitted = MarkovRandomField.of(model.domain, noisy.cliques, res["potentials"])
+    return {"before_warm_cpu": res["warm_cpu"], "before_kl": kl_divergence(model, fitted),
+            "before_heldout_ll": log_likelihood(fitted, test)}
+
+
+def before_worker(src: str, dst: str) -> None:
+    noisy = pickle.loads(Path(src).read_bytes())
+    cgm.cgm_em(noisy)
+    fitted, warm = cpu(cgm.cgm_em, noisy)
+    Path(dst).write_bytes(pickle.dumps({"warm_cpu": warm, "potentials": [np.asarray(p) for p in fitted.potentials],
+                                        "module": cgm.__file__}))
+
+
 def mbi_worker(src: str, dst: str) -> None:
     import jax
 
@@ -157,6 +186,8 @@ def run(args) -> None:
                "tree_cells": junction.junction_tree(model.domain, tuple(cliques)).cells,
                "rows": args.rows, "ledger_epsilon": ledger.total().epsilon}
         row.update(privgraph_rows(model, noisy, test, args.rows))
+        if args.before:
+            row.update(before_rows(args.before, model, noisy, test))
         if args.mbi_python:
             row.update(mbi_rows(args.mbi_python, model, noisy, test, args.rows))
         rows.append(row)
@@ -170,33 +201,39 @@ def run(args) -> None:
 
 def markdown(rows: list[dict]) -> str:
     """The docs table: times in CPU seconds, KL in nats, log-likelihood per held-out record."""
-    head = ("| model | columns | privgraph warm | mbi warm | privgraph cold | mbi cold | sample privgraph | "
-            "sample mbi | KL privgraph | KL mbi | held-out LL privgraph | held-out LL mbi |")
-    lines = [head, "|" + " --- |" * 12]
+    head = ("| model | columns | cliques (largest, cells) | warm before | privgraph warm | mbi warm | privgraph cold "
+            "| mbi cold | sample privgraph | sample mbi | KL before | KL privgraph | KL mbi | held-out LL before "
+            "| held-out LL privgraph | held-out LL mbi |")
+    lines = [head, "|" + " --- |" * 16]
     for r in rows:
         get = lambda k, f: f.format(r[k]) if k in r else "-"  # noqa: E731
         lines.append(" | ".join([
-            f"| {r['model']}", str(r["columns"]), get("warm_cpu", "{:.3f}"), get("mbi_warm_cpu", "{:.3f}"),
+            f"| {r['model']}", str(r["columns"]), f"{r['cliques']} ({r['max_clique_cells']})",
+            get("before_warm_cpu", "{:.3f}"), get("warm_cpu", "{:.3f}"), get("mbi_warm_cpu", "{:.3f}"),
             get("cold_cpu", "{:.3f}"), get("mbi_cold_cpu", "{:.2f}"), get("sample_cpu", "{:.3f}"),
-            get("mbi_sample_cpu", "{:.3f}"), get("kl", "{:.4f}"), get("mbi_kl", "{:.4f}"),
-            get("heldout_ll", "{:.4f}"), get("mbi_heldout_ll", "{:.4f}") + " |"]))
+            get("mbi_sample_cpu", "{:.3f}"), get("before_kl", "{:.4f}"), get("kl", "{:.4f}"), get("mbi_kl", "{:.4f}"),
+            get("before_heldout_ll", "{:.4f}"), get("heldout_ll", "{:.4f}"), get("mbi_heldout_ll", "{:.4f}") + " |"]))
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="mode")
-    w = sub.add_parser("worker")
-    w.add_argument("src")
-    w.add_argument("dst")
+    for mode in ("worker", "before"):
+        w = sub.add_parser(mode)
+        w.add_argument("src")
+        w.add_argument("dst")
     ap.add_argument("--out", default="bench_out/mrf_scale")
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--mbi-python", default=None, help="an interpreter with mbi installed (JAX)")
+    ap.add_argument("--before", default=None, help="the src folder of another checkout: its warm fit, KL and LL")
     args = ap.parse_args(argv)
     if args.mode == "worker":
         mbi_worker(args.src, args.dst)
+    elif args.mode == "before":
+        before_worker(args.src, args.dst)
     else:
         run(args)
 

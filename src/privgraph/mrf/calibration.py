@@ -317,25 +317,29 @@ def calibrate_scaled(plan: ScaledPlan, log_tables: np.ndarray) -> tuple[np.ndarr
     True
     """
     shift = np.maximum.reduceat(log_tables, plan.clique_starts)
-    if np.isfinite(shift).all():
-        p = np.exp(log_tables - np.repeat(shift, plan.clique_sizes))
-        log_z, upward = float(shift.sum()), []
+    log_z = float(shift.sum())
+    if math.isfinite(log_z):  # else some potential is not finite: calibrate_flat raises
+        p = np.exp(log_tables - shift.repeat(plan.clique_sizes))
+        upward = []
         for lv in reversed(plan.levels):
             msg = np.add.reduceat(p[lv.lo:lv.hi], lv.starts)
-            top = msg.max()
-            scaled = (msg * (1.0 / top))[lv.parent_seg]
+            top = float(np.maximum.reduce(msg))
+            if not top > 0:
+                break
+            scaled = msg[lv.parent_seg] * (1.0 / top)
             if lv.unique:
                 p[lv.parent_cells] *= scaled
             else:
                 np.multiply.at(p, lv.parent_cells, scaled)
-            log_z += lv.edges * math.log(top) if top > 0 else -math.inf
+            log_z += lv.edges * math.log(top)
             upward.append(msg)
-        if p.min() > _TINY:
-            for lv, msg in zip(plan.levels, reversed(upward)):
-                p[lv.lo:lv.hi] *= np.repeat(np.add.reduceat(p[lv.down], lv.down_starts) / msg, lv.counts)
-            total = p[:plan.clique_sizes[0]].sum()
-            if p.min() > _TINY and total < np.inf:
-                return p / total, log_z + math.log(total)
+        else:
+            if np.minimum.reduce(p) > _TINY:
+                for lv, msg in zip(plan.levels, reversed(upward)):
+                    p[lv.lo:lv.hi] *= (np.add.reduceat(p[lv.down], lv.down_starts) / msg).repeat(lv.counts)
+                total = float(np.add.reduce(p[:plan.clique_sizes[0]]))
+                if np.minimum.reduce(p) > _TINY and total < math.inf:
+                    return p / total, log_z + math.log(total)
     logs = np.empty_like(log_tables)
     logs[plan.perm] = log_tables
     beliefs, log_z = calibrate_flat(plan.log_plan, logs)

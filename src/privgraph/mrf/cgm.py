@@ -224,7 +224,7 @@ def dual_e_step(
         if curvature is not None:
             value += 0.5 * float(curvature @ flat**2)
             grad += curvature * flat
-        if not (np.isfinite(value) and np.isfinite(grad).all()):
+        if not (np.isfinite(value) and np.isfinite(np.add.reduce(grad))):  # the sum: one pass
             return np.inf, np.zeros_like(flat)
         return value, grad
 
@@ -271,7 +271,7 @@ def lbfgsb(fun, x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, max_ite
              _LBFGSB_MAXLS, ln_task)
         if task[0] == 3:  # FG: evaluate at x
             value, grad = fun(x.copy())
-            value, grad, evaluations = float(value), np.array(grad, dtype=np.float64), evaluations + 1
+            value, grad, evaluations = float(value), np.asarray(grad, dtype=np.float64), evaluations + 1
         elif task[0] == 1:  # NEW_X: an iteration is done
             iterations += 1
             if iterations >= max_iter:
