@@ -133,3 +133,23 @@ def test_duckdb_tables_come_from_one_query_of_distinct_rows(monkeypatch, tmp_pat
     a = stable_pc_skeleton(d.names, NonPrivate(out, GTest(), 0.05), max_cond_size=2)
     b = stable_pc_skeleton(d.names, NonPrivate(t, GTest(), 0.05), max_cond_size=2)
     assert set(map(frozenset, a.graph.edges)) == set(map(frozenset, b.graph.edges)) and not calls
+
+
+@pytest.mark.parametrize("test", [GTest(), KendallTest()])
+def test_verdicts_from_grams_equal_deciding_each_table(monkeypatch, test):
+    """Every table of a gram decided at once gives each table's own verdict; a side stops
+    after the first run of sets (one prefix) with an independent verdict."""
+    net, engine, t = wide_tables(monkeypatch, n=800, seed=6)
+    names = net.domain.names
+    decide = NonPrivate(t, test, 0.05)
+    x, y, rest = names[1], names[3], [v for v in names if v not in (names[1], names[3])][:6]
+    t.cover((x, y, *rest))
+    for level in (1, 2):
+        sets = list(combinations(rest, level))
+        got = t.verdicts(x, y, sets, decide._batch)
+        want = [test.decide(engine.counts((x, y, *S)), 0.05).is_independent for S in sets]
+        assert 0 < len(got) <= len(sets) and got.tolist() == want[:len(got)]
+        prefixes = [S[:-1] for S in sets]
+        if len(got) < len(sets):  # stopped: an independent verdict in the last run read
+            assert any(got[prefixes.index(prefixes[len(got) - 1]):]) and prefixes[len(got)] != prefixes[len(got) - 1]
+    assert len(t.verdicts(x, y, list(combinations(rest, 3)), decide._batch)) == 0  # level 3: no grams

@@ -77,17 +77,52 @@ class NonPrivate:
         self.tables, self.test, self.alpha = tables, test, check_alpha(alpha)
         self.ledger = Ledger()
         self._marginal: dict = {}  # (x, y) -> verdict given nothing, decided at level 0
+        self._batch = self._Batch(test, self.alpha) if self._Batch.fits(test) else None
+
+    class _Batch:
+        """``test.decide_strata`` at ``alpha`` as a hashable callable (equal for equal tests
+        and alphas), so that verdicts kept with a gram serve every decider that agrees."""
+
+        def __init__(self, test: CITest, alpha: float):
+            self.test, self.alpha = test, alpha
+
+        @staticmethod
+        def fits(test: CITest) -> bool:
+            """A vectorised ``decide_strata`` (deciding a whole gram one table at a time
+            would cost more than it saves) and a hashable test."""
+            try:
+                hash(test)
+            except TypeError:
+                return False
+            return type(test).decide_strata is not CITest.decide_strata
+
+        def __call__(self, strata: np.ndarray, owner: np.ndarray, count: int) -> np.ndarray:
+            return self.test.decide_strata(strata, owner, count, self.alpha)
+
+        def __eq__(self, other) -> bool:
+            return isinstance(other, type(self)) and (self.test, self.alpha) == (other.test, other.alpha)
+
+        def __hash__(self) -> int:
+            return hash((self.test, self.alpha))
 
     def __call__(self, x: str, y: str, S: tuple) -> bool:
         return self.test.decide(self.tables.table((x, y, *S)), self.alpha).is_independent
 
     def first_independent(self, x: str, y: str, sets: Sequence[tuple]) -> int | None:
         """Index of the first S in ``sets`` (all of one size) with ``self(x, y, S)`` True, or
-        None: the tables counted and tested in batches of growing size (4, 16, 64, ..., at
-        most ``tables.sets_per_batch``), so that an edge removed early wastes little."""
+        None: first the verdicts that grams give (levels 1 and 2, every table of a gram
+        decided at once: :meth:`Tables.verdicts`), then the tables counted and tested in
+        batches of growing size (4, 16, 64, ..., at most ``tables.sets_per_batch``), so
+        that an edge removed early wastes little."""
         if sets == [()] and (x, y) in self._marginal:
             return 0 if self._marginal[(x, y)] else None
-        start, size, most = 0, FIRST_BATCH, self.tables.sets_per_batch(x, y)
+        start = 0
+        if self._batch is not None:
+            known = self.tables.verdicts(x, y, sets, self._batch)
+            if (hits := np.flatnonzero(known)).size:
+                return int(hits[0])
+            start = len(known)
+        size, most = FIRST_BATCH, self.tables.sets_per_batch(x, y)
         while start < len(sets):
             batch = sets[start:start + min(size, most)]
             strata, owner = self.tables.strata(x, y, batch)

@@ -64,6 +64,7 @@ class Covers:
 
     def __init__(self, domain: Domain, whole: Callable[[], tuple | None]):
         self.domain, self._whole = domain, whole
+        self._sizes = dict(zip(domain.names, domain.sizes))
         self._covers = LRU(COVER_BUDGET_BYTES)  # x -> (columns, row set holding them)
         self._grams = LRU(GRAM_BUDGET_CELLS)  # columns -> (grams given x, offsets)
 
@@ -80,7 +81,7 @@ class Covers:
         base = held[1] if held is not None and set(columns) <= set(held[1][0]) else self._whole()
         if base is None:
             return False
-        if self.domain.cells(columns) <= base[1].shape[0]:  # few cells: projecting is cheap
+        if _product(self._shape(columns)) <= base[1].shape[0]:  # few cells: projecting is cheap
             base = self._project(base, columns)
         self._put(columns, base)
         return self._covers.get(columns[0]) is not None
@@ -92,7 +93,7 @@ class Covers:
         held = self._covers.get(x)
         base = held[1] if held is not None else self._whole()
         rows = 1 if base is None else max(base[1].shape[0], 1)
-        return max(1, STRATA_BUDGET_CELLS // (rows * self.domain.size_of(x) * self.domain.size_of(y)))
+        return max(1, STRATA_BUDGET_CELLS // (rows * self._sizes[x] * self._sizes[y]))
 
     def holding(self, columns: tuple) -> tuple | None:
         """A row set whose columns contain ``columns``: the cover of ``columns[0]`` if it
@@ -117,6 +118,60 @@ class Covers:
                 held = (held[0], self._projected(held))
             return self._from_grams(held, x, y, sets)
         return self._direct(self._projected(held), x, y, sets)
+
+    def verdicts(self, x: str, y: str, sets: list[tuple], decide: Callable) -> np.ndarray:
+        """Verdicts on the tables over ``(x, y, *S)`` for the leading sets of ``sets`` (all
+        of one size, 1 or 2) that grams of x's cover serve: sets[:len(out)].
+
+        A run of sets sharing a prefix P reads the gram given (x, *P), whose tables
+        ``(x, v, *P, s)`` for every v and s of the cover are decided at once the first
+        time, by ``decide(strata, owner, count)`` (a hashable callable: a test's vectorised
+        ``decide_strata`` at some alpha), and kept with the gram. Each table's strata are
+        those :meth:`strata` gives it, in the same order, so the verdicts are the same.
+        Stops after the first run with an independent verdict, or before a run that no
+        gram serves.
+        """
+        empty = np.zeros(0, dtype=bool)
+        held = self._covers.get(x)
+        if not sets or not 1 <= len(sets[0]) <= GRAM_LEVELS or held is None:
+            return empty
+        where = {v: i for i, v in enumerate(held[0])}
+        if y not in where or any(c not in where for S in sets for c in S):
+            return empty
+        done = []
+        for prefix, run in groupby(sets, key=lambda S: S[:-1]):  # sets in order: a prefix's run
+            if self._gram_cells(held[0], prefix) > MAX_GRAM_CELLS:
+                break
+            if prefix and held[1][0] != held[0]:  # many grams per cover: fewer rows first
+                held = (held[0], self._projected(held))
+            grams, offsets, known = self._gram(held, prefix)
+            if decide not in known:
+                known[decide] = self._decide_gram(held[0], grams, offsets, decide)
+            done.append(known[decide][where[y], [where[S[-1]] for S in run]])
+            if done[-1].any():
+                break
+        return np.concatenate(done) if done else empty
+
+    def _decide_gram(self, columns: tuple, grams: np.ndarray, offsets: np.ndarray,
+                     decide: Callable) -> np.ndarray:
+        """(k, k) verdicts: [i, j] on the table (x, columns[i], *P, columns[j]) read from
+        the grams given (x, *P) (meaningless where i or j is x, in P, or i == j), decided
+        in one call per size of columns[i]."""
+        sizes = np.asarray(self._shape(columns))
+        k, width, r = len(columns), int(offsets[-1]), int(sizes[0])
+        column_of = np.repeat(np.arange(k), sizes)  # each cell's column
+        out = np.zeros((k, k), dtype=bool)
+        for c in np.unique(sizes[1:]).tolist():
+            ys = np.flatnonzero(sizes == c)
+            ys = ys[ys > 0]
+            cells = (offsets[ys][:, None] + np.arange(c)).ravel()
+            # strata ordered as in _from_grams: by table (v, s), then cell of P, then cell of s
+            block = grams[:, cells, :].reshape(r, -1, len(ys), c, width).transpose(2, 1, 4, 0, 3)
+            owner = np.broadcast_to((np.arange(len(ys)) * k)[:, None, None] + column_of, block.shape[:3])
+            block, owner = block.reshape(-1, r, c), owner.ravel()
+            kept = block.any(axis=(1, 2))
+            out[ys] = np.asarray(decide(block[kept], owner[kept], len(ys) * k)).reshape(len(ys), k)
+        return out
 
     def _projected(self, held: tuple) -> tuple:
         columns, base = held
@@ -150,18 +205,18 @@ class Covers:
 
     def _gram_cells(self, columns: tuple, prefix: tuple) -> int:
         width = sum(self._shape(columns))
-        return self.domain.cells((columns[0], *prefix)) * width * width
+        return _product(self._shape((columns[0], *prefix))) * width * width
 
     def _from_grams(self, held: tuple, x: str, y: str, sets: list) -> tuple[np.ndarray, np.ndarray]:
         """Each table (x, y, *P, s) is a block of the grams given x and P (S = (*P, s)):
         the sets that share P are read from one gram in one gather."""
         columns = held[0]
         where = {v: i for i, v in enumerate(columns)}
-        r, c, i = self.domain.size_of(x), self.domain.size_of(y), where[y]
+        r, c, i = self._sizes[x], self._sizes[y], where[y]
         parts, owners, start = [], [], 0
         for prefix, run in groupby(sets, key=lambda S: S[:-1]):  # sets in order: a prefix's run
             run = list(run)
-            grams, offsets = self._gram(held, prefix)
+            grams, offsets, _ = self._gram(held, prefix)
             sizes = [int(offsets[where[S[-1]] + 1] - offsets[where[S[-1]]]) for S in run]
             picked = np.concatenate([np.arange(offsets[where[S[-1]]], offsets[where[S[-1]] + 1]) for S in run])
             block = grams[:, offsets[i]:offsets[i + 1], :][:, :, picked]  # (r * cells of P, c, cells)
@@ -173,8 +228,9 @@ class Covers:
             start += len(run)
         return np.concatenate(parts), np.concatenate(owners)
 
-    def _gram(self, held: tuple, prefix: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """Two-way tables of the cover's columns within each cell of (x, *prefix) (an LRU)."""
+    def _gram(self, held: tuple, prefix: tuple) -> tuple[np.ndarray, np.ndarray, dict]:
+        """Two-way tables of the cover's columns within each cell of (x, *prefix), their
+        offsets, and the verdicts found from them so far (an LRU)."""
         columns, (names, rows, weights) = held
         found = self._grams.get((columns, prefix))
         if found is None:
@@ -182,12 +238,19 @@ class Covers:
             by = (columns[0], *prefix)
             groups, count = cell_ids(rows, [names.index(c) for c in by], self._shape(by))
             grams = grouped_grams(rows, weights, groups, count, [names.index(c) for c in columns], sizes)
-            found = (grams, np.concatenate([[0], np.cumsum(sizes)]))
+            found = (grams, np.concatenate([[0], np.cumsum(sizes)]), {})
             self._grams.put((columns, prefix), found, grams.size)
         return found
 
     def _shape(self, columns: Sequence[str]) -> tuple[int, ...]:
-        return tuple(self.domain.size_of(c) for c in columns)
+        return tuple(self._sizes[c] for c in columns)
+
+
+def _product(sizes: Sequence[int]) -> int:
+    out = 1
+    for s in sizes:
+        out *= int(s)
+    return out
 
 
 class LRU:

@@ -247,17 +247,22 @@ def grouped_grams(rows: np.ndarray, weights: np.ndarray | None, groups: np.ndarr
     step = max(256, min(PAIR_CHUNK_ROWS, GRAM_CHUNK_CELLS // width))
     onehot = np.ones((width, min(step, max(m, 1))), dtype=dtype)  # transposed; last row: ones
     reduced = np.zeros((count, width, width))
+    scale = None if weights is None else weights.astype(dtype)
+    bounds = bounds.tolist()
     with single_threaded_blas():  # a BLAS thread pool on a busy machine costs 10-70x the CPU
         for start in range(0, m, step):  # chunks of rows, each split at the groups' bounds
             stop = min(start + step, m)
+            chunk = onehot[:, :stop - start]
             for k, (j, v) in enumerate(cells):
-                np.equal(codes[j, start:stop], v, out=onehot[k, :stop - start], casting="unsafe")
-            cuts = np.unique(np.clip(bounds, start, stop))
-            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-                g = int(np.searchsorted(bounds, a, side="right")) - 1
-                part = onehot[:, a - start:b - start]
-                scaled = part if weights is None else part * weights[a:b].astype(dtype)
-                reduced[g] += scaled @ part.T  # A @ A.T is one syrk
+                np.equal(codes[j, start:stop], v, out=chunk[k], casting="unsafe")
+            scaled = chunk if scale is None else chunk * scale[start:stop]
+            g = max(i for i in range(count + 1) if bounds[i] <= start) if count > 1 else 0
+            while g < count and bounds[g] < stop:
+                a, b = max(bounds[g], start) - start, min(bounds[g + 1], stop) - start
+                if b > a:
+                    part = chunk[:, a:b]
+                    reduced[g] += (part if scale is None else scaled[:, a:b]) @ part.T  # A @ A.T: one syrk
+                g += 1
         expand = _expansion(sizes)
         return np.rint(np.matmul(expand.T, np.matmul(reduced, expand))).astype(np.int64)
 
@@ -270,11 +275,10 @@ def _expansion(sizes: np.ndarray) -> np.ndarray:
     [[1.0, 0.0, -1.0], [0.0, 1.0, -1.0], [0.0, 0.0, 1.0]]
     """
     offsets = np.concatenate([[0], np.cumsum(sizes)])
-    first = offsets[:-1] - np.arange(len(sizes))  # each column's first reduced cell
-    out = np.zeros((int((sizes - 1).sum()) + 1, int(offsets[-1])))
-    for j, s in enumerate(sizes):
-        kept = np.arange(s - 1)
-        out[first[j] + kept, offsets[j] + kept] = 1.0
-        out[first[j] + kept, offsets[j] + s - 1] = -1.0
-        out[-1, offsets[j] + s - 1] = 1.0
+    column = np.repeat(np.arange(len(sizes)), sizes - 1)  # each reduced cell's column
+    value = np.arange(len(column)) - (offsets[:-1] - np.arange(len(sizes)))[column]
+    out = np.zeros((len(column) + 1, int(offsets[-1])))
+    out[np.arange(len(column)), offsets[column] + value] = 1.0
+    out[np.arange(len(column)), offsets[column + 1] - 1] = -1.0
+    out[-1, offsets[1:] - 1] = 1.0
     return out

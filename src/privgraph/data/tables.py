@@ -183,6 +183,18 @@ class Tables:
             return nonempty_strata([self.table((x, y, *S)) for S in sets])
         return found
 
+    def verdicts(self, x: str, y: str, sets: Sequence[Sequence[str]], decide) -> np.ndarray:
+        """``decide(strata, owner, count)``'s verdicts on the tables over ``(x, y, *S)`` for
+        the leading sets of ``sets`` that grams of x's cover serve (levels 1 and 2; every
+        table of a gram decided at once and kept with it:
+        :meth:`privgraph.data.covers.Covers.verdicts`); empty if none. ``decide`` must be
+        hashable, equal for equal verdicts."""
+        sets = [tuple(S) for S in sets]
+        small = self._joint is not None and self._joint.size <= SMALL_JOINT_CELLS
+        if not sets or small:
+            return np.zeros(0, dtype=bool)
+        return self._covers.verdicts(x, y, sets, decide)
+
     def sets_per_batch(self, x: str, y: str) -> int:
         """Most sets one :meth:`strata` call should hold to keep its strata within budget
         (:meth:`privgraph.data.covers.Covers.sets_per_batch`)."""
