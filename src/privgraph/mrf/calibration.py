@@ -5,6 +5,9 @@ The tree's clique tables lie end to end (:class:`FlatPlan`, built once per tree 
 depths at once (the tree re-rooted at its centre), each message a segment log-sum-exp, so
 the log-partition function is exact and no finite potentials make a belief vanish or
 overflow. :func:`calibrate` and :func:`clique_marginals` are the per-table front end.
+:func:`calibrate_scaled` (layout :func:`scaled_plan`) is the fitters' inner loop: the same
+passes in probability space, with far fewer operations, falling back to
+:func:`calibrate_flat` when anything underflows.
 """
 
 from __future__ import annotations
