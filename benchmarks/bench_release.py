@@ -188,7 +188,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--splits", type=float, nargs="*", default=[None])
     ap.add_argument("--cap", type=int, default=5000)
-    ap.add_argument("--structure", default="auto", choices=["auto", "priv-pc", "tree"])
+    ap.add_argument("--structure", default="auto", choices=["auto", "gauss-pc", "priv-pc", "tree"])
     ap.add_argument("--delta", type=float, default=1e-6)
     ap.add_argument("--privpc-alone", action="store_true", help="Priv-PC alone at the same budget (its F1)")
     ap.add_argument("--peer", help="lib:algo, e.g. dpmm:mst, dpmm:aim, dpmm:privbayes, smartnoise:mst")

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from privgraph.causal import BudgetTooSmall, PrivPC, Tables, make_margin
-from privgraph.causal.margins import kendall_pair_margins, kendall_pairs_l2_sensitivity
+from privgraph.causal.gauss_pc import GaussPlan, gauss_pc_skeleton
+from privgraph.causal.margins import RankMargin, kendall_pair_margins, kendall_pairs_l2_sensitivity
 from privgraph.data import Domain, NumpyEngine
 from privgraph.datasets import load_network, sample, sample_frame
 from privgraph.privacy import Budget, SeededSampler
@@ -136,3 +137,17 @@ def test_too_small_a_budget_is_refused_before_any_spend():
 def test_pure_budget_is_refused(asia):
     with pytest.raises(ValueError, match="delta > 0"):
         PrivPC(epsilon=1.0, delta=0.0, method="gauss-pc").fit(asia)
+
+
+def test_a_plan_whose_level_0_needs_the_whole_budget_has_level_0_only():
+    """Level 0 at share 1 leaves nothing for later levels: the plan has one level (no
+    zero-rho charge, which would be refused), and PC stops after it, keeping the edges it
+    could not test (the skeleton says it is incomplete)."""
+    plan = GaussPlan(1.0, 1e-6, levels=4, level0_share=1.0)
+    assert (plan.levels, plan.requested, len(plan.charges())) == (1, 4, 1)
+    net = load_network("asia")
+    t = Tables.from_engine(NumpyEngine(net.domain, sample(net, 100_000, np.random.default_rng(0))))
+    sk, ledger = gauss_pc_skeleton(t, RankMargin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, max_cond_size=3,
+                                   sampler=SeededSampler(0), level0_share=1.0)
+    assert not sk.complete and ledger.total("rdp", 1e-6).epsilon <= 1.0
+    assert all(len(s) == 0 for s in sk.sepsets.values())

@@ -23,8 +23,8 @@ FAILURE = 1e-6  # false-failure probability of each statistical check
 
 def test_one_budget_one_relation_and_the_plan_is_what_is_charged(asia):
     net, X = asia()
-    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=1).fit(X, domain=net.domain)
-    plan = PrivateRelease(epsilon=2.0, split=0.5).privacy_plan(net.domain, len(X))
+    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=1, structure="priv-pc").fit(X, domain=net.domain)
+    plan = PrivateRelease(epsilon=2.0, split=0.5, structure="priv-pc").privacy_plan(net.domain, len(X))
     assert rel.ledger_.neighbours == {RO}
     # stage 1 charges exactly its plan; stage 3 one Laplace charge of the planned epsilon
     assert rel.structure_.ledger_.charges == plan.charges[:-1]
@@ -83,7 +83,7 @@ def test_planner_parameters_noise_matches_the_released_tables(asia):
     mean absolute error of M cells is Gamma(M, b/M), so its two-sided 1e-6 quantiles bound it.
     The planner's scale (d tables of ``cap`` cells) is an upper bound on b."""
     net, X = asia()
-    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=3).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=3, structure="priv-pc").fit(X, domain=net.domain)
     noisy = rel.parameters_.marginals_
     errors = []
     for clique, table in zip(noisy.group_cliques(), noisy.tables):
@@ -101,8 +101,8 @@ def test_planner_parameters_noise_matches_the_released_tables(asia):
 
 def test_planner_structure_noise_is_the_examine_scale_and_its_verdicts_match_priv_pc(asia):
     net, child = load_network("asia"), load_network("child")
-    plan = plan_release(net.domain, 20_000, epsilon=4.0, split=0.5)
-    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0).fit(asia()[1], domain=net.domain)
+    plan = plan_release(net.domain, 20_000, epsilon=4.0, split=0.5, structure="priv-pc")
+    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0, structure="priv-pc").fit(asia()[1], domain=net.domain)
     examine = [c for c in rel.structure_.ledger_ if c.mechanism == "examine"][0]
     assert math.isclose(plan.stages[0].noise, 1 / examine.epsilon)
     # child at 2e4 rows, epsilon 1: the planner says stage 1 cannot afford Priv-PC's default
@@ -121,7 +121,7 @@ def test_planner_effect_prediction_against_a_measured_run(asia):
     asia whose marginal phi is at least the planned effect survives level 0 of Priv-PC (the
     predicted miss probability per test times the number of such edges is below 1e-6)."""
     net, X = asia(100_000)
-    plan = plan_release(net.domain, len(X), epsilon=1.0, split=0.5)
+    plan = plan_release(net.domain, len(X), epsilon=1.0, split=0.5, structure="priv-pc")
     assert plan.stages[0].affordable
     strong = []
     for a, b in net.to_networkx().edges:
@@ -131,12 +131,12 @@ def test_planner_effect_prediction_against_a_measured_run(asia):
         if phi >= 0.1:
             strong.append((a, b))
     assert strong and plan.stages[0].error * len(strong) <= FAILURE
-    rel = PrivateRelease(epsilon=1.0, split=0.5, random_state=5).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, split=0.5, random_state=5, structure="priv-pc").fit(X, domain=net.domain)
     removed_at_level_0 = {frozenset(k) for k, s in rel.structure_.sepsets_.items() if len(s) == 0}
     assert all(frozenset(e) not in removed_at_level_0 for e in strong)
 
 
-@pytest.mark.parametrize("structure", ["tree", "priv-pc"])
+@pytest.mark.parametrize("structure", ["tree", "priv-pc", "gauss-pc"])
 def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, structure):
     from typer.testing import CliRunner
 
@@ -166,12 +166,12 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     ledger = json.loads((out / "ledger.json").read_text())
     assert ledger["neighbours"] == "replace_one" and ledger["epsilon"] <= 4.0 + 1e-9
     report = (out / "report.md").read_text()
-    assert "replace-one" in report and ("Priv-PC" if structure == "priv-pc" else "spanning tree") in report
+    assert "replace-one" in report and {"priv-pc": "Priv-PC", "gauss-pc": "Gauss-PC", "tree": "spanning tree"}[structure] in report
     assert "controlled rounding" in report  # the default sampling, named in the report
     assert len(pd.read_csv(out / "synthetic.csv")) == 3_000
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
                                "--epsilon", "1", "--json"])
-    assert plan.exit_code == 0 and json.loads(plan.output)["stages"][0]["stage"] == "structure"
+    assert plan.exit_code == 0 and json.loads(plan.output)["stages"][0]["stage"] == "structure (gauss-pc)"
 
 
 @pytest.mark.slow
@@ -210,3 +210,62 @@ def test_a_dense_released_graph_gives_a_tractable_model():
     assert set().union(*map(set, cliques)) == set(d.names)
     assert all(d.cells(c) <= 60 for c in cliques if len(c) > 1)
     assert junction_tree(d, cliques).cells <= 100_000
+
+
+def test_gauss_pc_release_charges_its_plan_under_one_rho(asia):
+    """Stage 1 charges Gauss-PC's plan, stage 3 one Gaussian release; RDP composes them to at
+    most epsilon, and the budget (RDP) never exceeds it."""
+    from privgraph.privacy.zcdp import rho_for_budget
+
+    net, X = asia()
+    rel = PrivateRelease(epsilon=1.0, random_state=2).fit(X, domain=net.domain)
+    plan = PrivateRelease(epsilon=1.0).privacy_plan(net.domain, len(X))
+    assert rel.structure_kind_ == "gauss-pc" and rel.composition_ == "rdp" and rel.ledger_.neighbours == {RO}
+    assert rel.structure_.ledger_.charges == plan.charges[:-1]
+    (tables,) = rel.parameters_.ledger_.charges
+    assert tables.mechanism == "gaussian" and tables.epsilon == plan.charges[-1].epsilon
+    assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0
+    # the split is of rho: each stage alone costs more than half of epsilon
+    rhos = [c.curve[1] for c in rel.ledger_.charges if c.curve and c.curve[0] == "zcdp"]
+    assert sum(rhos) <= rho_for_budget(1.0, 1e-6) * (1 + 1e-9)
+    assert all(e > 0.5 for e in (rel.structure_.ledger_.total("rdp", 1e-6).epsilon, tables.epsilon))
+
+
+def test_planner_gaussian_noise_matches_the_released_tables(asia):
+    """The released cells minus the true counts are i.i.d. N(0, sigma^2), sigma the ledger's;
+    their mean square over M cells is sigma^2 chi2(M) / M, so its two-sided 1e-6 quantiles
+    bound it; the planner's sigma (d tables) bounds the released one (fewer tables)."""
+    from scipy.stats import chi2
+
+    net, X = asia()
+    rel = PrivateRelease(epsilon=1.0, random_state=3).fit(X, domain=net.domain)
+    noisy = rel.parameters_.marginals_
+    errors = np.concatenate([np.ravel(np.asarray(table) - X.groupby(list(c), observed=False).size().to_numpy()
+                                      .reshape(net.domain.project(c).shape))
+                             for c, table in zip(noisy.group_cliques(), noisy.tables)])
+    sigma, m = noisy.scale, errors.size
+    assert chi2.ppf(FAILURE / 2, m) / m <= np.mean(errors**2) / sigma**2 <= chi2.isf(FAILURE / 2, m) / m
+    assert sigma <= rel.plan_.stages[1].noise * (1 + 1e-9)
+
+
+def test_gauss_pc_planner_predicts_level_0(asia):
+    """The planner's stage-1 sigma is Gauss-PC's level-0 sigma (its ledger's rho), and every
+    edge of asia whose marginal phi is at least the planned effect survives level 0 (the
+    predicted miss probability times the number of such edges is below 1e-6)."""
+    from privgraph.causal.margins import kendall_pairs_l2_sensitivity
+    from privgraph.privacy.zcdp import zcdp_gaussian_scale
+
+    net, X = asia(100_000)
+    plan = plan_release(net.domain, len(X), epsilon=1.0)
+    assert plan.structure == "gauss-pc" and plan.stages[0].affordable
+    rel = PrivateRelease(epsilon=1.0, random_state=5).fit(X, domain=net.domain)
+    level0 = rel.structure_.ledger_.charges[0]
+    d = len(net.domain.names)
+    sigma = zcdp_gaussian_scale(level0.curve[1], kendall_pairs_l2_sensitivity(d, with_degeneracy=True),
+                                d * (d - 1) // 2 + d)[0]
+    assert math.isclose(plan.stages[0].noise, sigma, rel_tol=1e-9)
+    strong = [(a, b) for a, b in net.to_networkx().edges
+              if abs(np.corrcoef(X[a].cat.codes, X[b].cat.codes)[0, 1]) >= 0.1]
+    assert strong and plan.stages[0].error * len(strong) <= FAILURE
+    removed_at_level_0 = {frozenset(k) for k, s in rel.structure_.sepsets_.items() if len(s) == 0}
+    assert all(frozenset(e) not in removed_at_level_0 for e in strong)

@@ -97,7 +97,8 @@ def test_tree_pair_tables_agree_with_exact_inference():
 def test_auto_chooses_from_public_facts_only():
     child, asia = load_network("child").domain, load_network("asia").domain
     assert plan_release(child, 20_000, epsilon=1.0).structure == "tree"
-    assert plan_release(asia, 100_000, epsilon=1.0).structure == "priv-pc"
+    assert plan_release(asia, 100_000, epsilon=1.0).structure == "gauss-pc"
+    assert plan_release(asia, 100_000, epsilon=1.0, delta=0.0).structure != "gauss-pc"  # it needs delta > 0
     assert plan_release(asia, 100_000, epsilon=1.0, structure="tree").structure == "tree"
     with pytest.raises(ValueError, match="structure"):
         PrivateRelease(structure="mst").privacy_plan(asia, 100)

@@ -98,7 +98,10 @@ class GaussPlan:
         if not (0 < level0_share <= 1) or not (0 <= select_share < 1):
             raise ValueError(f"level0_share must lie in (0, 1] and select_share in [0, 1), got "
                              f"{level0_share!r}, {select_share!r}")
-        self.epsilon, self.delta, self.levels = epsilon, delta, int(levels)
+        # ``requested``: levels 0 .. max_cond_size; when level 0 needs the whole budget
+        # (``level0_share`` 1) the plan has level 0 only, and PC stops there (untested edges kept).
+        self.epsilon, self.delta, self.requested = epsilon, delta, int(levels)
+        self.levels = 1 if level0_share >= 1 else self.requested
         self.rho = rho_for_budget(epsilon, delta) * (1 - 1e-9)  # a hair below: float sums of the parts
         later = [2.0**-l for l in range(1, self.levels)]
         share0 = 1.0 if not later else level0_share
@@ -164,13 +167,17 @@ def gauss_pc_skeleton(
             sepsets[frozenset((x, y))] = frozenset()
     tests += len(pairs)
     full = margin.prepare(tables, sampler)
-    for level in range(1, plan.levels):
+    complete = True
+    for level in range(1, plan.requested):
         if not any(graph.degree(v) - 1 >= level for v in graph.nodes):
+            break
+        if level >= plan.levels:  # the plan affords level 0 only: the edges left are kept untested
+            complete = False
             break
         if on_level is not None:
             on_level(level, graph.number_of_edges())
         tests += _run_level(graph, level, tables, full, margin, keep, sepsets, plan, sampler)
-    return Skeleton(graph, sepsets, tests, True), ledger
+    return Skeleton(graph, sepsets, tests, complete), ledger
 
 
 def gauss_pc_plan(shape, margin, *, epsilon: float, delta: float, max_cond_size: int,
@@ -188,6 +195,23 @@ def gauss_pc_plan(shape, margin, *, epsilon: float, delta: float, max_cond_size:
     """
     plan = _setup(shape, margin, epsilon, delta, max_cond_size, forbidden, required, level0_share)[0]
     return Ledger(tuple(plan.charges()))
+
+
+def level0_noise(shape, margin, *, epsilon: float, delta: float, max_cond_size: int) -> tuple[float, float]:
+    """``(sigma, bearable)``: level 0's Gaussian noise and the noise a marginal test can bear,
+    both in margin units (sensitivity 1), for :func:`gauss_pc_skeleton`'s plan at (epsilon,
+    delta); public facts only (``shape``: names and n). The release's planner predicts from it.
+
+    >>> from privgraph.causal.estimators import _PublicShape
+    >>> from privgraph.datasets import load_network
+    >>> from privgraph.stats import KendallTest
+    >>> sigma, bearable = level0_noise(_PublicShape(load_network("asia").domain, 100_000),
+    ...                                RankMargin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, max_cond_size=2)
+    >>> sigma < bearable
+    True
+    """
+    level0 = _setup(shape, margin, epsilon, delta, max_cond_size, (), (), None)[1]
+    return level0.noise, GAUSSIAN_EQUIVALENT * level0.useful
 
 
 def _setup(tables, margin, epsilon, delta, max_cond_size, forbidden, required, level0_share):
@@ -317,4 +341,5 @@ def _select(scores: np.ndarray, eps: float | None, sampler: NoiseSampler) -> int
     return report_noisy_max(scores, epsilon=eps, sensitivity=1.0, neighbours=RO, sampler=sampler).value
 
 
-__all__ = ["GAUSSIAN_EQUIVALENT", "GaussPlan", "LEVEL0_SHARE", "SELECT_SHARE", "gauss_pc_plan", "gauss_pc_skeleton"]
+__all__ = ["GAUSSIAN_EQUIVALENT", "GaussPlan", "LEVEL0_SHARE", "SELECT_SHARE", "gauss_pc_plan", "gauss_pc_skeleton",
+           "level0_noise"]

@@ -25,7 +25,7 @@ def release(
     delta: float = typer.Option(1e-6, help="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP)."),
     out: Path = typer.Option(..., help="Existing directory the outputs are written into."),
     split: Optional[float] = typer.Option(None, help="Structure's share of epsilon for Priv-PC (default: the planner's recommendation)."),
-    structure: str = typer.Option("auto", help="Stage 1: auto | priv-pc | tree (auto: Priv-PC where the planner finds it affordable, else a private spanning tree)."),
+    structure: str = typer.Option("auto", help="Stage 1: auto | gauss-pc | priv-pc | tree (auto: Gauss-PC where the planner finds it affordable and delta > 0, else Priv-PC where affordable, else a private spanning tree)."),
     cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
     rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public)."),
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),

@@ -88,6 +88,17 @@ def zcdp_charge(mechanism: str, rho: float, delta: float, neighbours: Neighbours
                   sensitivity=sensitivity, curve=("zcdp", rho), note=note)
 
 
+def rdp_epsilon(rho: float, delta: float) -> float:
+    """The epsilon at ``delta`` of one rho-zCDP charge alone, as the one accountant converts it
+    (``Ledger.total("rdp", delta)``); :func:`rho_for_budget` inverts it.
+
+    >>> 0.99 < rdp_epsilon(rho_for_budget(1.0, 1e-6), 1e-6) <= 1.0
+    True
+    """
+    c = Charge("zcdp", _UNSTATED, 0.0, Neighbours.REPLACE_ONE, curve=("zcdp", check_rho(rho)))
+    return Ledger.of(c).total("rdp", delta).epsilon
+
+
 @lru_cache(maxsize=256)
 def rho_for_budget(epsilon: float, delta: float) -> float:
     """Largest rho whose ``("zcdp", rho)`` charge the RDP accountant totals to at most epsilon.
@@ -104,8 +115,7 @@ def rho_for_budget(epsilon: float, delta: float) -> float:
         raise ValueError(f"zCDP needs delta > 0 to convert to (epsilon, delta), got {delta!r}")
 
     def total(rho: float) -> float:
-        c = Charge("zcdp", _UNSTATED, 0.0, Neighbours.REPLACE_ONE, curve=("zcdp", rho))
-        return Ledger.of(c).total("rdp", delta).epsilon
+        return rdp_epsilon(rho, delta)
 
     from scipy.optimize import brentq
 
@@ -176,5 +186,5 @@ def zcdp_gaussian_vector(
     return Release(_noisy_on_grid(x, grid, noise), ledger)
 
 
-__all__ = ["check_rho", "rho_for_budget", "zcdp_charge", "zcdp_epsilon", "zcdp_gaussian_scale",
+__all__ = ["check_rho", "rdp_epsilon", "rho_for_budget", "zcdp_charge", "zcdp_epsilon", "zcdp_gaussian_scale",
            "zcdp_gaussian_vector"]

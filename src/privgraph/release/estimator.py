@@ -3,17 +3,20 @@
 Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbouring
 relation (replace-one: n is public):
 
-1. **structure**: Priv-PC (:class:`~privgraph.causal.PrivPC`) with ``split * epsilon``, or,
-   where the planner finds Priv-PC unaffordable at its default cap (``structure="auto"``,
-   public facts only), a private maximum spanning tree (:mod:`privgraph.release.tree`),
-   whose pair tables are then the parameters (stage 3) and whose one-way tables join the fit;
+1. **structure**: Gauss-PC (``PrivPC(method="gauss-pc")``) with ``split`` of the release's
+   zCDP budget rho (delta > 0; the default where the planner finds it affordable), or Priv-PC
+   (:class:`~privgraph.causal.PrivPC`) with ``split * epsilon``, or, where the planner finds
+   neither affordable (``structure="auto"``, public facts only), a private maximum spanning
+   tree (:mod:`privgraph.release.tree`), whose pair tables are then the parameters (stage 3)
+   and whose one-way tables join the fit;
 2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
    the CPDAG (Dor-Tarsi): post-processing, no budget. ``orient`` is a hook for a private
    orientation step (e.g. direction tests on continuous columns), charged to the same
    budget; none is shipped yet (continuous columns are refused: bin them first);
 3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
-   their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (Laplace,
-   replace-one) with ``(1 - split) * epsilon``, the model fitted by CGM-EM;
+   their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (replace-one): after
+   Gauss-PC, Gaussian noise at the rest of rho (the stages compose by RDP); after Priv-PC,
+   Laplace noise with ``(1 - split) * epsilon``; the model fitted by CGM-EM;
 4. **synthetic rows**: drawn from the fitted model by controlled rounding, or i.i.d.
    (post-processing; :meth:`PrivateRelease.sample`).
 
@@ -31,7 +34,7 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
 from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
-from privgraph.release.planner import ReleasePlan, check_split, check_structure, plan_release
+from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
 
 RO = Neighbours.REPLACE_ONE
 
@@ -43,10 +46,14 @@ class PrivateRelease(PrivateEstimator):
     ----------
     epsilon, delta : float
         The total budget of the release (replace-one neighbours, n public). ``delta`` pays
-        only for Priv-PC's composition (optimal composition of its pure-DP rounds).
+        for the zCDP-to-(epsilon, delta) conversion of Gauss-PC and the tree (and their
+        Gaussian tables), or for Priv-PC's composition (optimal composition of its pure-DP
+        rounds); ``delta=0`` rules out Gauss-PC.
     split : float or None
-        The structure's share of epsilon; the rest goes to the parameters. None: the
-        planner's recommendation (:func:`~privgraph.release.planner.recommend_split`).
+        The structure's share of the budget (of rho for Gauss-PC, of epsilon for Priv-PC);
+        the rest goes to the parameters. None: Gauss-PC's measured default
+        (:data:`~privgraph.release.planner.DEFAULT_SPLIT`) or, for Priv-PC, the planner's
+        recommendation (:func:`~privgraph.release.planner.recommend_split`).
     cap : int
         Public cap on the cells of one clique table; the planner lowers it so that an
         average cell holds four noise scales (:func:`~privgraph.release.planner.useful_cap`).
@@ -61,9 +68,10 @@ class PrivateRelease(PrivateEstimator):
     method : str
         The model's fit from the released tables ("cgm-em", "naive-mle").
     structure : str
-        Stage 1: ``"priv-pc"``, ``"tree"`` (:mod:`privgraph.release.tree`: a private maximum
-        spanning tree, Gaussian tables under zCDP when ``delta > 0``) or ``"auto"`` (default):
-        Priv-PC where the planner finds it affordable at its default cap, else the tree
+        Stage 1: ``"gauss-pc"``, ``"priv-pc"``, ``"tree"`` (:mod:`privgraph.release.tree`: a
+        private maximum spanning tree, Gaussian tables under zCDP when ``delta > 0``) or
+        ``"auto"`` (default): Gauss-PC where the planner finds it affordable (delta > 0), else
+        Priv-PC where it is affordable at its default cap, else the tree
         (:func:`~privgraph.release.planner.plan_release`; public facts only). The tree ignores
         ``split``, ``max_rounds``, ``alpha``, ``cap`` and ``orient`` (its shares are
         :data:`~privgraph.release.tree.SELECTION_SHARE` and ``RESIDUAL_SHARE``; its graph is
@@ -84,15 +92,15 @@ class PrivateRelease(PrivateEstimator):
         False when the noisy graph had no consistent extension and a DAG with its skeleton
         was used instead.
     cliques_ : tuple of tuples
-        The model's cliques (Priv-PC: post-processing of the graph; tree: the tree's edges,
+        The model's cliques (Gauss-PC, Priv-PC: post-processing of the graph; tree: the tree's edges,
         then the residual pairs, each released with its table).
-    structure_, parameters_ : PrivPC or TreeStructure, PrivateMRF
+    structure_, parameters_ : PrivPC (Gauss-PC or Priv-PC) or TreeStructure, PrivateMRF
         The fitted stages.
     structure_kind_ : str
-        ``"priv-pc"`` or ``"tree"``, the planner's choice.
+        ``"gauss-pc"``, ``"priv-pc"`` or ``"tree"``, the planner's choice.
     composition_ : str
-        How the ledger composes (``"optimal"``/``"basic"`` for Priv-PC, ``"rdp"``/``"basic"``
-        for the tree).
+        How the ledger composes (``"rdp"`` for Gauss-PC, ``"optimal"``/``"basic"`` for
+        Priv-PC, ``"rdp"``/``"basic"`` for the tree).
     plan_ : ReleasePlan
         The planner's prediction for this release (public facts only).
     ledger_ : Ledger
@@ -109,8 +117,8 @@ class PrivateRelease(PrivateEstimator):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     rel = PrivateRelease(epsilon=4.0, random_state=0).fit(X, domain=net.domain)
-    >>> round(rel.ledger_.total("optimal", 1e-6).epsilon, 6) <= 4.0, rel.ledger_.neighbours == {RO}
-    (True, True)
+    >>> rel.structure_kind_, rel.ledger_.total(rel.composition_, 1e-6).epsilon <= 4.0, rel.ledger_.neighbours == {RO}
+    ('gauss-pc', True, True)
     >>> rel.sample(5).shape
     (5, 8)
     """
@@ -135,14 +143,17 @@ class PrivateRelease(PrivateEstimator):
     def privacy_plan(self, domain, n_rows: int) -> Ledger:
         """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
 
-        Priv-PC's plan plus one Laplace release of the parameters' tables (its epsilon is
-        fixed; its sensitivity, 2 per table, is known once the graph is); or the tree's plan
+        Gauss-PC's plan plus one Gaussian release of the parameters' tables, or Priv-PC's
+        plan plus one Laplace release (each release's epsilon is fixed; its sensitivity, per
+        table, is known once the graph is); or the tree's plan
         (:meth:`~privgraph.release.tree.TreePlan.charges`).
 
         >>> from privgraph.datasets import load_network
         >>> asia = load_network("asia").domain
-        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, split=0.5).privacy_plan(asia, 100_000)]
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, split=0.5, structure="priv-pc").privacy_plan(asia, 100_000)]
         ['sieve', 'examine', 'laplace']
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0).privacy_plan(asia, 100_000)][-2:]
+        ['report_noisy_max', 'gaussian']
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(asia, 100)]
         ['gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian']
         """
@@ -150,7 +161,7 @@ class PrivateRelease(PrivateEstimator):
         if prediction.structure == "tree":
             return prediction.tree.charges(domain)
         structure = self._structure(prediction).privacy_plan(domain, n_rows)
-        return structure + Ledger.of(self._parameters_charge(prediction))
+        return structure + self._parameters_plan(domain, prediction)
 
     def predict(self, domain, n_rows: int) -> ReleasePlan:
         """The planner's prediction for this release (see :mod:`privgraph.release.planner`)."""
@@ -171,8 +182,9 @@ class PrivateRelease(PrivateEstimator):
         if prediction.structure == "tree":
             return self._fit_tree(engine, domain, prediction, budget)
         structure = self._structure(prediction)
-        planned = structure.privacy_plan(domain, n) + Ledger.of(self._parameters_charge(prediction))
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition_for(self.delta))
+        planned = structure.privacy_plan(domain, n) + self._parameters_plan(domain, prediction)
+        composition = "rdp" if prediction.structure == "gauss-pc" else composition_for(self.delta)
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition)
         check_affordable(planned.charges, budget)  # the whole plan, before any noise
         structure.fit(engine, budget=budget)
         graph = structure.graph_
@@ -183,14 +195,15 @@ class PrivateRelease(PrivateEstimator):
         self.cliques_ = tractable_cliques(self.dag_, domain, prediction.cap, self.tree_cap)
         from privgraph.mrf import PrivateMRF
 
-        params = PrivateMRF(epsilon=(1 - prediction.split) * self.epsilon, cliques=self.cliques_, method=self.method,
-                            neighbours="replace_one", random_state=self._mrf_seed())
+        params = PrivateMRF(epsilon=self._parameters_epsilon(prediction), cliques=self.cliques_, method=self.method,
+                            neighbours="replace_one", random_state=self._mrf_seed(),
+                            **self._parameters_noise(prediction))
         params.fit(engine, budget=budget)
         ledger = structure.ledger_ + params.ledger_
         if not domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
-        self.structure_kind_, self.composition_ = "priv-pc", composition_for(self.delta)
+        self.structure_kind_, self.composition_ = prediction.structure, composition
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         return self
 
@@ -281,12 +294,33 @@ class PrivateRelease(PrivateEstimator):
     def _structure(self, plan: ReleasePlan):
         from privgraph.causal import PrivPC
 
+        if plan.structure == "gauss-pc":
+            return PrivPC(epsilon=gauss_epsilons(self.epsilon, self.delta, plan.split)[0], delta=self.delta,
+                          alpha=self.alpha, method="gauss-pc", random_state=self.random_state)
         return PrivPC(epsilon=plan.split * self.epsilon, delta=self.delta, alpha=self.alpha, max_rounds=plan.rounds,
                       random_state=self.random_state)
 
-    def _parameters_charge(self, plan: ReleasePlan) -> Charge:
-        # the epsilon is fixed now; the sensitivity (2 per table) is known once the graph is
-        return Charge("laplace", (1 - plan.split) * self.epsilon, 0.0, RO, note="clique tables (sensitivity 2 per table)")
+    def _parameters_epsilon(self, plan: ReleasePlan) -> float:
+        if plan.structure == "gauss-pc":
+            return gauss_epsilons(self.epsilon, self.delta, plan.split)[1]
+        return (1 - plan.split) * self.epsilon
+
+    def _parameters_noise(self, plan: ReleasePlan) -> dict:
+        return {"noise": "gaussian", "delta": self.delta} if plan.structure == "gauss-pc" else {}
+
+    def _parameters_plan(self, domain, plan: ReleasePlan) -> Ledger:
+        """The parameters' charge, fixed before the graph is known: its epsilon (and delta) are
+        fixed now; the sensitivity (per table) is known once the graph is. Gaussian: one
+        release of every table's counts, charged on stand-in cliques (its cost does not
+        depend on which tables)."""
+        if plan.structure == "gauss-pc":
+            from privgraph.mrf.release import plan_release as plan_tables
+
+            return plan_tables(domain=domain, cliques=[(v,) for v in domain.names],
+                               epsilon=self._parameters_epsilon(plan), neighbours=RO, noise="gaussian",
+                               delta=self.delta)
+        return Ledger.of(Charge("laplace", self._parameters_epsilon(plan), 0.0, RO,
+                                note="clique tables (sensitivity 2 per table)"))
 
     def _mrf_seed(self):
         if self.random_state is None:

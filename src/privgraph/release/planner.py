@@ -39,7 +39,21 @@ post-processing: no budget.
 affordable at Priv-PC's default cap, the rest to the parameters; if none does, 1/2 (the
 measured default, docs/release.md) with the largest cap stage 1 can afford.
 
-**Structure** (``structure="auto"``): Priv-PC when stage 1 is affordable at its default cap
+**Gauss-PC** (``structure="gauss-pc"``, delta > 0): the whole release is one zCDP budget
+``rho`` (the largest the RDP accountant converts to epsilon at delta, as the tree's);
+Gauss-PC (:mod:`privgraph.causal.gauss_pc`) gets ``split * rho`` and the parameters'
+tables, Gaussian, the rest, so the two stages compose by RDP instead of adding epsilons
+(at epsilon 1 and delta 1e-6, half of rho is worth epsilon 0.69 alone, not 0.5). Stage 1's
+prediction: level 0's Gaussian noise ``sigma`` (margin units,
+:func:`~privgraph.causal.gauss_pc.level0_noise`) against the margin of a marginal test at
+phi = ``effect`` (as for Priv-PC); a dependent pair is removed with probability
+``Phi(-margin / sigma)``; affordable when Gauss-PC accepts its plan (level 0's noise at most
+what a marginal test can bear) and that probability is at most ``miss``. Stage 3: the
+Gaussian sigma of the tables' cells, against the count ``n cell``. Split: ``DEFAULT_SPLIT``
+of rho unless given (measured, docs/release.md).
+
+**Structure** (``structure="auto"``): Gauss-PC when delta > 0 and its stage 1 is
+affordable; else Priv-PC when stage 1 is affordable at its default cap
 (at the chosen split) or the domain has fewer than three columns, else the private spanning tree of :mod:`privgraph.release.tree`
 (d - 1 selections, whatever the data). For the tree the stages are predicted as: the
 selections' exponential mechanism (noise ``2 Delta / epsilon_select`` in score units,
@@ -60,7 +74,7 @@ from privgraph.data import Domain
 DEFAULT_SPLIT = 0.5
 
 #: Stage-1 algorithms of a release (``"auto"``: chosen by the planner from public facts).
-STRUCTURES = ("auto", "priv-pc", "tree")
+STRUCTURES = ("auto", "gauss-pc", "priv-pc", "tree")
 
 #: Structure shares the planner tries, smallest first.
 SPLIT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -92,7 +106,7 @@ class ReleasePlan:
     cap: int  # cells of one model table: the user's cap, lowered to keep tables useful
     recommended_split: float
     notes: tuple[str, ...] = field(default=())
-    structure: str = "priv-pc"  # the chosen stage 1: "priv-pc" or "tree"
+    structure: str = "priv-pc"  # the chosen stage 1: "gauss-pc", "priv-pc" or "tree"
     tree: object = None  # the tree's TreePlan when structure == "tree"
 
     @property
@@ -105,7 +119,7 @@ class ReleasePlan:
 
     def to_markdown(self) -> str:
         """The plan as a Markdown table with a one-line verdict per stage."""
-        head = ("| stage | epsilon | noise (Laplace scale) | effect | error | affordable |\n"
+        head = ("| stage | epsilon | noise (Laplace scale or Gaussian sigma) | effect | error | affordable |\n"
                 "|---|---|---|---|---|---|")
         lines = [f"| {s.stage} | {s.epsilon:.4g} | {s.noise:.4g} | {s.effect_size:.4g} | {s.error:.3g} | "
                  f"{'yes' if s.affordable else 'NO'} |" for s in self.stages]
@@ -125,7 +139,11 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     Examples
     --------
     >>> from privgraph.datasets import load_network
-    >>> plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, split=0.5)
+    >>> asia = load_network("asia").domain
+    >>> plan = plan_release(asia, 100_000, epsilon=1.0)
+    >>> plan.structure, [s.stage for s in plan.stages], [s.affordable for s in plan.stages]
+    ('gauss-pc', ['structure (gauss-pc)', 'parameters (gaussian)'], [True, True])
+    >>> plan = plan_release(asia, 100_000, epsilon=1.0, split=0.5, structure="priv-pc")
     >>> [s.stage for s in plan.stages], [s.affordable for s in plan.stages]
     (['structure', 'parameters'], [True, True])
     >>> plan.rounds is None, plan.recommended_split <= 0.5, plan.structure
@@ -142,6 +160,12 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
     check_structure(structure)
+    if structure == "gauss-pc" or (structure == "auto" and delta > 0):
+        gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
+                               effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
+                               usefulness=usefulness)
+        if structure == "gauss-pc" or gauss.stages[0].affordable:
+            return gauss
     stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
     parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
@@ -149,6 +173,72 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
         return plan
     return _tree_release(plan, domain, effect, cell, miss, max_relative_error, stage1)
+
+
+def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, float]:
+    """``(structure, parameters)`` epsilons of a Gauss-PC release: ``share`` of the release's
+    rho (:func:`~privgraph.release.tree.total_rho`) as the epsilon Gauss-PC turns back into
+    that rho (the RDP accountant's conversion), and the rest as the epsilon of a Gaussian
+    release at the remaining rho (CKS's conversion, which the tables' calibration inverts).
+    Their charges total at most ``epsilon`` under RDP composition.
+
+    >>> s, p = gauss_epsilons(1.0, 1e-6, 0.5)
+    >>> 0.6 < s < 0.75 and 0.6 < p < 0.8
+    True
+    """
+    from privgraph.privacy.zcdp import rdp_epsilon, zcdp_epsilon
+    from privgraph.release.tree import total_rho
+
+    rho = total_rho(epsilon, delta)
+    return rdp_epsilon(share * rho, delta), zcdp_epsilon((1 - share) * rho, delta)
+
+
+def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, share: float | None, cap: int,
+                   alpha: float, effect: float, cell: float, miss: float, max_relative_error: float,
+                   usefulness: float) -> ReleasePlan:
+    """The plan of a release with Gauss-PC as stage 1 and Gaussian tables as stage 3 (zCDP)."""
+    from scipy.stats import norm
+
+    from privgraph.causal.deciders import BudgetTooSmall
+    from privgraph.causal.estimators import _PublicShape, choose_ci_test, default_max_cond_size
+    from privgraph.causal.gauss_pc import level0_noise
+    from privgraph.causal.margins import make_margin
+    from privgraph.mrf.release import release_sensitivity
+    from privgraph.privacy import Neighbours, gaussian_calibration
+
+    if delta <= 0:
+        raise ValueError(f"a Gauss-PC release composes in zCDP and needs delta > 0, got delta={delta!r}")
+    share = DEFAULT_SPLIT if share is None else check_split(share)
+    eps_s, eps_p = gauss_epsilons(epsilon, delta, share)
+    d = len(domain.names)
+    margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect)
+    try:
+        sigma, bearable = level0_noise(_PublicShape(domain, n), make_margin(choose_ci_test("auto", domain), alpha),
+                                       epsilon=eps_s, delta=delta, max_cond_size=default_max_cond_size(n, d))
+    except BudgetTooSmall as err:  # e.g. n too small for the test's public threshold
+        sigma, bearable = math.inf, 0.0
+        note = f"Gauss-PC refuses: {err}"
+    else:
+        note = (f"{test} test; level 0 one Gaussian release of sigma {sigma:.4g} (bearable {bearable:.4g}), "
+                f"levels composed in zCDP")
+    error = float(norm.sf(margin / sigma)) if margin > 0 and sigma > 0 else (0.0 if margin > 0 else 1.0)
+    stage1 = StagePlan("structure (gauss-pc)", eps_s, sigma, margin, error,
+                       sigma <= bearable and error <= miss, note)
+    sensitivity = release_sensitivity("gaussian", d, Neighbours.REPLACE_ONE)
+    noise = gaussian_calibration(eps_p, delta, sensitivity, d * int(cap))[0]
+    cap = useful_cap(n, noise, cap, usefulness)
+    relative = noise * math.sqrt(2 / math.pi) / (n * cell)
+    widest = max(domain.sizes)
+    params = StagePlan("parameters (gaussian)", eps_p, noise, n * cell, relative, relative <= max_relative_error,
+                       f"at most {d} tables of at most {cap} cells, Gaussian noise (sigma per cell), RDP composition "
+                       f"with stage 1; a released 2-way table of the two widest columns is off by about "
+                       f"{min(1.0, widest * widest * noise * math.sqrt(2 / math.pi) / (2 * n)):.3g} in total "
+                       "variation before fitting")
+    notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",
+             f"one zCDP budget: {share:g} of rho to Gauss-PC (epsilon {eps_s:.4g} alone), the rest to the tables "
+             f"(epsilon {eps_p:.4g} alone); together epsilon {epsilon:g} at delta {delta:g}")
+    return ReleasePlan(epsilon, delta, n, share, None, (stage1, params), cap, DEFAULT_SPLIT, notes,
+                       structure="gauss-pc")
 
 
 def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float, miss: float,
@@ -296,5 +386,5 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness):
     return StagePlan("parameters", epsilon, b, expected, error, error <= max_relative_error, note), cap
 
 
-__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "STRUCTURES", "StagePlan", "check_split", "marginal_margin", "useful_cap",
-           "plan_release", "recommend_split"]
+__all__ = ["DEFAULT_SPLIT", "ReleasePlan", "SPLIT_GRID", "STRUCTURES", "StagePlan", "check_split", "gauss_epsilons",
+           "marginal_margin", "useful_cap", "plan_release", "recommend_split"]

@@ -75,7 +75,7 @@ def _text(text: str):
     return lambda tmp: Path(tmp).write_text(text + "\n")
 
 
-_STAGE_NAMES = {"priv-pc": "Priv-PC", "tree": "private spanning tree"}
+_STAGE_NAMES = {"gauss-pc": "Gauss-PC", "priv-pc": "Priv-PC", "tree": "private spanning tree"}
 
 
 def stage_epsilons(release) -> dict[str, float]:
@@ -92,6 +92,8 @@ def _structure_row(release) -> str:
     if release.structure_kind_ == "tree":
         return (f"private spanning tree: {len(s.tables.domain.names)} noisy one-way tables, {len(s.edges)} edges by "
                 f"the exponential mechanism, their tables, then {len(s.extras)} pairs the tree explains worst")
+    if release.structure_kind_ == "gauss-pc":
+        return f"Gauss-PC ({s.ci_test_} test, one Gaussian release per level of PC, zCDP)"
     return (f"Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, "
             f"{'complete' if s.complete_ else 'stopped at the cap: untested edges kept'})")
 
@@ -101,8 +103,9 @@ def _parameters_row(release) -> str:
     if release.structure_kind_ == "tree":
         return (f"the {len(release.structure_.extras)} residual pairs' tables ({release.plan_.tree.noise}), "
                 "CGM-EM on every released table")
+    noise = "Gaussian (RDP composition with stage 1)" if release.structure_kind_ == "gauss-pc" else "Laplace"
     return (f"{len(release.cliques_)} tables (families of the DAG extension merged within a cap of "
-            f"{release.plan_.cap} cells), Laplace, CGM-EM")
+            f"{release.plan_.cap} cells), {noise}, CGM-EM")
 
 
 def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
