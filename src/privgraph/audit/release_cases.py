@@ -16,6 +16,11 @@ every run):
   calibrated to 2 per table under replace-one, so the case sees about half of that
   stage's share).
 
+* ``release_gauss_structure`` and ``release_gauss_table``: the same two views of the
+  default release on this pair, Gauss-PC as stage 1 and Gaussian tables under one zCDP
+  budget (``structure="gauss-pc"``, delta = 1e-6: the claim is (4, 1e-6) by RDP
+  composition of both stages);
+
 * ``release_tree``: the first edge the private spanning tree selects
   (``structure="tree"``, :mod:`privgraph.release.tree`) on three independent binary columns
   (25 rows of each of the 8 combinations, n = 200; one (0, 0, 0) replaced by (1, 1, 0)):
@@ -40,9 +45,15 @@ from privgraph.privacy import NoiseSampler
 RELEASE_EPSILON, RELEASE_SPLIT = 4.0, 0.5
 
 
-def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = RELEASE_SPLIT) -> Runner:
-    """``PrivateRelease(max_rounds=1, delta=0).fit`` on codes over a = 2, b = 3; ``view`` is
-    ``"structure"`` (1 if the edge stays) or ``"table"`` (noisy count of b = 2).
+#: delta of the Gauss-PC release's audit claim.
+GAUSS_DELTA = 1e-6
+
+
+def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = RELEASE_SPLIT,
+                   structure: str = "priv-pc") -> Runner:
+    """``PrivateRelease(max_rounds=1, delta=0).fit`` (Priv-PC) or
+    ``PrivateRelease(structure="gauss-pc", delta=GAUSS_DELTA).fit`` on codes over a = 2,
+    b = 3; ``view`` is ``"structure"`` (1 if the edge stays) or ``"table"`` (noisy count of b = 2).
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = pc_pair()
@@ -53,13 +64,14 @@ def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = R
     from privgraph.release import PrivateRelease
 
     domain = Domain(("a", "b"), (2, 3), (Kind.ORDINAL, Kind.ORDINAL))  # Kendall, as in the PC cases
+    options = {"delta": GAUSS_DELTA} if structure == "gauss-pc" else {"delta": 0.0, "max_rounds": 1}
 
     def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
         engine = NumpyEngine(domain, codes)
         out = np.empty(n)
         for i in range(n):
-            rel = PrivateRelease(epsilon=epsilon, delta=0.0, split=split, max_rounds=1, method=keep_release,
-                                 random_state=sampler, structure="priv-pc").fit(engine)
+            rel = PrivateRelease(epsilon=epsilon, split=split, method=keep_release, random_state=sampler,
+                                 structure=structure, **options).fit(engine)
             out[i] = rel.structure_.skeleton_.number_of_edges() if view == "structure" else _count_b2(rel)
         return out
 
@@ -119,7 +131,7 @@ def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
     >>> [c.name for c in release_cases()]
-    ['release_structure', 'release_table', 'release_tree']
+    ['release_structure', 'release_table', 'release_gauss_structure', 'release_gauss_table', 'release_tree']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -130,6 +142,12 @@ def release_cases() -> tuple[AuditCase, ...]:
         AuditCase("release_table", "PrivateRelease, stage 3 view (noisy count b=2)", RO, RELEASE_EPSILON, 0.0, left,
                   right, pair, release_runner("table"), threshold_events(), runs=4_000, quick_runs=300,
                   group="estimators"),
+        AuditCase("release_gauss_structure", "PrivateRelease(structure='gauss-pc'), stage 1 view (edge kept)", RO,
+                  RELEASE_EPSILON, GAUSS_DELTA, left, right, pair, release_runner("structure", structure="gauss-pc"),
+                  value_events(), runs=4_000, quick_runs=300, group="estimators"),
+        AuditCase("release_gauss_table", "PrivateRelease(structure='gauss-pc'), stage 3 view (noisy count b=2)", RO,
+                  RELEASE_EPSILON, GAUSS_DELTA, left, right, pair, release_runner("table", structure="gauss-pc"),
+                  threshold_events(), runs=4_000, quick_runs=300, group="estimators"),
         AuditCase("release_tree", "PrivateRelease(structure='tree'), first selected edge", RO, RELEASE_EPSILON, 0.0,
                   *tree_pair(), "25 x each of (a,b,c) in {0,1}^3 vs one (0,0,0)->(1,1,0)", tree_runner(),
                   value_events(), runs=4_000, quick_runs=300, group="estimators"),
