@@ -51,9 +51,10 @@ class PrivateRelease(PrivateEstimator):
         rounds); ``delta=0`` rules out Gauss-PC.
     split : float or None
         The structure's share of the budget (of rho for Gauss-PC, of epsilon for Priv-PC);
-        the rest goes to the parameters. None: Gauss-PC's measured default
-        (:data:`~privgraph.release.planner.DEFAULT_SPLIT`) or, for Priv-PC, the planner's
-        recommendation (:func:`~privgraph.release.planner.recommend_split`).
+        the rest goes to the parameters. None: for Gauss-PC the least share, at least the
+        measured :data:`~privgraph.release.planner.GAUSS_SPLIT`, that the planner finds
+        affordable; for Priv-PC the planner's recommendation
+        (:func:`~privgraph.release.planner.recommend_split`).
     cap : int
         Public cap on the cells of one clique table; the planner lowers it so that an
         average cell holds four noise scales (:func:`~privgraph.release.planner.useful_cap`).
