@@ -289,7 +289,8 @@ _LBFGSB_MEMORY, _LBFGSB_MAXLS, _LBFGSB_MAXFUN = 10, 20, 15000
 @functools.lru_cache(maxsize=1)
 def _setulb():
     """scipy's L-BFGS-B routine when its calling convention is the one :func:`lbfgsb`
-    follows (scipy 1.15 and later), else None."""
+    follows (scipy 1.15 to 1.17, the versions it was checked against: a private routine may
+    change in any release), else None (then :func:`lbfgsb` calls ``minimize``)."""
     import scipy
 
     try:
@@ -297,7 +298,7 @@ def _setulb():
     except ImportError:  # pragma: no cover - scipy moved it
         return None
     major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
-    return _lbfgsb.setulb if (major, minor) >= (1, 15) and hasattr(_lbfgsb, "setulb") else None
+    return _lbfgsb.setulb if (1, 15) <= (major, minor) <= (1, 17) and hasattr(_lbfgsb, "setulb") else None
 
 
 def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:
