@@ -145,7 +145,8 @@ def strata_counts(rows: np.ndarray, weights: np.ndarray | None, x: int, y: int, 
     if not is_dense_cheaper(count * slots * r * c, local.size):
         local, slots = _compress_per_table(local, slots)
     local += (np.arange(count, dtype=np.int64) * slots)[:, None]  # tables side by side
-    kept = np.flatnonzero(np.bincount(local.ravel(), minlength=count * slots))  # nonempty strata
+    few = count * slots * r * c <= local.size  # nonempty strata read from the counts: cheaper
+    kept = None if few else np.flatnonzero(np.bincount(local.ravel(), minlength=count * slots))
     local *= r * c
     local += columns[x].astype(np.int64) * c + columns[y]
     if weights is None:
@@ -153,8 +154,10 @@ def strata_counts(rows: np.ndarray, weights: np.ndarray | None, x: int, y: int, 
     else:
         counts = np.rint(np.bincount(local.ravel(), np.broadcast_to(weights, local.shape).ravel(),
                                      minlength=count * slots * r * c))
-    counts = counts.reshape(count * slots, r * c)[kept]
-    return counts.astype(np.int64, copy=False).reshape(-1, r, c), kept // slots
+    counts = counts.reshape(count * slots, r * c)
+    if few:  # weights are multiplicities (>= 1): a stratum holds a row exactly when it counts one
+        kept = np.flatnonzero(counts.any(axis=1))
+    return counts[kept].astype(np.int64, copy=False).reshape(-1, r, c), kept // slots
 
 
 def stratum_ids(columns: np.ndarray, sets: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -162,8 +165,10 @@ def stratum_ids(columns: np.ndarray, sets: np.ndarray, sizes: np.ndarray) -> tup
     on them. Position j of every set is read in the radix of the largest size there;
     the ids are compressed (:func:`compress`) before they would overflow int64."""
     count, level = sets.shape
-    ids, bound = np.zeros((count, columns.shape[1]), dtype=np.int64), 1
-    for j in range(level):
+    if level == 0:
+        return np.zeros((count, columns.shape[1]), dtype=np.int64), 1
+    ids, bound = columns[sets[:, 0]].astype(np.int64), int(sizes[sets[:, 0]].max())
+    for j in range(1, level):
         radix = int(sizes[sets[:, j]].max())
         if bound * radix >= _MAX_ID:
             ids, bound = compress(ids)
