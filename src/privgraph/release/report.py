@@ -204,6 +204,10 @@ neighbours (one row changed; the number of rows, {release.n_rows_}, is public), 
 | 3 parameters | {_parameters_row(release)} | {eps['parameters']:.4g} |
 | 4 synthetic rows | {_SAMPLING[sampling]} | 0 |
 
+Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together they cost
+({p['epsilon']:.4g}, {p['delta']:.3g}) by {p['composition']} composition, which for Gaussian
+(zCDP) stages is less than the sum.
+
 ![budget split]({paths['budget_png'].name})
 
 ## Graph
