@@ -166,7 +166,7 @@ def run_peer(peer: str, python: str, net_name: str, n: int, epsilon: float, seed
     train, domain, _ = training_data(net_name, n, seed)
     row = {"tool": lib, "algo": algo, "net": net_name, "n": len(train), "epsilon": epsilon, "seed": seed, "f1": None}
     with tempfile.TemporaryDirectory() as d:
-        train.to_csv(f"{d}/train.csv", index=False)
+        train.map(level_text).to_csv(f"{d}/train.csv", index=False)  # the levels below are in this form
         spec = {"train": f"{d}/train.csv", "out": f"{d}/synth.csv", "lib": lib, "algo": algo, "epsilon": epsilon,
                 "levels": {c: [level_text(v) for v in lv] for c, lv in zip(domain.names, domain.levels)}}
         try:
