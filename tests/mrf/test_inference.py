@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -154,11 +156,13 @@ def test_messages_between_far_apart_runs_stay_exact():
         np.testing.assert_allclose(a, b, atol=1e-12)
 
 
+@pytest.mark.parametrize("bounded", [True, False])
 @pytest.mark.parametrize("scale", [1.0, 30.0])
 @pytest.mark.parametrize("name,model", CASES + TREES, ids=[c[0] for c in CASES + TREES])
-def test_scaled_calibration_equals_log_space(name, model, scale):
+def test_scaled_calibration_equals_log_space(name, model, scale, bounded):
+    # bounded=False: the messages scaled depth by depth, as on trees whose products could overflow
     tree = junction_tree(model.domain, model.cliques)
-    plan = scaled_plan(tree)
+    plan = dataclasses.replace(scaled_plan(tree), bounded=bounded)
     logs = np.random.default_rng(len(name)).normal(0, scale, tree.cells)
     want, want_log_z = calibrate_flat(flat_plan(tree), logs)
     got, log_z = calibrate_scaled(plan, logs[plan.perm])
@@ -178,6 +182,13 @@ def test_scaled_plan_lays_each_depth_end_to_end(name, model):
     for lv in plan.levels:  # every parent cell receives each of its children's messages once
         assert len(lv.parent_cells) == len(lv.down) and sorted(lv.down.tolist()) == sorted(lv.parent_cells.tolist())
         assert lv.counts.sum() == lv.hi - lv.lo
+        receivers = np.unique(lv.parent_cells)  # in order, each run of pairs one cell's
+        assert np.arange(tree.cells)[lv.target].tolist() == receivers.tolist()
+        assert np.all(np.diff(lv.parent_cells) >= 0)
+        if lv.products is not None:
+            assert lv.parent_cells[lv.products].tolist() == receivers.tolist()
+        else:
+            assert len(receivers) == len(lv.parent_cells)
 
 
 def test_flat_inference_stays_exact_for_far_apart_potentials():

@@ -217,10 +217,13 @@ class _ScaledLevel:
     """The edges from one depth to the next in the layout of :class:`ScaledPlan`.
 
     The children's cells are ``lo:hi``, each child's cells grouped by its separator value
-    (segments of ``counts`` cells from ``starts``, relative to ``lo``). Upward, parent
-    cell ``parent_cells[i]`` is multiplied by message ``parent_seg[i]`` (``unique``: no
-    cell twice). Downward, ``down`` lists the parents' cells grouped the same way, each
-    group starting at ``down_starts``. ``edges`` is the number of child cliques."""
+    (segments of ``counts`` cells from ``starts``, relative to ``lo``). Upward, the pairs
+    (parent cell ``parent_cells[i]``, message ``parent_seg[i]``) are sorted by parent
+    cell; ``products`` starts each parent cell's run of pairs (None when every cell has
+    one), and ``target`` (a slice when they are contiguous, as the plan lays them out)
+    lists the parent cells that receive messages, in order. Downward, ``down`` lists the
+    parents' cells grouped the same way, each group starting at ``down_starts``.
+    ``edges`` is the number of child cliques."""
 
     lo: int
     hi: int
@@ -228,25 +231,34 @@ class _ScaledLevel:
     counts: np.ndarray
     parent_cells: np.ndarray
     parent_seg: np.ndarray
-    unique: bool
+    products: np.ndarray | None
+    target: slice | np.ndarray
     down: np.ndarray
     down_starts: np.ndarray
     edges: int
 
 
+#: A tree whose clique sizes multiply to less than exp(_BOUNDED) cannot overflow in
+#: :func:`calibrate_scaled` without scaling its messages: every cell starts at most 1.
+_BOUNDED = 690.0
+
+
 @dataclass(frozen=True)
 class ScaledPlan:
     """The layout of :func:`calibrate_scaled`: the tree's cliques by depth from the root of
-    :func:`flat_plan` (so each depth's children lie end to end), each child's cells grouped
-    by its separator with the parent (the root's in C order). Cell ``i`` of this layout is
-    cell ``perm[i]`` of :func:`flat_plan`'s layout; ``clique_starts``/``clique_sizes``
-    delimit the cliques, the root first."""
+    :func:`flat_plan` (so each depth's children lie end to end; within a depth, the
+    cliques with children first), each child's cells grouped by its separator with the
+    parent (the root's in C order). Cell ``i`` of this layout is cell ``perm[i]`` of
+    :func:`flat_plan`'s layout; ``clique_starts``/``clique_sizes`` delimit the cliques,
+    the root first. ``bounded``: the product of the clique sizes is below
+    ``exp(_BOUNDED)``, so no product of messages can overflow."""
 
     perm: np.ndarray
     clique_starts: np.ndarray
     clique_sizes: np.ndarray
     levels: tuple[_ScaledLevel, ...]
     log_plan: FlatPlan
+    bounded: bool
 
 
 @functools.lru_cache(maxsize=32)
@@ -255,11 +267,13 @@ def scaled_plan(tree: JunctionTree) -> ScaledPlan:
 
     >>> t = junction_tree(Domain.of(a=2, b=2, c=2), (("a", "c"), ("b", "c")))
     >>> plan = scaled_plan(t)
-    >>> plan.perm.tolist(), len(plan.levels)
-    ([0, 1, 2, 3, 4, 6, 5, 7], 1)
+    >>> plan.perm.tolist(), len(plan.levels), plan.bounded
+    ([0, 1, 2, 3, 4, 6, 5, 7], 1, True)
     """
     off = flat_plan(tree).offsets
     _, parent, depths = _rooted(tree)
+    parents = set(parent)
+    depths = [sorted(d, key=lambda c: c not in parents) for d in depths]  # stable: parents first
     local, inverse, seps = {}, {}, {}
     for c in (c for d in depths for c in d):
         if parent[c] < 0:
@@ -273,7 +287,8 @@ def scaled_plan(tree: JunctionTree) -> ScaledPlan:
     start = dict(zip(order, np.concatenate([[0], np.cumsum(sizes)[:-1]]).tolist()))
     levels = tuple(_scaled_level(tree, d, parent, seps, start, inverse) for d in depths[1:])
     perm = np.concatenate([off[c] + local[c] for c in order])
-    return ScaledPlan(perm, np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes, levels, flat_plan(tree))
+    bounded = float(np.log(sizes.astype(np.float64)).sum()) < _BOUNDED
+    return ScaledPlan(perm, np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes, levels, flat_plan(tree), bounded)
 
 
 def _scaled_level(tree: JunctionTree, children, parent, seps, start, inverse) -> _ScaledLevel:
@@ -292,23 +307,31 @@ def _scaled_level(tree: JunctionTree, children, parent, seps, start, inverse) ->
         dstarts.append(n_parent + np.arange(segments) * (p_size // segments))
         n_child, n_parent, n_seg = n_child + c_size, n_parent + p_size, n_seg + segments
     cat = np.concatenate
-    cells = cat(pcells)
-    return _ScaledLevel(start[children[0]], start[children[0]] + n_child, cat(starts), cat(counts), cells,
-                        cat(pseg), len(np.unique(cells)) == len(cells), cat(down), cat(dstarts), len(children))
+    cells, seg = cat(pcells), cat(pseg)
+    by_cell = np.argsort(cells, kind="stable")
+    cells, seg = cells[by_cell], seg[by_cell]
+    receivers, first = np.unique(cells, return_index=True)
+    products = None if len(receivers) == len(cells) else first
+    contiguous = receivers[-1] - receivers[0] + 1 == len(receivers)
+    target = slice(int(receivers[0]), int(receivers[-1]) + 1) if contiguous else receivers
+    return _ScaledLevel(start[children[0]], start[children[0]] + n_child, cat(starts), cat(counts), cells, seg,
+                        products, target, cat(down), cat(dstarts), len(children))
 
 
 def calibrate_scaled(plan: ScaledPlan, log_tables: np.ndarray) -> tuple[np.ndarray, float]:
     """:func:`calibrate_flat` in probability space, in :class:`ScaledPlan`'s layout.
 
-    Each clique's table is exponentiated once, shifted by its maximum; upward messages
-    are segment sums scaled to a maximum of 1 per depth, downward messages the parent's
-    separator marginal over the upward message; the logarithms of the shifts and scales
-    add up to log Z. Every factor of a product is then at most 1, so a product that
-    underflowed leaves a cell below ``_TINY`` after the upward or the downward pass; the
-    tables are then calibrated again in log space by :func:`calibrate_flat` (whose
-    results these equal up to rounding), which also raises ``FloatingPointError`` on
-    non-finite potentials. Far fewer array operations and exponentials than the log-space
-    passes, which is what the fitters' inner loops pay for.
+    Each clique's table is exponentiated once, shifted by its maximum, so every cell
+    starts at most 1. Upward messages are segment sums; each parent cell is multiplied
+    by the product of its children's messages. On a ``bounded`` plan no product can then
+    overflow; otherwise each depth's messages are scaled to a maximum of 1 and the
+    logarithms of the scales added to log Z. Downward messages are the parent's
+    separator marginal over the upward message. A product that underflowed leaves a cell
+    below ``_TINY`` after the upward or the downward pass; the tables are then
+    calibrated again in log space by :func:`calibrate_flat` (whose results these equal
+    up to rounding), which also raises ``FloatingPointError`` on non-finite potentials.
+    Far fewer array operations and exponentials than the log-space passes, which is what
+    the fitters' inner loops pay for.
 
     >>> t = junction_tree(Domain.of(a=2, b=2, c=2), (("a", "c"), ("b", "c")))
     >>> plan = scaled_plan(t)
@@ -320,27 +343,33 @@ def calibrate_scaled(plan: ScaledPlan, log_tables: np.ndarray) -> tuple[np.ndarr
     True
     """
     shift = np.maximum.reduceat(log_tables, plan.clique_starts)
-    log_z = float(shift.sum())
+    log_z = float(np.add.reduce(shift))
     if math.isfinite(log_z):  # else some potential is not finite: calibrate_flat raises
         p = np.exp(log_tables - shift.repeat(plan.clique_sizes))
         upward = []
         for lv in reversed(plan.levels):
             msg = np.add.reduceat(p[lv.lo:lv.hi], lv.starts)
-            top = float(np.maximum.reduce(msg))
-            if not top > 0:
-                break
-            scaled = msg[lv.parent_seg] * (1.0 / top)
-            if lv.unique:
-                p[lv.parent_cells] *= scaled
+            factors = msg[lv.parent_seg]
+            if not plan.bounded:
+                top = float(np.maximum.reduce(msg))
+                if not top > 0:
+                    break
+                factors *= 1.0 / top
+                log_z += lv.edges * math.log(top)
+            if lv.products is not None:
+                factors = np.multiply.reduceat(factors, lv.products)
+            if lv.target.__class__ is slice:
+                into = p[lv.target]
+                np.multiply(into, factors, out=into)
             else:
-                np.multiply.at(p, lv.parent_cells, scaled)
-            log_z += lv.edges * math.log(top)
+                p[lv.target] *= factors
             upward.append(msg)
         else:
             if np.minimum.reduce(p) > _TINY:
-                for lv, msg in zip(plan.levels, reversed(upward)):
-                    p[lv.lo:lv.hi] *= (np.add.reduceat(p[lv.down], lv.down_starts) / msg).repeat(lv.counts)
                 total = float(np.add.reduce(p[:plan.clique_sizes[0]]))
+                for lv, msg in zip(plan.levels, reversed(upward)):
+                    into = p[lv.lo:lv.hi]
+                    np.multiply(into, (np.add.reduceat(p[lv.down], lv.down_starts) / msg).repeat(lv.counts), out=into)
                 if np.minimum.reduce(p) > _TINY and total < math.inf:
                     return p / total, log_z + math.log(total)
     logs = np.empty_like(log_tables)
