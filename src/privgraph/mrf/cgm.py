@@ -50,6 +50,7 @@ iterations); or after ``max_iter`` iterations. ``discrepancy`` was settled on se
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -213,18 +214,20 @@ def dual_e_step(
     base = np.concatenate([t.ravel() for t in theta])
     run = _inference(noisy.domain, noisy.cliques, noisy.ties, max_cells)
     curvature = (mult * noisy.scale) ** 2 if noisy.noise == "gaussian" else None
+    records = float(noisy.records)
 
     def f(flat):
         try:
             sums, log_z = run(base + flat)
         except FloatingPointError:  # a line-search step far too long: reject it
             return np.inf, np.zeros_like(flat)
-        value = noisy.records * log_z - float(flat @ my)
-        grad = noisy.records * sums - my
+        value = records * log_z - float(flat @ my)
+        grad = np.multiply(sums, records, out=sums)
+        grad -= my
         if curvature is not None:
             value += 0.5 * float(curvature @ flat**2)
             grad += curvature * flat
-        if not (np.isfinite(value) and np.isfinite(np.add.reduce(grad))):  # the sum: one pass
+        if not (math.isfinite(value) and math.isfinite(np.add.reduce(grad))):  # the sum: one pass
             return np.inf, np.zeros_like(flat)
         return value, grad
 
