@@ -16,10 +16,11 @@ every run):
   calibrated to 2 per table under replace-one, so the case sees about half of that
   stage's share).
 
-* ``release_gauss_structure`` and ``release_gauss_table``: the same two views of the
+* ``release_gauss_edge`` and ``release_gauss_cell``: the same two views of the
   default release on this pair, Gauss-PC as stage 1 and Gaussian tables under one zCDP
   budget (``structure="gauss-pc"``, delta = 1e-6: the claim is (4, 1e-6) by RDP
-  composition of both stages);
+  composition of both stages; 200 runs per side at quick size, where, like Gauss-PC's own
+  case, they see nothing of a claim converted from zCDP);
 
 * ``release_tree``: the first edge the private spanning tree selects
   (``structure="tree"``, :mod:`privgraph.release.tree`) on three independent binary columns
@@ -131,7 +132,7 @@ def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
     >>> [c.name for c in release_cases()]
-    ['release_structure', 'release_table', 'release_gauss_structure', 'release_gauss_table', 'release_tree']
+    ['release_structure', 'release_table', 'release_gauss_edge', 'release_gauss_cell', 'release_tree']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -142,12 +143,12 @@ def release_cases() -> tuple[AuditCase, ...]:
         AuditCase("release_table", "PrivateRelease, stage 3 view (noisy count b=2)", RO, RELEASE_EPSILON, 0.0, left,
                   right, pair, release_runner("table"), threshold_events(), runs=4_000, quick_runs=300,
                   group="estimators"),
-        AuditCase("release_gauss_structure", "PrivateRelease(structure='gauss-pc'), stage 1 view (edge kept)", RO,
+        AuditCase("release_gauss_edge", "PrivateRelease(structure='gauss-pc'), stage 1 view (edge kept)", RO,
                   RELEASE_EPSILON, GAUSS_DELTA, left, right, pair, release_runner("structure", structure="gauss-pc"),
-                  value_events(), runs=4_000, quick_runs=300, group="estimators"),
-        AuditCase("release_gauss_table", "PrivateRelease(structure='gauss-pc'), stage 3 view (noisy count b=2)", RO,
+                  value_events(), runs=4_000, quick_runs=200, group="estimators"),
+        AuditCase("release_gauss_cell", "PrivateRelease(structure='gauss-pc'), stage 3 view (noisy count b=2)", RO,
                   RELEASE_EPSILON, GAUSS_DELTA, left, right, pair, release_runner("table", structure="gauss-pc"),
-                  threshold_events(), runs=4_000, quick_runs=300, group="estimators"),
+                  threshold_events(), runs=4_000, quick_runs=200, group="estimators"),
         AuditCase("release_tree", "PrivateRelease(structure='tree'), first selected edge", RO, RELEASE_EPSILON, 0.0,
                   *tree_pair(), "25 x each of (a,b,c) in {0,1}^3 vs one (0,0,0)->(1,1,0)", tree_runner(),
                   value_events(), runs=4_000, quick_runs=300, group="estimators"),
