@@ -51,6 +51,9 @@ def test_bad_input_is_one_line(asia):
         with pytest.raises(ValueError, match=words) as err:
             PrivateRelease(**kw).privacy_plan(net.domain, 500)
         assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="delta > 0") as err:  # Gauss-PC composes in zCDP
+        PrivateRelease(structure="gauss-pc", delta=0.0).privacy_plan(net.domain, 500)
+    assert "\n" not in str(err.value)
     cont = Domain(("x", "y"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), bounds=((0.0, 1.0), None))
     with pytest.raises(ValueError, match="continuous"):
         PrivateRelease().privacy_plan(cont, 500)
