@@ -98,6 +98,15 @@ def test_auto_chooses_from_public_facts_only():
     child, asia = load_network("child").domain, load_network("asia").domain
     assert plan_release(child, 20_000, epsilon=1.0).structure == "tree"
     assert plan_release(asia, 100_000, epsilon=1.0).structure == "gauss-pc"
+    # alarm at 1e5: Gauss-PC's level 0 is bearable only by starving level 1 (sigma 16 times
+    # what a test can bear with every pair left): not affordable, and the tree runs
+    alarm = load_network("alarm").domain
+    assert plan_release(alarm, 100_000, epsilon=1.0).structure == "tree"
+    from privgraph.causal import PrivPC
+    from privgraph.release.planner import gauss_epsilons
+
+    PrivPC(epsilon=gauss_epsilons(1.0, 1e-6, 0.6)[0], method="gauss-pc").privacy_plan(alarm, 100_000)  # accepted
+    assert not plan_release(alarm, 100_000, epsilon=1.0, split=0.6, structure="gauss-pc").stages[0].affordable
     assert plan_release(asia, 100_000, epsilon=1.0, delta=0.0).structure != "gauss-pc"  # it needs delta > 0
     assert plan_release(asia, 100_000, epsilon=1.0, structure="tree").structure == "tree"
     with pytest.raises(ValueError, match="structure"):

@@ -197,21 +197,27 @@ def gauss_pc_plan(shape, margin, *, epsilon: float, delta: float, max_cond_size:
     return Ledger(tuple(plan.charges()))
 
 
-def level0_noise(shape, margin, *, epsilon: float, delta: float, max_cond_size: int) -> tuple[float, float]:
-    """``(sigma, bearable)``: level 0's Gaussian noise and the noise a marginal test can bear,
-    both in margin units (sensitivity 1), for :func:`gauss_pc_skeleton`'s plan at (epsilon,
-    delta); public facts only (``shape``: names and n). The release's planner predicts from it.
+def level_noise(shape, margin, *, epsilon: float, delta: float, max_cond_size: int) -> tuple[float, float, float]:
+    """``(sigma0, sigma1, bearable)``: level 0's Gaussian noise, level 1's were no pair removed
+    at level 0 (every pair in its vector, the most it can hold; inf when the plan has level 0
+    only) and the noise a marginal test can bear, all in margin units (sensitivity 1), for
+    :func:`gauss_pc_skeleton`'s plan at (epsilon, delta); public facts only (``shape``: names
+    and n). The release's planner predicts from it. Level 0's share grows until its noise
+    is bearable (:meth:`Level0.share_needed`), which can starve the later levels: sigma1
+    says whether they are left enough.
 
     >>> from privgraph.causal.estimators import _PublicShape
     >>> from privgraph.datasets import load_network
     >>> from privgraph.stats import KendallTest
-    >>> sigma, bearable = level0_noise(_PublicShape(load_network("asia").domain, 100_000),
+    >>> s0, s1, bearable = level_noise(_PublicShape(load_network("asia").domain, 100_000),
     ...                                RankMargin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, max_cond_size=2)
-    >>> sigma < bearable
+    >>> s0 < bearable and s1 < bearable
     True
     """
-    level0 = _setup(shape, margin, epsilon, delta, max_cond_size, (), (), None)[1]
-    return level0.noise, GAUSSIAN_EQUIVALENT * level0.useful
+    plan, level0, _, _ = _setup(shape, margin, epsilon, delta, max_cond_size, (), (), None)
+    edges = max(1, len(level0.pairs))
+    sigma1 = zcdp_gaussian_scale(plan.test[1], math.sqrt(edges), edges)[0] if plan.levels > 1 else math.inf
+    return level0.noise, sigma1, GAUSSIAN_EQUIVALENT * level0.useful
 
 
 def _setup(tables, margin, epsilon, delta, max_cond_size, forbidden, required, level0_share):
@@ -342,4 +348,4 @@ def _select(scores: np.ndarray, eps: float | None, sampler: NoiseSampler) -> int
 
 
 __all__ = ["GAUSSIAN_EQUIVALENT", "GaussPlan", "LEVEL0_SHARE", "SELECT_SHARE", "gauss_pc_plan", "gauss_pc_skeleton",
-           "level0_noise"]
+           "level_noise"]
