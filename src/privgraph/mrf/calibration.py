@@ -220,8 +220,8 @@ class _ScaledLevel:
     (segments of ``counts`` cells from ``starts``, relative to ``lo``). Upward, the pairs
     (parent cell ``parent_cells[i]``, message ``parent_seg[i]``) are sorted by parent
     cell; ``products`` starts each parent cell's run of pairs (None when every cell has
-    one), and ``target`` (a slice when they are contiguous, as the plan lays them out)
-    lists the parent cells that receive messages, in order. Downward, ``down`` lists the
+    one), and ``target`` is the slice of parent cells that receive messages (contiguous:
+    the plan lays a depth's parents first). Downward, ``down`` lists the
     parents' cells grouped the same way, each group starting at ``down_starts``.
     ``edges`` is the number of child cliques."""
 
@@ -232,7 +232,7 @@ class _ScaledLevel:
     parent_cells: np.ndarray
     parent_seg: np.ndarray
     products: np.ndarray | None
-    target: slice | np.ndarray
+    target: slice
     down: np.ndarray
     down_starts: np.ndarray
     edges: int
@@ -312,8 +312,9 @@ def _scaled_level(tree: JunctionTree, children, parent, seps, start, inverse) ->
     cells, seg = cells[by_cell], seg[by_cell]
     receivers, first = np.unique(cells, return_index=True)
     products = None if len(receivers) == len(cells) else first
-    contiguous = receivers[-1] - receivers[0] + 1 == len(receivers)
-    target = slice(int(receivers[0]), int(receivers[-1]) + 1) if contiguous else receivers
+    if receivers[-1] - receivers[0] + 1 != len(receivers):  # the plan lays a depth's parents first
+        raise AssertionError("the parents of a depth are not contiguous")
+    target = slice(int(receivers[0]), int(receivers[-1]) + 1)
     return _ScaledLevel(start[children[0]], start[children[0]] + n_child, cat(starts), cat(counts), cells, seg,
                         products, target, cat(down), cat(dstarts), len(children))
 
@@ -358,11 +359,8 @@ def calibrate_scaled(plan: ScaledPlan, log_tables: np.ndarray) -> tuple[np.ndarr
                 log_z += lv.edges * math.log(top)
             if lv.products is not None:
                 factors = np.multiply.reduceat(factors, lv.products)
-            if lv.target.__class__ is slice:
-                into = p[lv.target]
-                np.multiply(into, factors, out=into)
-            else:
-                p[lv.target] *= factors
+            into = p[lv.target]
+            np.multiply(into, factors, out=into)
             upward.append(msg)
         else:
             if np.minimum.reduce(p) > _TINY:
