@@ -6,6 +6,7 @@
     python3 benchmarks/bench_release.py --nets asia:100000 --seeds 2 --privpc-alone  # the graph goal's reference
     python3 benchmarks/bench_release.py --peer dpmm:mst --python /tmp/peers/bin/python   # a peer (own venv)
     python3 benchmarks/bench_release.py --nets fair --seeds 2    # the real table (benchmarks/real_tables.py)
+    python3 benchmarks/bench_release.py --nets fair child:20000 --seeds 3 --seed-base 100   # settling constants
 
 ``--nets`` takes ``network:rows`` (rows forward-sampled from a bundled network, sample seed
 s) or the name of a real table of ``benchmarks/real_tables.py`` (all its rows, its
@@ -186,6 +187,8 @@ def main(argv=None) -> None:
     ap.add_argument("--nets", nargs="+", default=["asia:100000", "child:20000", "alarm:20000"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--seed-base", type=int, default=0,
+                    help="first seed (settling constants on seeds never reported, e.g. 100)")
     ap.add_argument("--splits", type=float, nargs="*", default=[None])
     ap.add_argument("--cap", type=int, default=5000)
     ap.add_argument("--structure", default="auto", choices=["auto", "gauss-pc", "priv-pc", "tree"])
@@ -195,7 +198,7 @@ def main(argv=None) -> None:
     ap.add_argument("--python", default=sys.executable, help="the peer's interpreter (its own venv)")
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args(argv)
-    for spec, seed in itertools.product(args.nets, range(args.seeds)):
+    for spec, seed in itertools.product(args.nets, range(args.seed_base, args.seed_base + args.seeds)):
         net, _, n = spec.partition(":")
         n = int(n) if n else None
         if args.peer:

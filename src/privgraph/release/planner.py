@@ -274,7 +274,7 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
     select = StagePlan("structure (tree)", tree.select_epsilon, b, gap, error, error <= miss,
                        f"{d - 1} exponential-mechanism selections of epsilon {tree.select_epsilon:.4g} each, "
                        f"after {d} one-way tables")
-    noise = _tree_cell_noise(tree, d)
+    noise = tree.cell_noise(tree.pair_epsilon, d - 1)
     mean_abs = noise * math.sqrt(2 / math.pi) if tree.noise == "gaussian" else noise
     relative = mean_abs / (n * cell)
     tables = StagePlan("parameters (tree)", tree.pair_epsilon, noise, n * cell, relative,
@@ -284,17 +284,6 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                        f"tables, {tree.noise} noise ({tree.composition} composition)")
     notes = plan.notes + (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",)
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
-
-
-def _tree_cell_noise(tree, d: int) -> float:
-    """The noise scale of one released cell of the tree's pair tables (sigma or the Laplace scale)."""
-    from privgraph.mrf.release import release_sensitivity
-    from privgraph.privacy import Neighbours, gaussian_calibration, laplace_scale
-
-    sensitivity = release_sensitivity(tree.noise, d - 1, Neighbours.REPLACE_ONE)
-    if tree.noise == "gaussian":
-        return gaussian_calibration(tree.pair_epsilon, tree.delta, sensitivity, 4 * (d - 1))[0]
-    return laplace_scale(tree.pair_epsilon, sensitivity, 4 * (d - 1))
 
 
 def check_structure(structure: str) -> str:
