@@ -4,17 +4,13 @@ A spanning tree cannot hold a v-structure or a cycle: on child and alarm a tree 
 almost noiseless tables stays far from the data's two-way tables (docs/release.md). After
 the tree's pair tables are released, the model fitted to them (post-processing) predicts
 every pair's table; each pair not in the tree is scored by the L1 distance between its
-true count table and that prediction less the expected L1 norm of the noise its own
-release would add (AIM's size penalty, McKenna et al. 2022:
-:meth:`~privgraph.release.tree.TreePlan.expected_noise_l1`, a public constant per pair),
-``r_ij = || C_ij - n P_model(i, j) ||_1 - E||noise_ij||_1``, and k of
+true count table and that prediction, ``r_ij = || C_ij - n P_model(i, j) ||_1``, and k of
 them are chosen by the exponential mechanism, one at a time without replacement (each
 round's candidates: the pairs neither in the tree nor chosen yet, a function of earlier
 releases only). Sensitivity: :func:`~privgraph.release.tree.pair_score_sensitivity` (the
-prediction and the penalty are the same on both neighbours). Measured on seeds 100-102
-(never the reported runs; docs/release.md), its effect is within the runs' spread: 2-way /
-3-way TVD on fair 0.0432 / 0.0839 without, 0.0426 / 0.0816 with; child 0.0085 / 0.0168 and
-0.0084 / 0.0174; alarm 0.0081 / 0.0138 and 0.0083 / 0.0128. Their tables are then released like the
+prediction is the same on both neighbours). AIM's size penalty (the score less the
+expected L1 noise of the pair's own release) was tried and not kept: no gain beyond the
+runs' spread (docs/release.md). Their tables are then released like the
 tree's.
 
 Everything else here (the tree model's pairwise tables) is post-processing.

@@ -112,19 +112,6 @@ class TreePlan:
             return gaussian_calibration(epsilon, self.delta, sensitivity, 4 * tables)[0]
         return laplace_scale(epsilon, sensitivity, 4 * tables)
 
-    def expected_noise_l1(self, cells: np.ndarray) -> np.ndarray:
-        """Expected L1 norm of the noise on a residual pair's table of ``cells`` cells
-        (``sqrt(2/pi) sigma`` or ``b`` per cell): AIM's size penalty (McKenna et al. 2022),
-        a public constant per pair.
-
-        >>> d = Domain.of(a=2, b=3, c=2)
-        >>> p = plan_tree(d, 1000, epsilon=1.0, delta=0.0)
-        >>> bool(p.expected_noise_l1(np.array([6]))[0] > p.expected_noise_l1(np.array([4]))[0])
-        True
-        """
-        scale = self.cell_noise(self.extra_epsilon, self.extras)
-        return np.asarray(cells, dtype=float) * scale * (math.sqrt(2 / math.pi) if self.noise == "gaussian" else 1.0)
-
     def selection_charge(self) -> Charge:
         """The d - 1 tree selections, reserved together before the first is drawn."""
         return exponential_charge(self.select_epsilon, pair_score_sensitivity(RO), RO).times(self.selections)
@@ -295,7 +282,6 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     rest = [p for p in pairs if p not in in_tree]
     predicted = tree_model_pairs(tables, edges)
     scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
-    scores = scores - plan.expected_noise_l1(np.array([domain.size_of(a) * domain.size_of(b) for a, b in rest]))
     extras = select_residual_pairs(rest, scores, plan.extras, epsilon=plan.residual_epsilon, sampler=sampler)
     return TreeStructure(tables, tuple(edges), tuple(extras), ledger)
 
