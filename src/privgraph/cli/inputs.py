@@ -21,12 +21,11 @@ def public_file(data, domain, infer_domain: bool, engine: str = "duckdb"):
     """
     from privgraph.data import resolve_domain
     from privgraph.data.files import check_path
-    from privgraph.data.frontdoor import ENGINES
+    from privgraph.data.frontdoor import check_engine
 
     if domain is not None and infer_domain:
         raise ValueError("give --domain or --infer-domain, not both")
-    if engine not in ENGINES:
-        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+    check_engine(engine)
     if infer_domain and engine != "duckdb":
         raise ValueError("--infer-domain reads the file with DuckDB: use --engine duckdb")
     path = check_path(Path(data))

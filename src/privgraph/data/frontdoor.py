@@ -315,6 +315,19 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
 ENGINES = ("duckdb", "spark")
 
 
+def check_engine(engine: str) -> str:
+    """``engine`` if it names a file engine of :data:`ENGINES`, else a one-line error.
+
+    >>> check_engine("polars")
+    Traceback (most recent call last):
+    ...
+    ValueError: --engine must be one of ('duckdb', 'spark'), got 'polars'
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+    return engine
+
+
 def open_file(path, engine: str = "duckdb"):
     """What the estimators take for a data file counted by ``engine``: the path itself
     (DuckDB, out of core) or a Spark DataFrame (every CSV column read as text, so no type
@@ -323,10 +336,8 @@ def open_file(path, engine: str = "duckdb"):
     from privgraph.data.files import check_path, file_format
 
     path = check_path(path)
-    if engine == "duckdb":
+    if check_engine(engine) == "duckdb":
         return path
-    if engine != "spark":
-        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -338,5 +349,5 @@ def open_file(path, engine: str = "duckdb"):
     return spark.read.csv(str(path), header=True, inferSchema=False)
 
 
-__all__ = ["ENGINES", "DomainRequired", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",
+__all__ = ["ENGINES", "DomainRequired", "check_engine", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",
            "how_to_get_a_domain", "level_codes", "open_engine", "read_frame", "resolve_domain"]
