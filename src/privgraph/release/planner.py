@@ -83,11 +83,12 @@ STRUCTURES = ("auto", "gauss-pc", "priv-pc", "tree")
 #: Structure shares the planner tries, smallest first.
 SPLIT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
-#: Gauss-PC's least share of rho. At 1e5 rows and epsilon 1, on seeds never reported: 0.3
-#: gave the lowest TVD on asia, survey and earthquake (seeds 100-102; 0.5 about 20% higher,
-#: still half of AIM's on asia), but its asia graph only tied Priv-PC alone's skeleton F1
-#: (0.80 against 0.80 over seeds 10-29), where 0.5 scores 0.84 (0.7: 0.86); the release's
-#: graph must be at least as good as Priv-PC's alone, so 0.5 (docs/release.md).
+#: Gauss-PC's least share of rho. At 1e5 rows and epsilon 1, on seeds never reported
+#: (``benchmarks/bench_release_split.py``): 0.3 gave the lowest TVD on asia, survey and
+#: earthquake (seeds 100-102; at 0.5 asia's 2-way TVD is 0.0013 against 0.0011, still half of
+#: AIM's), but its asia graph only tied Priv-PC alone's skeleton F1 (0.80 against 0.80 over
+#: seeds 10-29), where 0.5 scores 0.84 (0.7: 0.86); the release's graph must be at least as
+#: good as Priv-PC's alone, so 0.5 (docs/release.md).
 GAUSS_SPLIT = 0.5
 
 
