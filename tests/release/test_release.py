@@ -175,6 +175,9 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
                                "--epsilon", "1", "--json"])
     assert plan.exit_code == 0 and json.loads(plan.output)["stages"][0]["stage"] == "structure (gauss-pc)"
+    assert json.loads(plan.output)["structure"] == "gauss-pc"
+    text = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000", "--epsilon", "1"])
+    assert text.exit_code == 0 and "of rho" in text.output  # the split is a share of the zCDP budget here
 
 
 @pytest.mark.slow

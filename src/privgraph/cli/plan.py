@@ -38,12 +38,16 @@ def plan(
     public = read_codebook(domain)
     result = plan_release(public, rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell)
     if as_json:
-        typer.echo(json.dumps({"split": result.split, "recommended_split": result.recommended_split,
-                               "rounds": result.rounds, "stages": result.rows()}, default=float))
+        typer.echo(json.dumps({"structure": result.structure, "split": result.split,
+                               "recommended_split": result.recommended_split, "rounds": result.rounds,
+                               "stages": result.rows()}, default=float))
         return
     console = Console()
+    of = {"gauss-pc": " of rho (one zCDP budget)", "priv-pc": " of epsilon"}.get(result.structure, "")
+    share = (f"structure share {result.split:g}{of} (recommended {result.recommended_split:g})"
+             if result.structure != "tree" else "its own shares")
     console.print(f"release of {rows} rows at epsilon={epsilon:g}, delta={delta:g} (replace-one, n public); "
-                  f"structure share {result.split:g} (recommended {result.recommended_split:g})")
+                  f"structure {result.structure}, {share}")
     console.print(result.to_markdown(), markup=False, highlight=False)
     verdict = "affordable" if result.affordable else "NOT affordable at every stage: see the rows marked NO"
     console.print(f"verdict: {verdict}. Nothing was read or spent.")
