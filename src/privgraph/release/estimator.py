@@ -174,14 +174,14 @@ class PrivateRelease(PrivateEstimator):
         ``domain``: the public domain (Domain, codebook path or dict); ``budget``: an outside
         budget every stage is charged to (by default one of exactly (epsilon, delta)).
         """
-        from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine
+        from privgraph.data import open_engine
 
         self._check()
         engine = open_engine(X, domain, neighbours=RO, invalid="recode", infer_domain=infer_domain, what="X")
         n = int(engine.counts([]))  # public under replace-one
         domain, prediction = self._predict(engine.domain, n)
         if prediction.structure == "tree":
-            return self._fit_tree(engine, domain, prediction, budget)
+            return self._fit_tree(engine, domain, n, prediction, budget)
         structure = self._structure(prediction)
         planned = structure.privacy_plan(domain, n) + self._parameters_plan(domain, prediction)
         composition = "rdp" if prediction.structure == "gauss-pc" else composition_for(self.delta)
@@ -200,7 +200,15 @@ class PrivateRelease(PrivateEstimator):
                             neighbours="replace_one", random_state=self._mrf_seed(),
                             **self._parameters_noise(prediction))
         params.fit(engine, budget=budget)
-        ledger = structure.ledger_ + params.ledger_
+        return self._fitted(structure, params, structure.ledger_, prediction, composition, n, domain)
+
+    def _fitted(self, structure, params, structure_ledger: Ledger, prediction: ReleasePlan, composition: str,
+                n: int, domain) -> "PrivateRelease":
+        """Record the fitted stages and the release's one ledger (with the caveat of a domain
+        read from the data)."""
+        from privgraph.data import NOT_PRIVATE_DOMAIN
+
+        ledger = structure_ledger + params.ledger_
         if not domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
@@ -208,9 +216,8 @@ class PrivateRelease(PrivateEstimator):
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         return self
 
-    def _fit_tree(self, engine, domain, prediction: ReleasePlan, budget: Budget | None) -> "PrivateRelease":
+    def _fit_tree(self, engine, domain, n: int, prediction: ReleasePlan, budget: Budget | None) -> "PrivateRelease":
         """Stage 1 as a private spanning tree (:mod:`privgraph.release.tree`), then its pair tables."""
-        from privgraph.data import NOT_PRIVATE_DOMAIN
         from privgraph.mrf import PrivateMRF
         from privgraph.release.tree import fit_tree_structure
 
@@ -225,13 +232,7 @@ class PrivateRelease(PrivateEstimator):
                             neighbours="replace_one", noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
         params.fit(engine, budget=budget)
-        ledger = structure.ledger + params.ledger_
-        if not domain.public:
-            ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
-        self.structure_, self.parameters_, self.plan_ = structure, params, prediction
-        self.structure_kind_, self.composition_ = "tree", plan.composition
-        self.ledger_, self.n_rows_, self.domain_ = ledger, int(engine.counts([])), domain
-        return self
+        return self._fitted(structure, params, structure.ledger, prediction, plan.composition, n, domain)
 
     def _tree_fit(self, structure):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""

@@ -169,15 +169,15 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     check_epsilon(epsilon)
     check_delta(delta)
     domain = domain.project(domain.discrete_names)
-    recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
-    share = recommended if split is None else check_split(split)
     check_structure(structure)
     if structure == "gauss-pc" or (structure == "auto" and delta > 0):
         gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
                                effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
                                usefulness=usefulness)
         if structure == "gauss-pc" or gauss.stages[0].affordable:
-            return gauss
+            return gauss  # Priv-PC's recommended split is not needed
+    recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
+    share = recommended if split is None else check_split(split)
     stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
     parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
