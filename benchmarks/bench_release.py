@@ -87,7 +87,7 @@ def skeleton_f1(graph, net):
 
 
 def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: int, structure: str = "auto",
-                  delta: float = 1e-6) -> dict:
+                  delta: float = 1e-6, neighbours: str = "replace_one") -> dict:
     from privgraph.release import PrivateRelease
 
     train, domain, net = training_data(net_name, n, seed)
@@ -97,20 +97,21 @@ def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rel = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, structure=structure,
-                             random_state=1000 + seed).fit(train, domain=domain)
-        synth = rel.sample(n, random_state=seed)
+                             neighbours=neighbours, random_state=1000 + seed).fit(train, domain=domain)
+        synth = rel.sample(random_state=seed)  # n_rows_: n (replace-one) or its estimate (add/remove)
     cpu = time.process_time() - t0
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
     tree = rel.structure_kind_ == "tree"
-    row = {"tool": "privgraph", "algo": "release", "structure": rel.structure_kind_, "net": net_name, "n": n,
+    row = {"tool": "privgraph", "algo": "release", "structure": rel.structure_kind_, "neighbours": neighbours,
+           "net": net_name, "n": n, "n_synthetic": len(synth),
            "epsilon": epsilon, "delta": delta, "seed": seed, "split": None if tree else rel.plan_.split,
            "rounds": None if tree else rel.plan_.rounds, "complete": None if tree else bool(rel.structure_.complete_),
            "cliques": len(rel.cliques_), "cpu_s": round(cpu, 2), "peak_mib": round(peak, 1),
            "f1": skeleton_f1(rel.graph_, net), "f1_model": skeleton_f1(_model_skeleton(rel), net) if tree else None,
            "composition": rel.composition_,
            "epsilon_spent": rel.ledger_.total(rel.composition_, delta or None).epsilon, "ledger": rel.ledger_.rows()}
-    iid = {f"{k}_iid": v for k, v in scores(train, rel.sample(n, random_state=seed, method="sample")).items()}
+    iid = {f"{k}_iid": v for k, v in scores(train, rel.sample(random_state=seed, method="sample")).items()}
     return row | scores(train, synth) | iid
 
 
@@ -193,6 +194,8 @@ def main(argv=None) -> None:
     ap.add_argument("--cap", type=int, default=5000)
     ap.add_argument("--structure", default="auto", choices=["auto", "gauss-pc", "priv-pc", "tree"])
     ap.add_argument("--delta", type=float, default=1e-6)
+    ap.add_argument("--neighbours", default="replace_one", choices=["replace_one", "add_remove"],
+                    help="privgraph's relation (dpmm's is add/remove)")
     ap.add_argument("--privpc-alone", action="store_true", help="Priv-PC alone at the same budget (its F1)")
     ap.add_argument("--peer", help="lib:algo, e.g. dpmm:mst, dpmm:aim, dpmm:privbayes, smartnoise:mst")
     ap.add_argument("--python", default=sys.executable, help="the peer's interpreter (its own venv)")
@@ -213,7 +216,8 @@ def main(argv=None) -> None:
             continue
         for split in args.splits:
             try:
-                row = run_privgraph(net, n, args.epsilon, seed, split, args.cap, args.structure, args.delta)
+                row = run_privgraph(net, n, args.epsilon, seed, split, args.cap, args.structure, args.delta,
+                                    args.neighbours)
             except Exception as err:  # noqa: BLE001 -- a refused release is a row of the table
                 row = {"tool": "privgraph", "net": net, "n": n, "seed": seed, "split": split,
                        "status": f"{type(err).__name__}: {str(err)[:160]}"}

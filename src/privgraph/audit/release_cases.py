@@ -28,6 +28,13 @@ every run):
   the pair scores are nearly tied, so the exponential mechanism's choice moves with the
   replaced row (its selections hold a fifth of the total epsilon, shared by two rounds).
 
+* ``release_tree_rows``: the same release under **add/remove** neighbours
+  (``neighbours="add_remove"``: n is private) on the same 200 rows against those rows and
+  one more (1, 1, 0); the view is the number of rows the release reports (``n_rows_``, the
+  default count of synthetic rows), estimated from the noisy tables. A release that
+  reported or sampled the true n would be caught at once (the two sides would never
+  overlap); this one sees the noisy tables' totals, a share of every stage.
+
 The audit sees a lower bound far below the claim by construction (a view of one stage
 cannot see the other stage's share); the cases catch a release that charges a stage less
 than it spends, or runs under the wrong relation.
@@ -38,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from privgraph.audit.auditor import Runner, threshold_events, value_events
-from privgraph.audit.cases import RO, AuditCase
+from privgraph.audit.cases import AR, RO, AuditCase
 from privgraph.audit.estimators import keep_release, pc_pair
 from privgraph.privacy import NoiseSampler
 
@@ -101,14 +108,17 @@ def tree_pair() -> tuple[np.ndarray, np.ndarray]:
     return left, right
 
 
-def tree_runner(epsilon: float = RELEASE_EPSILON) -> Runner:
+def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours: str = "replace_one") -> Runner:
     """``PrivateRelease(structure="tree", delta=0).fit`` on codes over three binary columns;
-    the view is the first selected edge (0: a-b, 1: a-c, 2: b-c).
+    ``view`` ``"edge"``: the first selected edge (0: a-b, 1: a-c, 2: b-c); ``"rows"``: the
+    number of rows the release reports.
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = tree_pair()
     >>> tree_runner()(left, 2, SeededSampler(0)).shape
     (2,)
+    >>> bool(150 < tree_runner(view="rows", neighbours="add_remove")(left, 1, SeededSampler(0))[0] < 250)
+    True
     """
     from privgraph.data import Domain, NumpyEngine
     from privgraph.release import PrivateRelease
@@ -121,8 +131,8 @@ def tree_runner(epsilon: float = RELEASE_EPSILON) -> Runner:
         out = np.empty(n)
         for i in range(n):
             rel = PrivateRelease(epsilon=epsilon, delta=0.0, structure="tree", method=keep_release,
-                                 random_state=sampler).fit(engine)
-            out[i] = pairs.index(rel.structure_.edges[0])
+                                 random_state=sampler, neighbours=neighbours).fit(engine)
+            out[i] = pairs.index(rel.structure_.edges[0]) if view == "edge" else rel.n_rows_
         return out
 
     return run
@@ -131,8 +141,8 @@ def tree_runner(epsilon: float = RELEASE_EPSILON) -> Runner:
 def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
-    >>> [c.name for c in release_cases()]
-    ['release_structure', 'release_table', 'release_gauss_edge', 'release_gauss_cell', 'release_tree']
+    >>> [c.name for c in release_cases()][-2:]
+    ['release_tree', 'release_tree_rows']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -152,7 +162,22 @@ def release_cases() -> tuple[AuditCase, ...]:
         AuditCase("release_tree", "PrivateRelease(structure='tree'), first selected edge", RO, RELEASE_EPSILON, 0.0,
                   *tree_pair(), "25 x each of (a,b,c) in {0,1}^3 vs one (0,0,0)->(1,1,0)", tree_runner(),
                   value_events(), runs=4_000, quick_runs=300, group="estimators"),
+        AuditCase("release_tree_rows", "PrivateRelease(structure='tree', neighbours='add_remove'), rows reported",
+                  AR, RELEASE_EPSILON, 0.0, *added_row(), "25 x each of (a,b,c) in {0,1}^3 vs + (1,1,0)",
+                  tree_runner(view="rows", neighbours="add_remove"), threshold_events(), runs=4_000, quick_runs=300,
+                  group="estimators"),
     )
+
+
+def added_row() -> tuple[np.ndarray, np.ndarray]:
+    """The tree case's 200 rows, and the same with one more row (1, 1, 0) (add/remove).
+
+    >>> left, right = added_row()
+    >>> len(left), len(right), right[-1].tolist()
+    (200, 201, [1, 1, 0])
+    """
+    left, _ = tree_pair()
+    return left, np.vstack([left, [[1, 1, 0]]])
 
 
 __all__ = ["release_cases", "release_runner"]

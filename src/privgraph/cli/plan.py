@@ -16,7 +16,7 @@ from rich.console import Console
 
 def plan(
     domain: Path = typer.Option(..., "--domain", help="The public domain codebook (JSON)."),
-    rows: int = typer.Option(..., help="Number of rows of the table to release (public under replace-one)."),
+    rows: int = typer.Option(..., help="Number of rows of the table to release (public under replace-one; under add/remove a public guess the predictions use)."),
     epsilon: float = typer.Option(..., help="Total privacy budget epsilon."),
     delta: float = typer.Option(1e-6, help="delta (Priv-PC's composition)."),
     split: Optional[float] = typer.Option(None, help="Structure's share of epsilon (default: the recommendation)."),
@@ -24,6 +24,7 @@ def plan(
     effect: float = typer.Option(0.1, help="Dependence (phi coefficient) the structure stage must detect."),
     cell: float = typer.Option(0.01, help="Probability of the cell whose relative error the parameters must bound."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    neighbours: str = typer.Option("replace_one", help="replace_one | add_remove (n private: the structure is the tree)."),
 ) -> None:
     """Predict, without reading data, what a release with this budget can afford."""
     import json
@@ -36,9 +37,10 @@ def plan(
     if not domain.is_file():
         raise FileNotFoundError(f"--domain {str(domain)!r}: no such codebook file")
     public = read_codebook(domain)
-    result = plan_release(public, rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell)
+    result = plan_release(public, rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell,
+                          neighbours=neighbours)
     if as_json:
-        typer.echo(json.dumps({"structure": result.structure, "split": result.split,
+        typer.echo(json.dumps({"structure": result.structure, "neighbours": neighbours, "split": result.split,
                                "recommended_split": result.recommended_split, "rounds": result.rounds,
                                "stages": result.rows()}, default=float))
         return
@@ -46,7 +48,8 @@ def plan(
     of = {"gauss-pc": " of rho (one zCDP budget)", "priv-pc": " of epsilon"}.get(result.structure, "")
     share = (f"structure share {result.split:g}{of} (recommended {result.recommended_split:g})"
              if result.structure != "tree" else "its own shares")
-    console.print(f"release of {rows} rows at epsilon={epsilon:g}, delta={delta:g} (replace-one, n public); "
+    relation = "replace-one, n public" if neighbours == "replace_one" else "add/remove, n private: a public guess"
+    console.print(f"release of {rows} rows at epsilon={epsilon:g}, delta={delta:g} ({relation}); "
                   f"structure {result.structure}, {share}")
     console.print(result.to_markdown(), markup=False, highlight=False)
     verdict = "affordable" if result.affordable else "NOT affordable at every stage: see the rows marked NO"

@@ -2,7 +2,7 @@
 
 ``privgraph release asia.csv --domain asia.json --epsilon 1 --out release/`` runs
 :class:`privgraph.release.PrivateRelease` (replace-one neighbours, the number of rows
-public) and writes, all or nothing, into the existing directory OUT: graph.json,
+public; ``--neighbours add_remove``: the number of rows private, the tree as stage 1) and writes, all or nothing, into the existing directory OUT: graph.json,
 graph.dot, graph.png, model.json, synthetic.csv (or .parquet), ledger.json, plan.json,
 report.md with budget.png and marginals.png. Every output is checked before the data is
 read; the whole plan is checked against the budget before any noise is drawn.
@@ -31,6 +31,7 @@ def release(
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    neighbours: str = typer.Option("replace_one", help="replace_one (one row changed, the number of rows public) | add_remove (one row added or removed, the number of rows private; stage 1 is then the tree)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
     from privgraph.cli.ledger_table import print_ledger
@@ -59,7 +60,8 @@ def release(
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
-    est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure)
+    est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
+                         neighbours=neighbours)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
         est.fit(data, public, infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)

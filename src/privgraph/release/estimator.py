@@ -1,7 +1,9 @@
 """``PrivateRelease``: a causal graph, its parameters and synthetic rows under one budget.
 
 Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbouring
-relation (replace-one: n is public):
+relation: replace-one (the default: n is public) or add/remove (``neighbours="add_remove"``:
+n is private, estimated from the noisy tables; only the tree (:mod:`privgraph.release.tree`)
+runs that way, because Priv-PC's and Gauss-PC's margins are calibrated with n public):
 
 1. **structure**: Gauss-PC (``PrivPC(method="gauss-pc")``) with ``split`` of the release's
    zCDP budget rho (delta > 0; the default where the planner finds it affordable), or Priv-PC
@@ -45,7 +47,7 @@ class PrivateRelease(PrivateEstimator):
     Parameters
     ----------
     epsilon, delta : float
-        The total budget of the release (replace-one neighbours, n public). ``delta`` pays
+        The total budget of the release (under ``neighbours``). ``delta`` pays
         for the zCDP-to-(epsilon, delta) conversion of Gauss-PC and the tree (and their
         Gaussian tables), or for Priv-PC's composition (optimal composition of its pure-DP
         rounds); ``delta=0`` rules out Gauss-PC.
@@ -82,6 +84,12 @@ class PrivateRelease(PrivateEstimator):
         charged to ``budget`` (future: direction tests); None: colliders and Meek only.
     random_state : None, int or Generator
         None: secure noise. Anything else: seeded, reproducible and NOT private.
+    neighbours : str
+        ``"replace_one"`` (default: one row changed, the number of rows public) or
+        ``"add_remove"`` (one row added or removed: n private; stage 1 is the tree, whatever
+        ``structure`` says when it is ``"auto"``; ``"gauss-pc"`` and ``"priv-pc"`` are refused).
+        Add/remove is the relation of most synthetic-data tools (dpmm, smartnoise-synth);
+        its histograms have half (L1) or ``1/sqrt(2)`` (L2) of replace-one's sensitivity.
 
     Attributes
     ----------
@@ -105,9 +113,10 @@ class PrivateRelease(PrivateEstimator):
     plan_ : ReleasePlan
         The planner's prediction for this release (public facts only).
     ledger_ : Ledger
-        Every charge of the release, under replace-one.
+        Every charge of the release, under ``neighbours``.
     n_rows_ : int
-        The public number of rows.
+        The number of rows: public under replace-one; under add/remove the noisy tables'
+        estimate (post-processing), which is also the default number of synthetic rows.
 
     Examples
     --------
@@ -124,11 +133,10 @@ class PrivateRelease(PrivateEstimator):
     (5, 8)
     """
 
-    neighbours = RO
-
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
                  alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
-                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP, structure: str = "auto"):
+                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP, structure: str = "auto",
+                 neighbours: str = "replace_one"):
         self.epsilon = epsilon
         self.delta = delta
         self.split = split
@@ -140,6 +148,7 @@ class PrivateRelease(PrivateEstimator):
         self.random_state = random_state
         self.tree_cap = tree_cap
         self.structure = structure
+        self.neighbours = neighbours
 
     def privacy_plan(self, domain, n_rows: int) -> Ledger:
         """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
@@ -157,6 +166,8 @@ class PrivateRelease(PrivateEstimator):
         ['report_noisy_max', 'gaussian']
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(asia, 100)]
         ['gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian']
+        >>> set(PrivateRelease(epsilon=1.0, neighbours="add_remove").privacy_plan(asia, 100).neighbours)
+        {<Neighbours.ADD_REMOVE: 'add_remove'>}
         """
         domain, prediction = self._predict(domain, n_rows)
         if prediction.structure == "tree":
@@ -176,12 +187,14 @@ class PrivateRelease(PrivateEstimator):
         """
         from privgraph.data import open_engine
 
-        self._check()
-        engine = open_engine(X, domain, neighbours=RO, invalid="recode", infer_domain=infer_domain, what="X")
+        neighbours = self._check()
+        engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
+        if neighbours is not RO:  # n is private: the plan is the tree's, which needs no n
+            return self._fit_tree(engine, *self._predict(engine.domain, None), budget)
         n = int(engine.counts([]))  # public under replace-one
         domain, prediction = self._predict(engine.domain, n)
         if prediction.structure == "tree":
-            return self._fit_tree(engine, domain, n, prediction, budget)
+            return self._fit_tree(engine, domain, prediction, budget)
         structure = self._structure(prediction)
         planned = structure.privacy_plan(domain, n) + self._parameters_plan(domain, prediction)
         composition = "rdp" if prediction.structure == "gauss-pc" else composition_for(self.delta)
@@ -216,25 +229,36 @@ class PrivateRelease(PrivateEstimator):
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         return self
 
-    def _fit_tree(self, engine, domain, n: int, prediction: ReleasePlan, budget: Budget | None) -> "PrivateRelease":
-        """Stage 1 as a private spanning tree (:mod:`privgraph.release.tree`), then its pair tables."""
+    def _fit_tree(self, engine, domain, prediction: ReleasePlan | None, budget: Budget | None) -> "PrivateRelease":
+        """Stage 1 as a private spanning tree (:mod:`privgraph.release.tree`), then its pair
+        tables. ``prediction`` None (add/remove): the tree's plan, which needs no n, is made
+        here, and the planner's prediction afterwards from the released estimate of n
+        (post-processing), for the report."""
         from privgraph.mrf import PrivateMRF
-        from privgraph.release.tree import fit_tree_structure
+        from privgraph.release.tree import fit_tree_structure, plan_tree
 
-        plan = prediction.tree
+        plan = prediction.tree if prediction is not None else plan_tree(
+            domain, None, epsilon=self.epsilon, delta=self.delta, neighbours=self.neighbours)
         budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=plan.composition)
         check_affordable(plan.charges(domain).charges, budget)  # the whole plan, before any noise
         structure = fit_tree_structure(engine, plan, sampler=self._noise_sampler(), budget=budget)
         self.graph_ = structure.graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
         self.cliques_ = structure.edges + structure.extras
-        params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.extras, method=self._tree_fit(structure),
-                            neighbours="replace_one", noise=plan.noise, delta=plan.delta or None,
+        params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.extras, method=self._tree_fit(structure, plan),
+                            neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
         params.fit(engine, budget=budget)
+        if prediction is None:  # add/remove: n is estimated from every noisy table, as the model's fit does
+            from privgraph.release.tree import joined
+
+            n = max(1, int(round(joined(structure.tables, params.marginals_, plan.neighbours).records)))
+            prediction = self._predict(domain, n)[1]
+        else:
+            n = prediction.n_rows
         return self._fitted(structure, params, structure.ledger, prediction, plan.composition, n, domain)
 
-    def _tree_fit(self, structure):
+    def _tree_fit(self, structure, plan):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
         from privgraph.mrf.estimator import TABLE_METHODS
         from privgraph.release.tree import joined
@@ -242,13 +266,13 @@ class PrivateRelease(PrivateEstimator):
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
 
         def fit_with_the_tree(extras):
-            return fit(joined(structure.tables, extras))
+            return fit(joined(structure.tables, extras, plan.neighbours))
 
         fit_with_the_tree.__name__ = f"{getattr(fit, '__name__', 'custom')} (with the tree's tables)"
         return fit_with_the_tree
 
     def sample(self, n: int | None = None, *, random_state=None, method: str = "round"):
-        """``n`` synthetic rows (default: the public n) from the fitted model: ``method="round"``
+        """``n`` synthetic rows (default: :attr:`n_rows_`) from the fitted model: ``method="round"``
         by controlled rounding (the default, as Private-PGM's, so MST's and AIM's, synthetic data:
         each value's count within one of the model's in every group,
         :func:`~privgraph.mrf.sample_model`), ``"sample"`` i.i.d."""
@@ -262,7 +286,8 @@ class PrivateRelease(PrivateEstimator):
         return self.parameters_.marginal(columns)
 
     # -- internals -------------------------------------------------------------------
-    def _check(self) -> None:
+    def _check(self) -> Neighbours:
+        """The release's relation, once every parameter is checked."""
         from privgraph.privacy.neighbours import check_delta, check_epsilon
 
         check_epsilon(self.epsilon)
@@ -275,20 +300,31 @@ class PrivateRelease(PrivateEstimator):
         check_structure(self.structure)
         if self.orient is not None and not callable(self.orient):
             raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
+        neighbours = Neighbours.parse(self.neighbours)
+        if neighbours is not RO and self.structure not in ("auto", "tree"):
+            raise ValueError(f"structure={self.structure!r} needs replace-one neighbours (its tests are calibrated "
+                             "with the number of rows public); under neighbours='add_remove' the release's "
+                             "structure is the tree: use structure='auto' or 'tree'")
+        return neighbours
 
-    def _predict(self, domain, n_rows: int):
+    def _predict(self, domain, n_rows: int | None):
+        """(domain, the planner's prediction); ``n_rows`` None (add/remove, before the release):
+        no prediction, only the checks."""
         from privgraph.data import Kind, resolve_domain
 
-        self._check()
+        neighbours = self._check()
         domain = resolve_domain(None, domain)
         if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
             raise ValueError(f"columns {cont} are continuous: bin them into ordinal levels (a release models "
                              "discrete tables; private direction tests on continuous columns are future work)")
+        if n_rows is None:
+            return domain, None
         if isinstance(n_rows, bool) or int(n_rows) != n_rows or n_rows < 1:
             raise ValueError(f"the number of rows must be a positive integer, got {n_rows!r}")
         rounds = None if self.max_rounds == "auto" else self.max_rounds
         plan = plan_release(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, split=self.split,
-                            cap=self.cap, alpha=self.alpha, rounds=rounds, structure=self.structure)
+                            cap=self.cap, alpha=self.alpha, rounds=rounds, structure=self.structure,
+                            neighbours=neighbours)
         if self.max_rounds is None:
             plan = plan.__class__(**{**vars(plan), "rounds": None})
         return domain, plan

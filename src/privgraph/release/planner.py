@@ -142,8 +142,11 @@ class ReleasePlan:
 def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 1e-6, split: float | None = None,
                  cap: int = 5_000, alpha: float = 0.05, effect: float = 0.1, cell: float = 0.01,
                  miss: float = 0.05, max_relative_error: float = 0.5, rounds: int | None = None,
-                 usefulness: float = 4.0, structure: str = "auto") -> ReleasePlan:
+                 usefulness: float = 4.0, structure: str = "auto", neighbours: str = "replace_one") -> ReleasePlan:
     """Predict each stage's noise for a release of ``n_rows`` over ``domain``; reads no data.
+
+    ``neighbours="add_remove"``: n is private and ``n_rows`` only the user's public guess of
+    it (the predictions use it; the plan of charges does not); the structure is the tree.
 
     ``split``: the structure's share of ``epsilon`` (None: the recommended split).
     ``rounds``: Priv-PC's cap (None: its default, or the largest cap it accepts).
@@ -163,6 +166,8 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     >>> small = plan_release(load_network("asia").domain, 2_000, epsilon=1.0)
     >>> small.structure, [s.stage for s in small.stages]
     ('tree', ['structure (tree)', 'parameters (tree)'])
+    >>> plan_release(asia, 100_000, epsilon=1.0, neighbours="add_remove").tree.neighbours.value
+    'add_remove'
     """
     from privgraph.privacy.neighbours import check_delta, check_epsilon
 
@@ -170,6 +175,17 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     check_delta(delta)
     domain = domain.project(domain.discrete_names)
     check_structure(structure)
+    from privgraph.privacy import Neighbours
+
+    if Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE:
+        if structure not in ("auto", "tree"):
+            raise ValueError(f"structure={structure!r} needs replace-one neighbours; under add/remove the "
+                             "release's structure is the tree ('auto' or 'tree')")
+        notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",
+                 "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the "
+                 "structure stage that needs no n")
+        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes)
+        return _tree_release(base, domain, effect, cell, miss, max_relative_error, None, Neighbours.ADD_REMOVE)
     if structure == "gauss-pc" or (structure == "auto" and delta > 0):
         gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
                                effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
@@ -262,14 +278,16 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
 
 
 def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float, miss: float,
-                  max_relative_error: float, priv_pc: StagePlan) -> ReleasePlan:
-    """``plan`` with the spanning tree as stage 1 and its pair tables as the parameters."""
+                  max_relative_error: float, priv_pc: StagePlan | None, neighbours=None) -> ReleasePlan:
+    """``plan`` with the spanning tree as stage 1 and its pair tables as the parameters
+    (``priv_pc``: Priv-PC's refused stage, named in the notes; None under add/remove)."""
     from privgraph.release.tree import pair_score_sensitivity, plan_tree
     from privgraph.privacy import Neighbours
 
+    neighbours = neighbours or Neighbours.REPLACE_ONE
     n, d = plan.n_rows, len(domain.names)
-    tree = plan_tree(domain, n, epsilon=plan.epsilon, delta=plan.delta)
-    b = 2 * pair_score_sensitivity(Neighbours.REPLACE_ONE) / tree.select_epsilon
+    tree = plan_tree(domain, n, epsilon=plan.epsilon, delta=plan.delta, neighbours=neighbours)
+    b = 2 * pair_score_sensitivity(neighbours) / tree.select_epsilon
     gap = n * effect
     error = min(1.0, d * (d - 1) / 2 * math.exp(-gap / b))
     select = StagePlan("structure (tree)", tree.select_epsilon, b, gap, error, error <= miss,
@@ -283,7 +301,8 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                        f"{d - 1} tree pair tables, {tree.extras} residual pair tables (chosen by "
                        f"{tree.extras} more selections of epsilon {tree.residual_epsilon:.4g}) and {d} one-way "
                        f"tables, {tree.noise} noise ({tree.composition} composition)")
-    notes = plan.notes + (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",)
+    notes = plan.notes + (() if priv_pc is None else
+                          (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",))
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
 
 

@@ -35,10 +35,20 @@ def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
     return {role: out / name for role, name in FILES.items()} | {"synthetic": out / f"synthetic.{data_format}"}
 
 
+def relation(release) -> str:
+    """The release's neighbouring relation, ``"replace_one"`` or ``"add_remove"``."""
+    from privgraph.privacy import Neighbours
+
+    return Neighbours.parse(release.neighbours).value
+
+
 def privacy_summary(release) -> dict:
-    """The privacy facts every output carries: relation, totals, ledger rows, caveats."""
+    """The privacy facts every output carries: relation, totals, ledger rows, caveats; the
+    number of rows as ``n_rows_public`` (replace-one) or ``n_rows_estimated`` (add/remove:
+    estimated from the noisy tables, post-processing)."""
     total = release.ledger_.total(release.composition_, release.delta or None)
-    return {"neighbours": "replace_one", "n_rows_public": release.n_rows_, "epsilon": total.epsilon,
+    rows = "n_rows_public" if relation(release) == "replace_one" else "n_rows_estimated"
+    return {"neighbours": relation(release), rows: release.n_rows_, "epsilon": total.epsilon,
             "delta": total.delta, "composition": total.method, "ledger": release.ledger_.rows(),
             "caveats": list(release.ledger_.caveats)}
 
@@ -56,7 +66,7 @@ def release_writers(release, synthetic, paths: dict[str, Path], sampling: str = 
     writers = {
         paths["graph_json"]: graph_writer(release.graph_, ".json", privacy),
         paths["graph_dot"]: graph_writer(release.graph_, ".dot", privacy),
-        paths["graph_png"]: drawing_writer(release.graph_, "png", title=f"released graph ({_STAGE_NAMES[release.structure_kind_]}, replace-one)"),
+        paths["graph_png"]: drawing_writer(release.graph_, "png", title=f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"),
         paths["model"]: _text(json.dumps(model)),
         paths["ledger"]: _text(json.dumps(privacy, indent=1)),
         paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
@@ -177,10 +187,15 @@ def report_markdown(release, checks, paths, sampling: str = "round") -> str:
     eps = stage_epsilons(release)
     caveats = "\n".join(f"- **NOT PRIVATE:** {c}" for c in p["caveats"]) or "- none"
     rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
+    if p["neighbours"] == "replace_one":
+        unit, public_n = (f"**replace-one**\nneighbours (one row changed; the number of rows, {release.n_rows_}, is "
+                          "public)"), "the\n  number of rows, "
+    else:
+        unit, public_n = (f"**add/remove**\nneighbours (one row added or removed; the number of rows is private: "
+                          f"{release.n_rows_} is its estimate from the noisy tables)"), ""
     return f"""# privgraph release
 
-**Guarantee**: ({p['epsilon']:.4g}, {p['delta']:.3g})-differential privacy under **replace-one**
-neighbours (one row changed; the number of rows, {release.n_rows_}, is public), composed by
+**Guarantee**: ({p['epsilon']:.4g}, {p['delta']:.3g})-differential privacy under {unit}, composed by
 {p['composition']} composition over every charge in `{paths['ledger'].name}`.
 
 ## What is private and what is not
@@ -188,8 +203,8 @@ neighbours (one row changed; the number of rows, {release.n_rows_}, is public), 
 - Private (covered by the guarantee): the graph, the model, the synthetic rows, the released
   tables behind the plots below. All of them are functions of the noisy releases listed in
   the ledger.
-- Public (not protected, by assumption): the domain codebook (names, levels, order), the
-  number of rows, the parameters of the run (epsilon, split, cap, alpha).
+- Public (not protected, by assumption): the domain codebook (names, levels, order), {public_n}the
+  parameters of the run (epsilon, split, cap, alpha).
 - The synthetic rows are drawn {_SAMPLING[sampling]}; they are not records of the
   data and carry no more information than the model.
 - Caveats:
@@ -231,5 +246,5 @@ Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together the
 """
 
 
-__all__ = ["FILES", "marginal_checks", "privacy_summary", "release_outputs", "release_writers", "report_markdown",
-           "stage_epsilons"]
+__all__ = ["FILES", "marginal_checks", "privacy_summary", "relation", "release_outputs", "release_writers",
+           "report_markdown", "stage_epsilons"]

@@ -22,7 +22,7 @@ from collections import deque
 
 import numpy as np
 
-from privgraph.privacy import NoiseSampler, exponential_mechanism
+from privgraph.privacy import Neighbours, NoiseSampler, exponential_mechanism
 from privgraph.release.tree import RO, pair_score_sensitivity
 
 
@@ -71,9 +71,10 @@ def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:
     return out
 
 
-def select_residual_pairs(pairs, scores: np.ndarray, count: int, *, epsilon: float,
-                          sampler: NoiseSampler) -> list[tuple[str, str]]:
-    """``count`` of ``pairs`` by the exponential mechanism, one at a time without replacement.
+def select_residual_pairs(pairs, scores: np.ndarray, count: int, *, epsilon: float, sampler: NoiseSampler,
+                          neighbours: Neighbours = RO) -> list[tuple[str, str]]:
+    """``count`` of ``pairs`` by the exponential mechanism, one at a time without replacement
+    (score sensitivity :func:`~privgraph.release.tree.pair_score_sensitivity` under ``neighbours``).
 
     >>> from privgraph.privacy import SeededSampler
     >>> select_residual_pairs([("a", "b"), ("a", "c"), ("b", "c")], np.array([0.0, 1e6, 0.0]), 1,
@@ -83,8 +84,8 @@ def select_residual_pairs(pairs, scores: np.ndarray, count: int, *, epsilon: flo
     left = list(range(len(pairs)))
     chosen = []
     for _ in range(min(count, len(pairs))):
-        pick, _ = exponential_mechanism(scores[left], epsilon=epsilon, sensitivity=pair_score_sensitivity(RO),
-                                        neighbours=RO, sampler=sampler)
+        pick, _ = exponential_mechanism(scores[left], epsilon=epsilon, sensitivity=pair_score_sensitivity(neighbours),
+                                        neighbours=neighbours, sampler=sampler)
         chosen.append(pairs[left.pop(pick)])
     return chosen
 

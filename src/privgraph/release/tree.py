@@ -2,13 +2,18 @@
 
 Priv-PC needs a cap of rounds that a small budget on many columns cannot pay (child and
 alarm at 2e4 rows and epsilon 1); the tree needs d - 1 selections, whatever the data.
-Under **replace-one** neighbours (n public), as the rest of the release:
+Under **replace-one** neighbours (n public), as the rest of the release, or under
+**add/remove** neighbours (n private: the only structure stage a release runs that way,
+because the tree needs n nowhere but in its scores, where the noisy one-way tables'
+estimate of n stands in):
 
 1. **one-way tables**: every column's counts, noisy (:func:`privgraph.mrf.release.release_tables`:
-   d histograms, L2 sensitivity ``sqrt(2 d)`` for Gaussian noise, L1 ``2 d`` for Laplace);
+   d histograms, L2 sensitivity ``sqrt(2 d)`` for Gaussian noise, L1 ``2 d`` for Laplace;
+   ``sqrt(d)`` and ``d`` under add/remove);
 2. **selection**: each pair (i, j) is scored by ``u_ij = || C_ij - n q_i q_j^T ||_1``, the
    L1 distance between its true count table and the product of the noisy one-way
-   proportions ``q`` (post-processing of step 1, so a constant here); d - 1 edges are
+   proportions ``q`` (post-processing of step 1, so a constant here; under add/remove ``n``
+   is the estimate from step 1's noisy totals, a constant too); d - 1 edges are
    chosen by the exponential mechanism in Kruskal's order (each round's candidates are
    the pairs joining two components of the edges chosen so far: a function of earlier
    releases only), sensitivity :func:`pair_score_sensitivity`;
@@ -45,7 +50,7 @@ from privgraph.privacy.budget import reserve_plan
 from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
 
-RO = Neighbours.REPLACE_ONE
+RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
 #: tree's d - 1 selections and on step 3's selections (:mod:`privgraph.release.residuals`);
 #: the rest goes to the tables, in proportion to their number (every table gets the same
@@ -75,6 +80,7 @@ class TreePlan:
     selections: int
     extras: int
     rho: float | None  # the whole release's zCDP budget (Gaussian), None under Laplace
+    neighbours: Neighbours = RO  # add/remove: n private (estimated from the one-way tables)
 
     def charges(self, domain: Domain) -> Ledger:
         """The ledger the stage charges on ``domain`` (pair tables planned on stand-in pairs: the
@@ -92,7 +98,8 @@ class TreePlan:
     def table_charge(self, domain: Domain, cliques, epsilon: float) -> Ledger:
         from privgraph.mrf.release import plan_release
 
-        return plan_release(domain=domain, cliques=cliques, epsilon=epsilon, neighbours=RO, noise=self.noise,
+        return plan_release(domain=domain, cliques=cliques, epsilon=epsilon, neighbours=self.neighbours,
+                            noise=self.noise,
                             delta=self.delta or None)
 
     def cell_noise(self, epsilon: float, tables: int) -> float:
@@ -107,23 +114,33 @@ class TreePlan:
         from privgraph.mrf.release import release_sensitivity
         from privgraph.privacy import gaussian_calibration, laplace_scale
 
-        sensitivity = release_sensitivity(self.noise, tables, RO)
+        sensitivity = release_sensitivity(self.noise, tables, self.neighbours)
         if self.noise == "gaussian":
             return gaussian_calibration(epsilon, self.delta, sensitivity, 4 * tables)[0]
         return laplace_scale(epsilon, sensitivity, 4 * tables)
 
     def selection_charge(self) -> Charge:
         """The d - 1 tree selections, reserved together before the first is drawn."""
-        return exponential_charge(self.select_epsilon, pair_score_sensitivity(RO), RO).times(self.selections)
+        return exponential_charge(self.select_epsilon, pair_score_sensitivity(self.neighbours),
+                                  self.neighbours).times(self.selections)
 
     def residual_charge(self) -> Charge:
         """The residual selections, reserved together before the first is drawn."""
-        return exponential_charge(self.residual_epsilon, pair_score_sensitivity(RO), RO).times(self.extras)
+        return exponential_charge(self.residual_epsilon, pair_score_sensitivity(self.neighbours),
+                                  self.neighbours).times(self.extras)
 
 
-def plan_tree(domain: Domain, n_rows: int, *, epsilon: float, delta: float, selection_share: float = SELECTION_SHARE,
-              residual_share: float = RESIDUAL_SHARE) -> TreePlan:
-    """The tree stage's plan for ``domain`` at (epsilon, delta); reads no data.
+def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: float,
+              selection_share: float | None = None, residual_share: float | None = None,
+              neighbours: Neighbours | str = RO) -> TreePlan:
+    """The tree stage's plan for ``domain`` at (epsilon, delta) under ``neighbours``; reads no
+    data. The plan does not depend on ``n_rows`` (it may be None: under add/remove n is private).
+
+    The selections' shares default to :data:`SELECTION_SHARE` and :data:`RESIDUAL_SHARE`
+    under replace-one. Under add/remove a score's sensitivity is half, so the same noise in
+    score units (``2 Delta / epsilon``) costs half the epsilon: a quarter of the rho under
+    zCDP (``epsilon^2 / 8`` each), half the epsilon under basic composition; the shares
+    default to that, and the tables get the rest.
 
     Examples
     --------
@@ -134,9 +151,18 @@ def plan_tree(domain: Domain, n_rows: int, *, epsilon: float, delta: float, sele
     >>> g = plan_tree(d, 1000, epsilon=1.0, delta=1e-6)
     >>> g.noise, g.composition, g.charges(d).total("rdp", 1e-6).epsilon <= 1.0
     ('gaussian', 'rdp', True)
+    >>> a = plan_tree(d, None, epsilon=1.0, delta=1e-6, neighbours="add_remove")
+    >>> a.charges(d).neighbours == {Neighbours.ADD_REMOVE}, a.cell_noise(a.pair_epsilon, 2) < g.cell_noise(g.pair_epsilon, 2) / 1.4
+    (True, True)
+    >>> round(a.select_epsilon / g.select_epsilon, 3)  # the same selection noise: 2 Delta / epsilon
+    0.5
     """
     from privgraph.release.residuals import extra_pair_count
 
+    neighbours = Neighbours.parse(neighbours)
+    same_noise = (pair_score_sensitivity(neighbours) / pair_score_sensitivity(RO)) ** (1 if delta == 0 else 2)
+    selection_share = SELECTION_SHARE * same_noise if selection_share is None else selection_share
+    residual_share = RESIDUAL_SHARE * same_noise if residual_share is None else residual_share
     d = len(domain.names)
     if d < 3:
         raise ValueError(f"a tree release needs at least three columns, got {list(domain.names)}")
@@ -150,14 +176,14 @@ def plan_tree(domain: Domain, n_rows: int, *, epsilon: float, delta: float, sele
         eps = epsilon - _MARGIN
         ones, pairs, extra = (float(x) for x in eps * tables * counts)
         return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
-                        eps * residual_share / k, extra, d - 1, k, None)
+                        eps * residual_share / k, extra, d - 1, k, None, neighbours)
     from privgraph.privacy.zcdp import zcdp_epsilon
 
     rho = total_rho(epsilon, delta)
     ones, pairs, extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
     select = math.sqrt(8 * rho * selection_share / (d - 1))  # epsilon^2 / 8 each (bounded range)
     residual = math.sqrt(8 * rho * residual_share / k)
-    return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, extra, d - 1, k, rho)
+    return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, extra, d - 1, k, rho, neighbours)
 
 
 def total_rho(epsilon: float, delta: float) -> float:
@@ -179,10 +205,12 @@ def pair_score_sensitivity(neighbours: Neighbours) -> float:
     Derivation: by the triangle inequality ``|u_ij(D) - u_ij(D')| <= ||C_ij(D) - C_ij(D')||_1``,
     the L1 sensitivity of one histogram: 2 under replace-one (one count moves from one cell
     to another), 1 under add/remove (:func:`~privgraph.privacy.histogram_l1_sensitivity`).
-    E, built from the released one-way tables and the public n, is the same on both sides.
+    E, built from the released one-way tables and n, is the same on both sides: under
+    replace-one n is public; under add/remove E must not use the true n (it moves with the
+    added row, and the bound would be 2), so it uses the released tables' estimate of n.
 
-    >>> pair_score_sensitivity(Neighbours.REPLACE_ONE)
-    2
+    >>> pair_score_sensitivity(Neighbours.REPLACE_ONE), pair_score_sensitivity(Neighbours.ADD_REMOVE)
+    (2, 1)
     """
     return histogram_l1_sensitivity(neighbours)
 
@@ -207,7 +235,8 @@ def proportions(noisy: np.ndarray) -> np.ndarray:
     return x / x.sum() if x.sum() > 0 else np.full(x.size, 1.0 / x.size)
 
 
-def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: NoiseSampler) -> list[tuple[str, str]]:
+def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: NoiseSampler,
+                neighbours: Neighbours = RO) -> list[tuple[str, str]]:
     """d - 1 edges of a spanning tree of ``names``, one exponential mechanism per edge in
     Kruskal's order (candidates: the pairs joining two components of the edges chosen so
     far). Each call is charged by the caller's plan (:meth:`TreePlan.selection_charge`).
@@ -227,8 +256,8 @@ def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: No
     edges = []
     for _ in range(len(root) - 1):
         open_ = [k for k, (a, b) in enumerate(pairs) if find(a) != find(b)]
-        pick, _ = exponential_mechanism(scores[open_], epsilon=epsilon, sensitivity=pair_score_sensitivity(RO),
-                                        neighbours=RO, sampler=sampler)
+        pick, _ = exponential_mechanism(scores[open_], epsilon=epsilon, sensitivity=pair_score_sensitivity(neighbours),
+                                        neighbours=neighbours, sampler=sampler)
         a, b = pairs[open_[pick]]
         root[find(a)] = find(b)
         edges.append((a, b))
@@ -258,45 +287,49 @@ class TreeStructure:
 
 
 def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None) -> TreeStructure:
-    """Steps 1-3 of the module docstring on ``engine`` (its domain, replace-one, n public),
+    """Steps 1-3 of the module docstring on ``engine`` (its domain, under ``plan.neighbours``),
     up to the choice of the residual pairs (their tables are the parameters' release)."""
     import itertools
 
     from privgraph.data import count_tables
     from privgraph.release.residuals import select_residual_pairs
 
-    domain, n = engine.domain, int(engine.counts([]))
+    domain = engine.domain
     ones, ledger = release_counts(engine, [(v,) for v in domain.names], plan.one_way_epsilon, plan, sampler, budget)
+    n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
     ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     pairs = list(itertools.combinations(domain.names, 2))
     counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
     independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
     edges = select_tree(domain.names, pairs, l1_scores(list(counted.values()), independent, n),
-                        epsilon=plan.select_epsilon, sampler=sampler)
+                        epsilon=plan.select_epsilon, sampler=sampler, neighbours=plan.neighbours)
     tree, spent = release_counts(engine, edges, plan.pair_epsilon, plan, sampler, budget,
                                  counts=[counted[e] for e in edges])
-    tables = joined(ones, tree)
+    tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent + reserve_plan([plan.residual_charge()], budget)
     in_tree = set(edges)
     rest = [p for p in pairs if p not in in_tree]
     predicted = tree_model_pairs(tables, edges)
     scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
-    extras = select_residual_pairs(rest, scores, plan.extras, epsilon=plan.residual_epsilon, sampler=sampler)
+    extras = select_residual_pairs(rest, scores, plan.extras, epsilon=plan.residual_epsilon, sampler=sampler,
+                                   neighbours=plan.neighbours)
     return TreeStructure(tables, tuple(edges), tuple(extras), ledger)
 
 
 def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None,
                    counts=None):
-    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise (replace-one);
+    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise and relation
+    (replace-one: the public n rides along; add/remove: n is estimated from the noisy tables);
     ``counts``: those tables when already counted (else they are counted here)."""
     from privgraph.data import count_tables
     from privgraph.mrf.release import release_tables
 
     counts = count_tables(engine, cliques) if counts is None else counts
+    records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     return release_tables(counts, domain=engine.domain, cliques=cliques, epsilon=epsilon,
-                          neighbours=RO, sampler=sampler, noise=plan.noise, delta=plan.delta or None,
-                          records=int(engine.counts([])), budget=budget)
+                          neighbours=plan.neighbours, sampler=sampler, noise=plan.noise, delta=plan.delta or None,
+                          records=records, budget=budget)
 
 
 def tree_model_pairs(tables, edges) -> dict:
@@ -311,9 +344,11 @@ def tree_model_pairs(tables, edges) -> dict:
     return tree_pair_tables(names, edges, {v: marginals[(v,)] for v in names}, {e: marginals[e] for e in edges})
 
 
-def joined(earlier, later):
+def joined(earlier, later, neighbours: Neighbours = RO):
     """One :class:`~privgraph.mrf.release.NoisyMarginals` of two releases' tables for a model
-    fit (post-processing); its noise scale is the larger of the two.
+    fit (post-processing); its noise scale is the larger of the two. Under add/remove the
+    number of records is estimated again from every table of both
+    (:func:`~privgraph.mrf.release.estimate_records`); under replace-one it is the public n.
 
     >>> from privgraph.mrf.release import NoisyMarginals
     >>> d = Domain.of(a=2, b=2)
@@ -325,9 +360,12 @@ def joined(earlier, later):
     """
     from dataclasses import replace
 
-    cliques = earlier.cliques + later.cliques
-    return replace(later, cliques=cliques, ties=tuple(range(len(cliques))), tables=earlier.tables + later.tables,
-                   scale=max(earlier.scale, later.scale))
+    from privgraph.mrf.release import estimate_records
+
+    cliques, tables = earlier.cliques + later.cliques, earlier.tables + later.tables
+    records = later.records if neighbours is RO else estimate_records(tables)
+    return replace(later, cliques=cliques, ties=tuple(range(len(cliques))), tables=tables,
+                   scale=max(earlier.scale, later.scale), records=records)
 
 
 __all__ = ["RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure", "fit_tree_structure", "joined",
