@@ -55,7 +55,9 @@ def test_the_plan_spends_the_budget_under_its_composition():
     assert 1.0 - 1e-4 <= total <= 1.0
     laplace = plan_tree(d, 20_000, epsilon=1.0, delta=0.0)
     assert 1.0 - 1e-4 <= laplace.charges(d).total("basic").epsilon <= 1.0
-    assert [c.mechanism for c in laplace.charges(d)] == ["laplace", "exponential", "laplace", "exponential", "laplace"]
+    rounds = ["exponential", "laplace"] * len(laplace.batches)
+    assert [c.mechanism for c in laplace.charges(d)] == ["laplace", "exponential", "laplace", *rounds]
+    assert sum(laplace.batches) == laplace.extras and len(laplace.batches) == 3
     with pytest.raises(ValueError, match="three columns"):
         plan_tree(Domain.of(a=2, b=2), 100, epsilon=1.0, delta=0.0)
 

@@ -165,7 +165,7 @@ class PrivateRelease(PrivateEstimator):
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0).privacy_plan(asia, 100_000)][-2:]
         ['report_noisy_max', 'gaussian']
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(asia, 100)]
-        ['gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian']
+        ['gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian']
         >>> set(PrivateRelease(epsilon=1.0, neighbours="add_remove").privacy_plan(asia, 100).neighbours)
         {<Neighbours.ADD_REMOVE: 'add_remove'>}
         """
@@ -241,11 +241,13 @@ class PrivateRelease(PrivateEstimator):
             domain, None, epsilon=self.epsilon, delta=self.delta, neighbours=self.neighbours)
         budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=plan.composition)
         check_affordable(plan.charges(domain).charges, budget)  # the whole plan, before any noise
-        structure = fit_tree_structure(engine, plan, sampler=self._noise_sampler(), budget=budget)
+        seed = self._mrf_seed()
+        rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else None)  # post-processing draws
+        structure = fit_tree_structure(engine, plan, sampler=self._noise_sampler(), budget=budget, rng=rng)
         self.graph_ = structure.graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
         self.cliques_ = structure.edges + structure.extras
-        params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.extras, method=self._tree_fit(structure, plan),
+        params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.last, method=self._tree_fit(structure, plan),
                             neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
         params.fit(engine, budget=budget)

@@ -299,8 +299,9 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
     tables = StagePlan("parameters (tree)", tree.pair_epsilon, noise, n * cell, relative,
                        relative <= max_relative_error,
                        f"{d - 1} tree pair tables, {tree.extras} residual pair tables (chosen by "
-                       f"{tree.extras} more selections of epsilon {tree.residual_epsilon:.4g}) and {d} one-way "
-                       f"tables, {tree.noise} noise ({tree.composition} composition)")
+                       f"{tree.extras} more selections of epsilon {tree.residual_epsilon:.4g}, in "
+                       f"{len(tree.batches)} rounds) and {d} one-way tables, {tree.noise} noise "
+                       f"({tree.composition} composition)")
     notes = plan.notes + (() if priv_pc is None else
                           (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",))
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)

@@ -101,7 +101,8 @@ def _structure_row(release) -> str:
     s = release.structure_
     if release.structure_kind_ == "tree":
         return (f"private spanning tree: {len(s.tables.domain.names)} noisy one-way tables, {len(s.edges)} edges by "
-                f"the exponential mechanism, their tables, then {len(s.extras)} pairs the tree explains worst")
+                f"the exponential mechanism, their tables, then {len(s.extras)} pairs the model explains worst, in "
+                f"{len(release.plan_.tree.batches)} rounds (the tables of every round but the last)")
     if release.structure_kind_ == "gauss-pc":
         return f"Gauss-PC ({s.ci_test_} test, one Gaussian release per level of PC, zCDP)"
     return (f"Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, "
@@ -111,8 +112,8 @@ def _structure_row(release) -> str:
 def _parameters_row(release) -> str:
     """What stage 3 released, in one table cell."""
     if release.structure_kind_ == "tree":
-        return (f"the {len(release.structure_.extras)} residual pairs' tables ({release.plan_.tree.noise}), "
-                "CGM-EM on every released table")
+        return (f"the last round's {len(release.structure_.last)} residual pairs' tables "
+                f"({release.plan_.tree.noise}), CGM-EM on every released table")
     noise = "Gaussian (RDP composition with stage 1)" if release.structure_kind_ == "gauss-pc" else "Laplace"
     return (f"{len(release.cliques_)} tables (families of the DAG extension merged within a cap of "
             f"{release.plan_.cap} cells), {noise}, CGM-EM")

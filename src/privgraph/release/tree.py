@@ -18,11 +18,15 @@ estimate of n stands in):
    the pairs joining two components of the edges chosen so far: a function of earlier
    releases only), sensitivity :func:`pair_score_sensitivity`;
 3. **pair tables**: the chosen pairs' counts, noisy (d - 1 histograms);
-4. **residual pairs** (:mod:`privgraph.release.residuals`): the model CGM-EM fits to steps 1
-   and 3 (post-processing) predicts every pair's table; k more pairs, those it explains
+4. **residual pairs** (:mod:`privgraph.release.residuals`), in :data:`RESIDUAL_ROUNDS`
+   rounds, as AIM measures: the model CGM-EM fits to the tables released so far
+   (post-processing) predicts every pair's table; the round's pairs, those it explains
    worst, are chosen by the exponential mechanism (same score and sensitivity, against the
-   prediction instead of independence) and their tables released and fitted with all the
-   others by :class:`~privgraph.mrf.PrivateMRF` (the release's stage 3).
+   prediction instead of independence) and their tables released; the next round's
+   prediction is the model refitted with them. Each round's candidates are the pairs
+   neither in the tree nor chosen before (a function of earlier releases only). The last
+   round's tables are the release's stage 3, fitted with all the others by
+   :class:`~privgraph.mrf.PrivateMRF`.
 
 The released graph is the tree, as undirected edges; the model's cliques are the tree's
 and the residual pairs.
@@ -57,6 +61,14 @@ RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
 #: noise). Settled on seeds 100-102 of child and alarm, never on the reported runs
 #: (docs/release.md).
 SELECTION_SHARE, RESIDUAL_SHARE = 0.15, 0.1
+#: Rounds of step 4 (at most one pair each): the k residual pairs are chosen and released in
+#: this many batches, the model refitted between them. A table's noise does not depend on
+#: the batching (zCDP and basic composition both add up per table), so the rounds cost CPU,
+#: not budget. Settled on seeds 100-102 of child and alarm at 2e4 rows, never on the reported
+#: runs (docs/release.md).
+RESIDUAL_ROUNDS = 3
+#: Rows drawn from a round's model to predict every pair's table (post-processing; public).
+PREDICTION_ROWS = 200_000
 _MARGIN = 1e-6  # epsilon left unspent: the accountants' numerical slack and the samplers' PURE_DP_SLACK
 
 
@@ -64,8 +76,9 @@ _MARGIN = 1e-6  # epsilon left unspent: the accountants' numerical slack and the
 class TreePlan:
     """The tree stage's budget: per-step epsilons, noise and composition (public facts only).
 
-    Steps: one-way tables, ``selections`` tree selections, the tree's pair tables,
-    ``extras`` residual selections (:mod:`privgraph.release.residuals`), their pair tables.
+    Steps: one-way tables, ``selections`` tree selections, the tree's pair tables, then for
+    each round of ``batches`` (sizes summing to ``extras``) that many residual selections
+    (:mod:`privgraph.release.residuals`) and their pair tables at ``extra_epsilons``.
     """
 
     epsilon: float
@@ -76,11 +89,17 @@ class TreePlan:
     select_epsilon: float  # per tree selection
     pair_epsilon: float  # the tree's pair tables
     residual_epsilon: float  # per residual selection
-    extra_epsilon: float  # the residual pairs' tables
+    extra_epsilons: tuple[float, ...]  # each round's residual pair tables
     selections: int
     extras: int
     rho: float | None  # the whole release's zCDP budget (Gaussian), None under Laplace
     neighbours: Neighbours = RO  # add/remove: n private (estimated from the one-way tables)
+    batches: tuple[int, ...] = ()  # residual pairs per round (sum: extras)
+
+    @property
+    def extra_epsilon(self) -> float:
+        """The last round's tables: the release's stage 3."""
+        return self.extra_epsilons[-1]
 
     def charges(self, domain: Domain) -> Ledger:
         """The ledger the stage charges on ``domain`` (pair tables planned on stand-in pairs: the
@@ -88,12 +107,13 @@ class TreePlan:
         import itertools
 
         chain = [(a, b) for a, b in zip(domain.names, domain.names[1:])]
-        some = list(itertools.combinations(domain.names, 2))[:self.extras]
-        return (self.table_charge(domain, [(v,) for v in domain.names], self.one_way_epsilon)
-                + Ledger.of(self.selection_charge())
-                + self.table_charge(domain, chain, self.pair_epsilon)
-                + Ledger.of(self.residual_charge())
-                + self.table_charge(domain, some, self.extra_epsilon))
+        some = list(itertools.combinations(domain.names, 2))
+        ledger = (self.table_charge(domain, [(v,) for v in domain.names], self.one_way_epsilon)
+                  + Ledger.of(self.selection_charge())
+                  + self.table_charge(domain, chain, self.pair_epsilon))
+        for size, epsilon in zip(self.batches, self.extra_epsilons):
+            ledger = ledger + Ledger.of(self.residual_charge(size)) + self.table_charge(domain, some[:size], epsilon)
+        return ledger
 
     def table_charge(self, domain: Domain, cliques, epsilon: float) -> Ledger:
         from privgraph.mrf.release import plan_release
@@ -124,10 +144,10 @@ class TreePlan:
         return exponential_charge(self.select_epsilon, pair_score_sensitivity(self.neighbours),
                                   self.neighbours).times(self.selections)
 
-    def residual_charge(self) -> Charge:
-        """The residual selections, reserved together before the first is drawn."""
+    def residual_charge(self, count: int) -> Charge:
+        """One round's ``count`` residual selections, reserved together before the first is drawn."""
         return exponential_charge(self.residual_epsilon, pair_score_sensitivity(self.neighbours),
-                                  self.neighbours).times(self.extras)
+                                  self.neighbours).times(count)
 
 
 def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: float,
@@ -146,8 +166,10 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     --------
     >>> d = Domain.of(a=2, b=3, c=2)
     >>> p = plan_tree(d, 1000, epsilon=1.0, delta=0.0)
-    >>> p.noise, p.selections, p.extras, round(sum(c.epsilon * c.count for c in p.charges(d)), 6)
-    ('laplace', 2, 1, 0.999999)
+    >>> p.noise, p.selections, p.extras, p.batches, round(sum(c.epsilon * c.count for c in p.charges(d)), 6)
+    ('laplace', 2, 1, (1,), 0.999999)
+    >>> plan_tree(Domain.of(**{v: 2 for v in "abcdefg"}), 100, epsilon=1.0, delta=0.0).batches
+    (3, 2, 2)
     >>> g = plan_tree(d, 1000, epsilon=1.0, delta=1e-6)
     >>> g.noise, g.composition, g.charges(d).total("rdp", 1e-6).epsilon <= 1.0
     ('gaussian', 'rdp', True)
@@ -170,20 +192,23 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
         raise ValueError(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
                          f"and {residual_share!r}")
     k = extra_pair_count(d)
+    rounds = min(RESIDUAL_ROUNDS, k)
+    batches = tuple(k // rounds + (1 if i < k % rounds else 0) for i in range(rounds))
     tables = 1 - selection_share - residual_share
-    counts = np.array([d, d - 1, k]) / (2 * d - 1 + k)  # equal noise on every table
+    counts = np.array([d, d - 1, *batches]) / (2 * d - 1 + k)  # equal noise on every table
     if delta == 0:
         eps = epsilon - _MARGIN
-        ones, pairs, extra = (float(x) for x in eps * tables * counts)
+        ones, pairs, *extra = (float(x) for x in eps * tables * counts)
         return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
-                        eps * residual_share / k, extra, d - 1, k, None, neighbours)
+                        eps * residual_share / k, tuple(extra), d - 1, k, None, neighbours, batches)
     from privgraph.privacy.zcdp import zcdp_epsilon
 
     rho = total_rho(epsilon, delta)
-    ones, pairs, extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
+    ones, pairs, *extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
     select = math.sqrt(8 * rho * selection_share / (d - 1))  # epsilon^2 / 8 each (bounded range)
     residual = math.sqrt(8 * rho * residual_share / k)
-    return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, extra, d - 1, k, rho, neighbours)
+    return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, tuple(extra), d - 1, k, rho,
+                    neighbours, batches)
 
 
 def total_rho(epsilon: float, delta: float) -> float:
@@ -266,13 +291,16 @@ def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: No
 
 @dataclass(frozen=True)
 class TreeStructure:
-    """The fitted tree stage: its noisy tables (one-way, then the tree's pairs), the tree's
-    edges and the residual pairs of step 3, and the ledger of those releases."""
+    """The fitted tree stage: its noisy tables (one-way, the tree's pairs, the residual pairs
+    of every round but the last), the tree's edges, every residual pair (in the order
+    chosen; the last round's, ``last``, are the parameters' release), and the ledger of
+    those releases."""
 
     tables: object  # NoisyMarginals
     edges: tuple[tuple[str, str], ...]
     extras: tuple[tuple[str, str], ...]
     ledger: Ledger
+    last: tuple[tuple[str, str], ...] = ()
 
     @property
     def graph(self):
@@ -286,9 +314,12 @@ class TreeStructure:
         return CPDAG(self.tables.domain.names, undirected=self.edges)
 
 
-def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None) -> TreeStructure:
-    """Steps 1-3 of the module docstring on ``engine`` (its domain, under ``plan.neighbours``),
-    up to the choice of the residual pairs (their tables are the parameters' release)."""
+def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None,
+                       rng: np.random.Generator | None = None) -> TreeStructure:
+    """Steps 1-4 of the module docstring on ``engine`` (its domain, under ``plan.neighbours``),
+    up to the choice of the last round's residual pairs (their tables are the parameters'
+    release). ``rng``: the post-processing draws of the rounds' predictions
+    (:func:`round_predictions`; not noise)."""
     import itertools
 
     from privgraph.data import count_tables
@@ -307,14 +338,49 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     tree, spent = release_counts(engine, edges, plan.pair_epsilon, plan, sampler, budget,
                                  counts=[counted[e] for e in edges])
     tables = joined(ones, tree, plan.neighbours)
-    ledger = ledger + spent + reserve_plan([plan.residual_charge()], budget)
-    in_tree = set(edges)
-    rest = [p for p in pairs if p not in in_tree]
+    ledger = ledger + spent
+    rest = [p for p in pairs if p not in set(edges)]
     predicted = tree_model_pairs(tables, edges)
-    scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
-    extras = select_residual_pairs(rest, scores, plan.extras, epsilon=plan.residual_epsilon, sampler=sampler,
-                                   neighbours=plan.neighbours)
-    return TreeStructure(tables, tuple(edges), tuple(extras), ledger)
+    extras: list = []
+    for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
+        ledger = ledger + reserve_plan([plan.residual_charge(size)], budget)
+        if i:  # the model refitted with the earlier rounds' tables (post-processing)
+            predicted = round_predictions(tables, rest, rng if rng is not None else np.random.default_rng())
+            n = tables.records
+        scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
+        chosen = select_residual_pairs(rest, scores, size, epsilon=plan.residual_epsilon, sampler=sampler,
+                                       neighbours=plan.neighbours)
+        extras += chosen
+        rest = [p for p in rest if p not in set(chosen)]
+        if i == len(plan.batches) - 1:
+            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen))
+        released, spent = release_counts(engine, chosen, epsilon, plan, sampler, budget,
+                                         counts=[counted[p] for p in chosen])
+        tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
+    raise ValueError("a tree plan needs at least one round of residual pairs")
+
+
+def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDICTION_ROWS) -> dict:
+    """Every pair's probability table under the model CGM-EM fits to ``tables``, estimated
+    from ``rows`` draws of it (post-processing of released tables: the draws are not noise
+    and need no privacy; their error, about ``sqrt(p / rows)`` per cell, is far below a
+    released cell's noise).
+
+    >>> from privgraph.mrf.release import NoisyMarginals
+    >>> d = Domain.of(a=2, b=2, c=2)
+    >>> t = NoisyMarginals(d, (("a", "b"), ("b", "c")), (0, 1), (np.array([[4e5, 1e5], [1e5, 4e5]]),
+    ...                    np.array([[4.5e5, 5e4], [5e4, 4.5e5]])), "gaussian", 1.0, 1e6)
+    >>> p = round_predictions(t, [("a", "c")], np.random.default_rng(0), rows=100_000)
+    >>> bool(abs(p[("a", "c")][0, 0] - (0.4 * 0.9 + 0.1 * 0.1)) < 0.01)
+    True
+    """
+    from privgraph.data import NumpyEngine, count_tables
+    from privgraph.mrf.cgm import cgm_em
+    from privgraph.mrf.sampling import sample_model
+
+    codes = sample_model(cgm_em(tables), rows, rng=rng, method="sample")
+    counts = count_tables(NumpyEngine(tables.domain, codes), pairs)
+    return {p: np.asarray(c, dtype=float) / rows for p, c in zip(pairs, counts)}
 
 
 def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None,
@@ -368,6 +434,6 @@ def joined(earlier, later, neighbours: Neighbours = RO):
                    scale=max(earlier.scale, later.scale), records=records)
 
 
-__all__ = ["RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure", "fit_tree_structure", "joined",
-           "l1_scores", "pair_score_sensitivity", "plan_tree", "proportions", "release_counts", "select_tree",
-           "total_rho", "tree_model_pairs"]
+__all__ = ["PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
+           "fit_tree_structure", "joined", "l1_scores", "pair_score_sensitivity", "plan_tree", "proportions",
+           "release_counts", "round_predictions", "select_tree", "total_rho", "tree_model_pairs"]
