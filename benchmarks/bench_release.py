@@ -196,11 +196,17 @@ def main(argv=None) -> None:
     ap.add_argument("--delta", type=float, default=1e-6)
     ap.add_argument("--neighbours", default="replace_one", choices=["replace_one", "add_remove"],
                     help="privgraph's relation (dpmm's is add/remove)")
+    ap.add_argument("--residual-rounds", type=int, default=None,
+                    help="the tree's rounds of residual pairs (settling RESIDUAL_ROUNDS; default: the package's)")
     ap.add_argument("--privpc-alone", action="store_true", help="Priv-PC alone at the same budget (its F1)")
     ap.add_argument("--peer", help="lib:algo, e.g. dpmm:mst, dpmm:aim, dpmm:privbayes, smartnoise:mst")
     ap.add_argument("--python", default=sys.executable, help="the peer's interpreter (its own venv)")
     ap.add_argument("--timeout", type=float, default=300)
     args = ap.parse_args(argv)
+    if args.residual_rounds is not None:
+        import privgraph.release.tree as tree
+
+        tree.RESIDUAL_ROUNDS = args.residual_rounds
     for spec, seed in itertools.product(args.nets, range(args.seed_base, args.seed_base + args.seeds)):
         net, _, n = spec.partition(":")
         n = int(n) if n else None

@@ -69,6 +69,7 @@ SELECTION_SHARE, RESIDUAL_SHARE = 0.15, 0.1
 RESIDUAL_ROUNDS = 3
 #: Rows drawn from a round's model to predict every pair's table (post-processing; public).
 PREDICTION_ROWS = 200_000
+_CHUNK = 20_000
 _MARGIN = 1e-6  # epsilon left unspent: the accountants' numerical slack and the samplers' PURE_DP_SLACK
 
 
@@ -378,9 +379,13 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     from privgraph.mrf.cgm import cgm_em
     from privgraph.mrf.sampling import sample_model
 
-    codes = sample_model(cgm_em(tables), rows, rng=rng, method="sample")
-    counts = count_tables(NumpyEngine(tables.domain, codes), pairs)
-    return {p: np.asarray(c, dtype=float) / rows for p, c in zip(pairs, counts)}
+    model, totals, left = cgm_em(tables), None, rows
+    while left:  # in chunks, so that memory stays at a chunk's codes
+        codes = sample_model(model, min(left, _CHUNK), rng=rng, method="sample")
+        counts = [np.asarray(c, dtype=float) for c in count_tables(NumpyEngine(tables.domain, codes), pairs)]
+        totals = counts if totals is None else [t + c for t, c in zip(totals, counts)]
+        left -= len(codes)
+    return {p: t / rows for p, t in zip(pairs, totals)}
 
 
 def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None,
