@@ -49,15 +49,39 @@ def sample_model(
     >>> x.shape, x.dtype, bool((x[:, 1] < 3).all())
     ((5, 2), dtype('int64'), True)
     """
+    return next(sample_chunks(model, n, n, rng=rng, max_cells=max_cells, gibbs_sweeps=gibbs_sweeps, method=method))
+
+
+def sample_chunks(model: MarkovRandomField, n: int, chunk: int, *, rng: np.random.Generator,
+                  max_cells: int = MAX_TREE_CELLS, gibbs_sweeps: int = 500, method: str = "sample"):
+    """:func:`sample_model`'s ``n`` records in arrays of at most ``chunk`` rows (one array
+    when ``n`` is 0), the junction tree built and calibrated once: memory of a chunk, time of
+    one set-up. Controlled rounding (``method="round"``) rounds within each chunk.
+
+    >>> from privgraph.data.domain import Domain
+    >>> m = MarkovRandomField.of(Domain.of(a=2, b=3), ["a,b"])
+    >>> [x.shape for x in sample_chunks(m, 5, 2, rng=np.random.default_rng(0))]
+    [(2, 2), (2, 2), (1, 2)]
+    """
     if n < 0:
         raise ValueError(f"number of records n must be >= 0, got {n!r}")
     if method not in SAMPLE_METHODS:
         raise ValueError(f"sampling method must be one of {SAMPLE_METHODS}, got {method!r}")
-    draw = _categorical_rows if method == "sample" else _rounded_rows
+    sizes = [min(chunk, n - start) for start in range(0, n, max(1, chunk))] or [0]
     tree = junction_tree(model.domain, model.cliques)
     if tree.cells > max_cells:
-        return gibbs_sample(model, n, rng=rng, sweeps=gibbs_sweeps)
+        for size in sizes:
+            yield gibbs_sample(model, size, rng=rng, sweeps=gibbs_sweeps)
+        return
     beliefs, _ = calibrate(tree, model.potentials)
+    draw = _categorical_rows if method == "sample" else _rounded_rows
+    for size in sizes:
+        yield _draw_rows(model, tree, beliefs, size, draw, rng)
+
+
+def _draw_rows(model: MarkovRandomField, tree, beliefs, n: int, draw, rng: np.random.Generator) -> np.ndarray:
+    """``n`` records through the calibrated junction tree, each variable given its clique's
+    separator (``draw``: i.i.d. or controlled rounding)."""
     names = model.domain.names
     out = np.zeros((n, len(names)), dtype=np.int64)
     for c in tree.order:

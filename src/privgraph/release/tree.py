@@ -375,16 +375,16 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     >>> bool(abs(p[("a", "c")][0, 0] - (0.4 * 0.9 + 0.1 * 0.1)) < 0.01)
     True
     """
-    from privgraph.data import NumpyEngine, count_tables
     from privgraph.mrf.cgm import cgm_em
-    from privgraph.mrf.sampling import sample_model
+    from privgraph.mrf.sampling import sample_chunks
 
-    model, totals, left = cgm_em(tables), None, rows
-    while left:  # in chunks, so that memory stays at a chunk's codes
-        codes = sample_model(model, min(left, _CHUNK), rng=rng, method="sample")
-        counts = [np.asarray(c, dtype=float) for c in count_tables(NumpyEngine(tables.domain, codes), pairs)]
-        totals = counts if totals is None else [t + c for t, c in zip(totals, counts)]
-        left -= len(codes)
+    domain = tables.domain
+    shapes = [(domain.size_of(a), domain.size_of(b)) for a, b in pairs]
+    columns = [(domain.names.index(a), domain.names.index(b)) for a, b in pairs]
+    totals = [np.zeros(shape) for shape in shapes]
+    for codes in sample_chunks(cgm_em(tables), rows, _CHUNK, rng=rng):  # memory of a chunk's codes
+        for total, (i, j), (_, size) in zip(totals, columns, shapes):
+            total += np.bincount(codes[:, i] * size + codes[:, j], minlength=total.size).reshape(total.shape)
     return {p: t / rows for p, t in zip(pairs, totals)}
 
 
