@@ -27,7 +27,7 @@ def release(
     split: Optional[float] = typer.Option(None, help="Structure's share of epsilon for Priv-PC (default: the planner's recommendation)."),
     structure: str = typer.Option("auto", help="Stage 1: auto | gauss-pc | priv-pc | tree (auto: Gauss-PC where the planner finds it affordable and delta > 0, else Priv-PC where affordable, else a private spanning tree)."),
     cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
-    rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public)."),
+    rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public under replace-one; under add/remove the released estimate)."),
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
