@@ -37,3 +37,77 @@ def test_lbfgsb_falls_back_to_minimize(monkeypatch):
     wrapped = cgm.lbfgsb(f, x0, -box, box, max_iter=50, tol=1e-12)
     np.testing.assert_array_equal(direct[0], wrapped[0])
     assert direct[1] == wrapped[1]
+
+
+@pytest.mark.parametrize("box", [0.05, np.inf])
+@pytest.mark.parametrize("after", [0, 1, 7])
+def test_lbfgsb_stop_returns_the_iterate_it_is_asked_at(box, after):
+    """Stopped after ``after`` iterations (0: at x0), lbfgsb returns the iterate a run
+    capped at that many iterations returns, with the objective there."""
+    f, x0 = _problem(300, 3)
+    lower, upper = np.full(300, -box), np.full(300, box)
+    seen = []
+
+    def stop(x, value, grad):
+        seen.append(value)
+        np.testing.assert_array_equal(grad, f(x)[1])
+        return len(seen) > after
+
+    x, value = cgm.lbfgsb(f, x0, lower, upper, max_iter=100, tol=1e-12, stop=stop)
+    if after == 0:
+        np.testing.assert_array_equal(x, np.clip(x0, lower, upper))
+    else:
+        want = cgm.lbfgsb(f, x0, lower, upper, max_iter=after, tol=1e-12)
+        np.testing.assert_array_equal(x, want[0])
+        assert value == want[1]
+    assert value == seen[-1] == f(x)[0] and seen == sorted(seen, reverse=True)  # iterates only descend
+
+
+def _released(name: str, epsilon: float, noise: str):
+    from privgraph.datasets import load_network, sample
+    from privgraph.data import NumpyEngine, count_tables
+    from privgraph.mrf.release import release_tables
+    from privgraph.privacy import Neighbours, SeededSampler
+
+    net = load_network(name)
+    cliques = [tuple(sorted((*net.parents_of(v), v), key=net.domain.index)) for v in net.domain.names]
+    counts = count_tables(NumpyEngine(net.domain, sample(net, 5000, np.random.default_rng(0))), cliques)
+    kw = {"delta": 1e-6} if noise == "gaussian" else {}
+    noisy, _ = release_tables(counts, domain=net.domain, cliques=cliques, epsilon=epsilon, noise=noise,
+                              neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(1), **kw)
+    return noisy
+
+
+@pytest.mark.parametrize("name,epsilon,noise", [("sachs", 1.0, "laplace"), ("child", 0.3, "laplace"),
+                                                 ("asia", 10.0, "laplace"), ("sachs", 1.0, "gaussian")])
+def test_settled_e_steps_give_the_fit_of_full_e_steps(name, epsilon, noise, monkeypatch):
+    """An E-step that ends once EM's decision is settled (a rejected over-relaxed step, the
+    last step) leaves the fit bit for bit that of E-steps run to their end, in fewer
+    evaluations."""
+    noisy = _released(name, epsilon, noise)
+    evaluations = []
+
+    def counted(settle: bool):
+        def e_step(*args, settled=None, **kwargs):
+            real = cgm.lbfgsb
+
+            def lbfgsb(fun, *a, **k):
+                def f(x):
+                    evaluations[-1] += 1
+                    return fun(x)
+                return real(f, *a, **k)
+
+            monkeypatch.setattr(cgm, "lbfgsb", lbfgsb)
+            try:
+                return cgm.dual_e_step(*args, settled=settled if settle else None, **kwargs)
+            finally:
+                monkeypatch.setattr(cgm, "lbfgsb", real)
+        return e_step
+
+    fits = []
+    for settle in (False, True):
+        evaluations.append(0)
+        fits.append(cgm.cgm_em(noisy, e_step=counted(settle)))
+    for a, b in zip(fits[0].potentials, fits[1].potentials):
+        np.testing.assert_array_equal(a, b)
+    assert evaluations[1] < evaluations[0]

@@ -113,7 +113,8 @@ def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool
     """The EM loop of :func:`cgm_em` (module docstring): the potentials it stops at."""
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
-        trial = _evaluate(noisy, theta, step, e_step, max_cells)
+        stops = lambda n: _residual(noisy, n) <= target or stall.peek(_residual(noisy, n))  # noqa: E731
+        trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:
             theta = good  # even the plain step failed numerically: stop at the last good point
             break
@@ -131,15 +132,25 @@ def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool
     return theta
 
 
-def _evaluate(noisy: NoisyMarginals, theta, start, e_step, max_cells: int):
+def _evaluate(noisy: NoisyMarginals, theta, start, e_step, max_cells: int, accepted=None, stops=None):
     """``(expected tables, E-step, approximate log-likelihood or None)`` at ``theta``, or None
-    when a floating-point failure makes any of them unusable (the caller rejects the step)."""
+    when a floating-point failure makes any of them unusable (the caller rejects the step).
+
+    ``accepted`` is the value of the last accepted point (None after a plain step) and
+    ``stops(n)`` whether EM stops at ``theta`` once it accepts it. The E-step then ends as
+    soon as what :func:`_iterate` does with it is settled (:func:`_settled`): its value
+    falls below ``accepted`` (the step is rejected and the E-step discarded), or EM stops
+    here whatever the E-step's optimum (it is accepted and the E-step unused). Every
+    other E-step runs to its end, so the fit is the one of full E-steps."""
     try:
         n, log_z = _expected_and_log_z(noisy, theta, max_cells)
-        new_step, dual = e_step(noisy, theta, start=start, max_cells=max_cells)
+        offset = noisy.records * log_z
+        settled = _settled(offset, accepted, stops is not None and stops(n))
+        more = {} if settled is None else {"settled": settled}
+        new_step, dual = e_step(noisy, theta, start=start, max_cells=max_cells, **more)
     except FloatingPointError:
         return None
-    value = None if dual is None else dual - noisy.records * log_z
+    value = None if dual is None else dual - offset
     finite = all(np.isfinite(t).all() for t in list(n) + list(new_step))
     return (n, new_step, value) if finite and (value is None or np.isfinite(value)) else None
 
@@ -150,12 +161,35 @@ class _Stall:
     def __init__(self):
         self.best, self.since = np.inf, 0
 
+    def peek(self, residual: float) -> bool:
+        """What :meth:`is_stalled` would answer, without counting the residual."""
+        return not residual < self.best * (1 - STALL_GAIN) and self.since + 1 >= STALL_ITER
+
     def is_stalled(self, residual: float) -> bool:
         if residual < self.best * (1 - STALL_GAIN):
             self.best, self.since = residual, 0
         else:
             self.since += 1
         return self.since >= STALL_ITER
+
+
+def _settled(offset: float, accepted, final: bool):
+    """The test that ends an E-step early (:func:`_evaluate`), or None when none can.
+
+    ``settled(upper, lower)`` gets the dual objective at an iterate of the E-step (an upper
+    bound of the E-step's value: L-BFGS-B only descends) and a function returning a lower
+    bound of its optimum (convexity: :func:`dual_e_step`). EM's value is ``dual -
+    offset``, computed as :func:`_evaluate` computes it, and rounding is monotone, so a
+    bound settles the comparison with ``accepted`` exactly as the E-step's own value would."""
+    if accepted is None and not final:
+        return None
+
+    def settled(upper: float, lower) -> bool:
+        if accepted is None:  # a plain step: accepted whatever its value, and EM stops here
+            return True
+        return upper - offset < accepted or (final and lower() - offset >= accepted)
+
+    return settled
 
 
 def _add(theta, step, eta: float) -> list[np.ndarray]:
@@ -186,7 +220,8 @@ def _means(noisy: NoisyMarginals, sums: np.ndarray) -> np.ndarray:
 
 
 def dual_e_step(
-    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 100
+    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 100,
+    settled=None,
 ):
     """NLBP's fixed point ``g*`` via the MAP problem's dual (module docstring).
 
@@ -198,6 +233,12 @@ def dual_e_step(
     ``N A(theta)`` is the approximate log marginal likelihood ``log p(y; theta)`` that EM
     ascends. ``start`` (the previous ``g*``) warm-starts the solver. It leaves BLAS's
     threads alone: :func:`cgm_em` holds ``single_threaded_blas`` around all its E-steps.
+    ``settled(upper, lower)``, if given, is asked at the start and after each iteration
+    with the objective there (an upper bound of the optimum found) and a function giving a
+    lower bound of the optimum (Laplace noise: ``f(g) - <grad, g> - sum |grad| / (m b)``,
+    the convex objective's linearisation at ``g`` minimised over the box; ``-inf`` for
+    Gaussian noise); once it answers True the E-step stops there (:func:`cgm_em` asks
+    whether its accept/stop decision is already settled).
 
     >>> from privgraph.data.domain import Domain
     >>> from privgraph.mrf.release import release_tables
@@ -234,14 +275,22 @@ def dual_e_step(
     box = 1.0 / (mult * noisy.scale) if noisy.noise == "laplace" else np.full(len(mult), np.inf)
     x0 = np.zeros(sizes[-1]) if start is None else np.concatenate([s.ravel() for s in start])
     x0 = np.clip(x0, -box, box)
-    x, value = lbfgsb(f, x0, -box, box, max_iter=max_iter, tol=1e-12)
+    stop = None
+    if settled is not None:
+        def stop(x, value, grad):
+            lower = lambda: value - float(grad @ x) - float(box @ np.abs(grad))  # noqa: E731
+            return settled(value, lower if noisy.noise == "laplace" else lambda: -math.inf)
+    x, value = lbfgsb(f, x0, -box, box, max_iter=max_iter, tol=1e-12, stop=stop)
     return _unflatten(x, sizes, shapes), value
 
 
-def lbfgsb(fun, x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, max_iter: int, tol: float):
+def lbfgsb(fun, x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, max_iter: int, tol: float, stop=None):
     """``(x, f(x))``: scipy's L-BFGS-B from ``x0`` in the box ``[lower, upper]``, as
     ``minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=Bounds(lower, upper),
     options={"maxiter": max_iter, "gtol": tol, "ftol": tol})`` returns them.
+    ``stop(x, f(x), gradient)``, if given, is called at ``x0`` and after each iteration;
+    when it returns True, ``lbfgsb`` returns that iterate (with ``minimize``, the fallback
+    of an older scipy, it is never called: the run goes to its end).
 
     The E-steps of a fit run thousands of L-BFGS-B iterations on hundreds to 10^5
     parameters, where ``minimize``'s per-call set-up (a Python loop over the bounds) and
@@ -275,7 +324,11 @@ def lbfgsb(fun, x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, max_ite
         if task[0] == 3:  # FG: evaluate at x
             value, grad = fun(x.copy())
             value, grad, evaluations = float(value), np.asarray(grad, dtype=np.float64), evaluations + 1
+            if evaluations == 1 and stop is not None and stop(x, value, grad):  # x0
+                return x, value
         elif task[0] == 1:  # NEW_X: an iteration is done
+            if stop is not None and stop(x, value, grad):
+                return x, value
             iterations += 1
             if iterations >= max_iter:
                 task[0], task[1] = 5, 504
@@ -309,10 +362,12 @@ def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:
 
 
 def nlbp_e_step(
-    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10
+    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10,
+    settled=None,
 ):
     """NLBP's damped fixed-point iteration: ``g`` is the running mean of the gradients
-    ``d log p(y | n) / dn`` at ``n = N mu(theta + g)`` (comparison only; see module doc)."""
+    ``d log p(y | n) / dn`` at ``n = N mu(theta + g)`` (comparison only; see module doc).
+    It has no value for EM to compare, so ``settled`` (:func:`dual_e_step`) is not asked."""
     step = [np.zeros(t.shape) for t in theta]
     for j in range(max_iter):
         grad = _loglik_gradient(noisy, expected_tables(noisy, [t + s for t, s in zip(theta, step)], max_cells))
