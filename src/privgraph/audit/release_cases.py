@@ -28,6 +28,12 @@ every run):
   the pair scores are nearly tied, so the exponential mechanism's choice moves with the
   replaced row (its selections hold a fifth of the total epsilon, shared by two rounds).
 
+* ``release_tree_rounds``: the tree's residual pairs chosen in rounds, each against the
+  model refitted to the earlier rounds' tables, on four independent binary columns (13 rows
+  of each of the 16 combinations, n = 208; one (0, 0, 0, 0) replaced by (1, 1, 1, 0)): three
+  residual pairs in three rounds, and the view is the last round's pair, chosen after two
+  refits;
+
 * ``release_tree_rows``: the same release under **add/remove** neighbours
   (``neighbours="add_remove"``: n is private) on the same 200 rows against those rows and
   one more (1, 1, 0); the view is the number of rows the release reports (``n_rows_``, the
@@ -108,10 +114,12 @@ def tree_pair() -> tuple[np.ndarray, np.ndarray]:
     return left, right
 
 
-def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours: str = "replace_one") -> Runner:
-    """``PrivateRelease(structure="tree", delta=0).fit`` on codes over three binary columns;
-    ``view`` ``"edge"``: the first selected edge (0: a-b, 1: a-c, 2: b-c); ``"rows"``: the
-    number of rows the release reports.
+def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours: str = "replace_one",
+                columns: str = "abc") -> Runner:
+    """``PrivateRelease(structure="tree", delta=0).fit`` on codes over binary ``columns``;
+    ``view`` ``"edge"``: the first selected edge (its index among the pairs in order: a-b,
+    a-c, b-c for three columns); ``"last"``: the last round's residual pair (same index);
+    ``"rows"``: the number of rows the release reports.
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = tree_pair()
@@ -123,8 +131,10 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     from privgraph.data import Domain, NumpyEngine
     from privgraph.release import PrivateRelease
 
-    domain = Domain.of(a=2, b=2, c=2)
-    pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+    import itertools
+
+    domain = Domain.of(**{v: 2 for v in columns})
+    pairs = list(itertools.combinations(columns, 2))
 
     def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
         engine = NumpyEngine(domain, codes)
@@ -132,7 +142,10 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
         for i in range(n):
             rel = PrivateRelease(epsilon=epsilon, delta=0.0, structure="tree", method=keep_release,
                                  random_state=sampler, neighbours=neighbours).fit(engine)
-            out[i] = pairs.index(rel.structure_.edges[0]) if view == "edge" else rel.n_rows_
+            if view == "rows":
+                out[i] = rel.n_rows_
+            else:
+                out[i] = pairs.index(tuple(sorted(rel.structure_.edges[0] if view == "edge" else rel.structure_.last[0])))
         return out
 
     return run
@@ -141,8 +154,8 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
 def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
-    >>> [c.name for c in release_cases()][-2:]
-    ['release_tree', 'release_tree_rows']
+    >>> [c.name for c in release_cases()][-3:]
+    ['release_tree', 'release_tree_rounds', 'release_tree_rows']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -162,11 +175,29 @@ def release_cases() -> tuple[AuditCase, ...]:
         AuditCase("release_tree", "PrivateRelease(structure='tree'), first selected edge", RO, RELEASE_EPSILON, 0.0,
                   *tree_pair(), "25 x each of (a,b,c) in {0,1}^3 vs one (0,0,0)->(1,1,0)", tree_runner(),
                   value_events(), runs=4_000, quick_runs=300, group="estimators"),
+        AuditCase("release_tree_rounds", "PrivateRelease(structure='tree'), last round's residual pair", RO,
+                  RELEASE_EPSILON, 0.0, *rounds_pair(), "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
+                  tree_runner(view="last", columns="abce"), value_events(), runs=4_000, quick_runs=200,
+                  group="estimators"),
         AuditCase("release_tree_rows", "PrivateRelease(structure='tree', neighbours='add_remove'), rows reported",
                   AR, RELEASE_EPSILON, 0.0, *added_row(), "25 x each of (a,b,c) in {0,1}^3 vs + (1,1,0)",
                   tree_runner(view="rows", neighbours="add_remove"), threshold_events(), runs=4_000, quick_runs=300,
                   group="estimators"),
     )
+
+
+def rounds_pair() -> tuple[np.ndarray, np.ndarray]:
+    """Codes (a, b, c, e) of the rounds case: 13 rows of each combination, one (0, 0, 0, 0) ->
+    (1, 1, 1, 0) (replace-one).
+
+    >>> left, right = rounds_pair()
+    >>> left.shape, int((left != right).any(axis=1).sum()), right[0].tolist()
+    ((208, 4), 1, [1, 1, 1, 0])
+    """
+    left = np.array([[a, b, c, e] for a in (0, 1) for b in (0, 1) for c in (0, 1) for e in (0, 1)] * 13)
+    right = left.copy()
+    right[0] = (1, 1, 1, 0)
+    return left, right
 
 
 def added_row() -> tuple[np.ndarray, np.ndarray]:
