@@ -110,6 +110,39 @@ def test_flat_inference_agrees_with_enumeration(name, model):
     np.testing.assert_allclose(sums, want, atol=1e-12)
 
 
+@pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
+def test_flat_inference_gathers_exactly_as_it_sums(name, model, monkeypatch):
+    """Where each parameter meets one tree cell, ``run`` gathers instead of ``bincount``:
+    the same numbers to the bit (forced off, the ``bincount`` path is the reference)."""
+    from privgraph.mrf import inference
+
+    groups = list(range(len(model.cliques)))
+    flat = np.random.default_rng(5).normal(0, 2, sum(p.size for p in model.potentials))
+    run = flat_inference(model.domain, model.cliques, groups)
+    monkeypatch.setattr(inference, "_one_to_one", lambda *a, **k: False)
+    reference = flat_inference(model.domain, model.cliques, groups)
+    (sums, log_z), (want, want_log_z) = run(flat), reference(flat)
+    np.testing.assert_array_equal(sums, want)
+    assert log_z == want_log_z
+
+
+def test_flat_inference_gathers_on_merged_cliques():
+    from privgraph.mrf import inference
+
+    d = Domain.of(a=2, b=3, c=2, d=2)
+    cliques = [("a", "b", "c"), ("c", "d")]
+    assert inference._one_to_one(np.array([0, 2, 1]), 3, full=True)
+    assert not inference._one_to_one(np.array([0, 2]), 3, full=True) and inference._one_to_one(np.array([0, 2]), 3)
+    run = flat_inference(d, cliques, [0, 1])
+    assert "source" in run.__code__.co_freevars  # the gathered run
+    model = MarkovRandomField.of(d, cliques, [np.random.default_rng(1).normal(0, 1, (2, 3, 2)),
+                                              np.random.default_rng(2).normal(0, 1, (2, 2))])
+    sums, log_z = run(np.concatenate([p.ravel() for p in model.potentials]))
+    want, want_log_z = _summed_reference(model, [0, 1])
+    assert log_z == pytest.approx(want_log_z, abs=1e-10)
+    np.testing.assert_allclose(sums, want, atol=1e-12)
+
+
 def test_flat_inference_sums_tied_cliques():
     # one table shared by two cliques with their axes in different orders, and a free node
     d = Domain.of(a=2, b=2, c=3)

@@ -102,10 +102,38 @@ def flat_inference(
     rows, cols = parameter_map(tree, groups, sizes)
     plan, cells, params = scaled_plan(tree), tree.cells, int(sizes[-1])
     rows = np.argsort(plan.perm)[rows]  # the same cells in the layout of the scaled plan
+    if _one_to_one(rows, cells) and _one_to_one(cols, params, full=True):
+        return _gathered_run(plan, rows, cols, cells)
 
     def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
         beliefs, log_z = calibrate_scaled(plan, np.bincount(rows, weights=flat[cols], minlength=cells))
         return np.bincount(cols, weights=beliefs[rows], minlength=params), log_z
+
+    return run
+
+
+def _one_to_one(index: np.ndarray, size: int, *, full: bool = False) -> bool:
+    """No value of ``index`` (in ``range(size)``) twice; with ``full``, every value once."""
+    hits = np.bincount(index, minlength=size)
+    return bool(hits.max(initial=0) <= 1 and (not full or hits.min(initial=1) == 1))
+
+
+def _gathered_run(plan, rows: np.ndarray, cols: np.ndarray, cells: int):
+    """``flat_inference``'s ``run`` when no two parameters share a tree cell and each
+    parameter is read by one cell (no ties, each model clique alone in its tree clique,
+    as merged cliques are): both ``bincount``s are then gathers, with the same values (a
+    sum of one term; a tree cell no parameter reaches is 0)."""
+    source = np.zeros(cells, dtype=np.intp)
+    source[rows] = cols
+    empty = np.setdiff1d(np.arange(cells), rows)
+    back = np.empty(len(cols), dtype=np.intp)
+    back[cols] = rows
+
+    def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
+        log_tables = flat.take(source)
+        log_tables[empty] = 0.0
+        beliefs, log_z = calibrate_scaled(plan, log_tables)
+        return beliefs.take(back), log_z
 
     return run
 
