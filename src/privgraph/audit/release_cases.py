@@ -177,11 +177,11 @@ def release_cases() -> tuple[AuditCase, ...]:
                   value_events(), runs=4_000, quick_runs=300, group="estimators"),
         AuditCase("release_tree_rounds", "PrivateRelease(structure='tree'), last round's residual pair", RO,
                   RELEASE_EPSILON, 0.0, *rounds_pair(), "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
-                  tree_runner(view="last", columns="abce"), value_events(), runs=4_000, quick_runs=200,
+                  tree_runner(view="last", columns="abce"), value_events(), runs=4_000, quick_runs=100,
                   group="estimators"),
         AuditCase("release_tree_rows", "PrivateRelease(structure='tree', neighbours='add_remove'), rows reported",
                   AR, RELEASE_EPSILON, 0.0, *added_row(), "25 x each of (a,b,c) in {0,1}^3 vs + (1,1,0)",
-                  tree_runner(view="rows", neighbours="add_remove"), threshold_events(), runs=4_000, quick_runs=300,
+                  tree_runner(view="rows", neighbours="add_remove"), threshold_events(), runs=4_000, quick_runs=200,
                   group="estimators"),
     )
 
