@@ -45,3 +45,13 @@ def test_help_and_version_import_nothing_heavy():
         out = subprocess.run([sys.executable, "-c", code.replace("{arg}", arg)], capture_output=True, text=True,
                              timeout=60)
         assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+
+
+def test_help_skips_rich_help_rendering():
+    """`privgraph --help` prints click's plain help: typer's rich formatter (its module imports
+    rich's markdown, syntax and traceback renderers) would add about 60 ms to every --help."""
+    code = ("import sys, runpy; sys.argv = ['privgraph', '--help']\n"
+            "try:\n    runpy.run_module('privgraph', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('typer.rich_utils', 'rich.markdown') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
