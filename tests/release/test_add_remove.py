@@ -37,6 +37,7 @@ def test_add_remove_release_charges_its_plan_under_add_remove(asia):
     assert [(c.mechanism, c.count) for c in rel.ledger_] == [(c.mechanism, c.count) for c in plan]
     assert all(math.isclose(a.epsilon, b.epsilon) for a, b in zip(rel.ledger_, plan))
     assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0
+    assert {c.sensitivity for c in rel.ledger_ if c.mechanism == "exponential"} == {1}  # 2 under replace-one
     assert rel.plan_.tree.neighbours is AR and rel.plan_.n_rows == rel.n_rows_
     assert rel.sample().shape == (rel.n_rows_, len(net.domain.names))
 

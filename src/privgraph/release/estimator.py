@@ -252,9 +252,9 @@ class PrivateRelease(PrivateEstimator):
                             random_state=self._mrf_seed())
         params.fit(engine, budget=budget)
         if prediction is None:  # add/remove: n is estimated from every noisy table, as the model's fit does
-            from privgraph.release.tree import joined
+            from privgraph.mrf.release import estimate_records
 
-            n = max(1, int(round(joined(structure.tables, params.marginals_, plan.neighbours).records)))
+            n = max(1, int(round(estimate_records(structure.tables.tables + params.marginals_.tables))))
             prediction = self._predict(domain, n)[1]
         else:
             n = prediction.n_rows

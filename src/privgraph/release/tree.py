@@ -43,6 +43,7 @@ epsilon, delta) and reserved before any noise is drawn.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -328,17 +329,19 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     from privgraph.release.residuals import select_residual_pairs
 
     domain = engine.domain
-    ones, ledger = release_counts(engine, [(v,) for v in domain.names], plan.one_way_epsilon, plan, sampler, budget)
-    n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
-    ledger = ledger + reserve_plan([plan.selection_charge()], budget)
+    records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     pairs = list(itertools.combinations(domain.names, 2))
     counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
+    release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
+    ones, ledger = release([(v,) for v in domain.names], plan.one_way_epsilon,
+                           counts=one_way_counts(domain.names, counted))
+    n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
+    ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
     independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
     edges = select_tree(domain.names, pairs, l1_scores(list(counted.values()), independent, n),
                         epsilon=plan.select_epsilon, sampler=sampler, neighbours=plan.neighbours)
-    tree, spent = release_counts(engine, edges, plan.pair_epsilon, plan, sampler, budget,
-                                 counts=[counted[e] for e in edges])
+    tree, spent = release(edges, plan.pair_epsilon, counts=[counted[e] for e in edges])
     tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent
     rest = [p for p in pairs if p not in set(edges)]
@@ -356,8 +359,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         rest = [p for p in rest if p not in set(chosen)]
         if i == len(plan.batches) - 1:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen))
-        released, spent = release_counts(engine, chosen, epsilon, plan, sampler, budget,
-                                         counts=[counted[p] for p in chosen])
+        released, spent = release(chosen, epsilon, counts=[counted[p] for p in chosen])
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
     raise ValueError("a tree plan needs at least one round of residual pairs")
 
@@ -402,16 +404,30 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     return {p: t / t.sum() for p, t in zip(pairs, totals)}
 
 
-def release_counts(engine, cliques, epsilon: float, plan: TreePlan, sampler: NoiseSampler, budget: Budget | None,
-                   counts=None):
-    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise and relation
-    (replace-one: the public n rides along; add/remove: n is estimated from the noisy tables);
-    ``counts``: those tables when already counted (else they are counted here)."""
+def one_way_counts(names, pair_counts: dict) -> list[np.ndarray]:
+    """Each of ``names``' count tables, summed out of the first counted pair table that holds
+    it (one pass over the data for the pairs serves the one-way tables too).
+
+    >>> one_way_counts("ab", {("a", "b"): np.array([[1, 2], [3, 4]])})
+    [array([3, 7]), array([4, 6])]
+    """
+    first: dict = {}
+    for (a, b), table in pair_counts.items():
+        first.setdefault(a, np.asarray(table).sum(axis=1))
+        first.setdefault(b, np.asarray(table).sum(axis=0))
+    return [first[v] for v in names]
+
+
+def release_counts(engine, cliques, epsilon: float, *, plan: TreePlan, sampler: NoiseSampler,
+                   budget: Budget | None, records: int | None, counts=None):
+    """(NoisyMarginals, ledger) of ``cliques``' count tables with ``plan``'s noise and relation;
+    ``records``: the public n under replace-one (it rides along), None under add/remove (n is
+    estimated from the noisy tables); ``counts``: those tables when already counted (else they
+    are counted here)."""
     from privgraph.data import count_tables
     from privgraph.mrf.release import release_tables
 
     counts = count_tables(engine, cliques) if counts is None else counts
-    records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     return release_tables(counts, domain=engine.domain, cliques=cliques, epsilon=epsilon,
                           neighbours=plan.neighbours, sampler=sampler, noise=plan.noise, delta=plan.delta or None,
                           records=records, budget=budget)
@@ -454,5 +470,5 @@ def joined(earlier, later, neighbours: Neighbours = RO):
 
 
 __all__ = ["PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
-           "fit_tree_structure", "joined", "l1_scores", "pair_score_sensitivity", "plan_tree", "proportions",
-           "release_counts", "round_predictions", "select_tree", "total_rho", "tree_model_pairs"]
+           "fit_tree_structure", "joined", "l1_scores", "one_way_counts", "pair_score_sensitivity", "plan_tree",
+           "proportions", "release_counts", "round_predictions", "select_tree", "total_rho", "tree_model_pairs"]
