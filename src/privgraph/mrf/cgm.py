@@ -120,7 +120,7 @@ def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool
     """The EM loop of :func:`cgm_em` (module docstring): the potentials it stops at."""
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
-        stops = lambda n: _residual(noisy, n) <= target or stall.peek(_residual(noisy, n))  # noqa: E731
+        stops = lambda n: (r := _residual(noisy, n)) <= target or stall.peek(r)  # noqa: E731
         trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:
             theta = good  # even the plain step failed numerically: stop at the last good point
@@ -131,7 +131,7 @@ def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool
             continue
         n, new_step, value = trial
         good = theta
-        if _residual(noisy, n) <= target or stall.is_stalled(_residual(noisy, n)):
+        if (r := _residual(noisy, n)) <= target or stall.is_stalled(r):
             break
         accepted, step = (theta, new_step, value), new_step
         theta = _add(theta, new_step, eta)
