@@ -128,7 +128,7 @@ def test_direction_plan_budget_and_warning():
 
 
 def test_neighbouring_relation_is_visible():
-    assert PrivPC().neighbours is Neighbours.REPLACE_ONE
+    assert PrivPC().neighbours == "replace_one" and PrivPC(neighbours="add_remove").neighbours == "add_remove"
     assert PrivateMRF(cliques="a,b").neighbours == "add_remove"
 
 

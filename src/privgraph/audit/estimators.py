@@ -26,6 +26,15 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   plan, the zCDP accounting and the release end to end (a row that moves every
   coordinate at once cannot also move the margin by much: see
   ``tests/causal/test_gauss_pc.py`` for the bound's boundary cases).
+* ``priv_pc_rows``: Priv-PC under add/remove (``neighbours="add_remove"``: the size released
+  with 1% of epsilon, the rows resized secretly to a public m, replace-one Priv-PC on them;
+  :mod:`privgraph.privacy.resize`), one round, on 1,995 rows (0, 1) and 5 rows (1, 2)
+  against the same plus one row (1, 0). At epsilon 2 the size's margin resizes 2,000 rows
+  to about 1,340, where this pair sits near the test's boundary (the edge is kept about
+  42% of the time on the left, 28% on the right); the added row is among the m rows with
+  probability about 2/3, so the case sees little of the claim (a bound of 0.15 against 2 at
+  4,000 runs, 0 at 1,000), but it runs the size's release, the resize and the relabelled
+  accounting end to end, and a resize that leaked n (say, no margin) would show.
 * ``mrf_table``: ``PrivateMRF`` (add/remove, Laplace, one clique a,b over 2 x 2 cells):
   three records against the same plus (1, 1); the view is the released noisy count of
   cell (1, 1), which moves by 1 = the L1 sensitivity of one table: threshold events are
@@ -84,6 +93,8 @@ SPLIT_SEED = 7
 #: Rows of the direction cases (half are test rows) and of the PC cases.
 ANM_ROWS = 200
 PC_ROWS = 200
+#: Rows of the add/remove PC case (the size's margin takes a few hundred of them).
+PC_ROWS_ADD_REMOVE = 2_000
 #: delta of the gauss-pc case (zCDP needs delta > 0).
 GAUSS_DELTA = 1e-6
 
@@ -105,7 +116,19 @@ def pc_pair() -> tuple[np.ndarray, np.ndarray]:
     return left, right
 
 
-def pc_runner(method: str, epsilon: float, delta: float = 0.0) -> Runner:
+def pc_rows_pair() -> tuple[np.ndarray, np.ndarray]:
+    """Codes (a, b) of the add/remove PC pair: 1,995 x (0, 1) + 5 x (1, 2), and the same plus (1, 0).
+
+    >>> left, right = pc_rows_pair()
+    >>> left.shape, right.shape, right[-1].tolist()
+    ((2000, 2), (2001, 2), [1, 0])
+    """
+    k = 5
+    left = np.array([[0, 1]] * (PC_ROWS_ADD_REMOVE - k) + [[1, 2]] * k)
+    return left, np.vstack([left, [[1, 0]]])
+
+
+def pc_runner(method: str, epsilon: float, delta: float = 0.0, neighbours: str = "replace_one") -> Runner:
     """``PrivPC(method, one round, delta).fit`` on codes over a = 2, b = 3: 1 if the edge stays
     (gauss-pc has no rounds: its plan is its levels, here level 0 only).
 
@@ -123,7 +146,7 @@ def pc_runner(method: str, epsilon: float, delta: float = 0.0) -> Runner:
         engine = NumpyEngine(domain, codes)
         out = np.empty(n, dtype=np.int64)
         for i in range(n):
-            est = PrivPC(epsilon=epsilon, delta=delta, method=method, ci_test="kendall",
+            est = PrivPC(epsilon=epsilon, delta=delta, method=method, ci_test="kendall", neighbours=neighbours,
                          max_rounds=None if method == "gauss-pc" else 1, random_state=sampler).fit(engine)
             out[i] = est.skeleton_.number_of_edges()
         return out
@@ -307,9 +330,10 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     """Every private estimator end to end on its pair (all must pass; see the module docstring).
 
     >>> [c.name for c in estimator_cases()]
-    ['laplace_pc', 'priv_pc', 'gauss_pc', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
+    ['laplace_pc', 'priv_pc', 'gauss_pc', 'priv_pc_rows', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
     """
     pc_left, pc_right = pc_pair()
+    rows_left, rows_right = pc_rows_pair()
     mrf_left = np.array([[0, 0], [0, 1], [1, 0]])
     mrf_right = np.vstack([mrf_left, [[1, 1]]])
     ind_left, ind_right = individuals_pair([(1, 1)] * 3)
@@ -323,6 +347,9 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("priv-pc", 2.0), value_events(), 20_000, 2_000),
         ("gauss_pc", "PrivPC gauss-pc, level 0 in one Gaussian release, Kendall", RO, 2.0, pc_left, pc_right,
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("gauss-pc", 2.0, GAUSS_DELTA), value_events(), 20_000, 2_000),
+        ("priv_pc_rows", "PrivPC priv-pc under add/remove (size, resize), 1 round, Kendall", AR, 2.0, rows_left,
+         rows_right, "1,995 (0,1)+5 (1,2) vs + (1,0)", pc_runner("priv-pc", 2.0, neighbours="add_remove"),
+         value_events(), 20_000, 1_000),
         ("mrf_table", "PrivateMRF table a,b, Laplace", AR, 1.0, mrf_left, mrf_right, "3 records vs + (1,1)",
          mrf_runner(1.0, [(1, 1)]), threshold_events(), 40_000, 4_000),
         ("mrf_individuals", "PrivateMRF individual=id, table a,b", AR, 2.0, ind_left, ind_right,

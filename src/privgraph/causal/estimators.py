@@ -52,6 +52,10 @@ DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": Spars
                                  "laplace-pc": LaplacePerTest, "sg-pc": SubsampledGaussian}
 METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "pc")
 
+AR = Neighbours.ADD_REMOVE
+#: The note on every charge of a replace-one method run on resized data (add/remove).
+RESIZED = "replace-one on the data resized to the released size (privgraph.privacy.resize)"
+
 #: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
 ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}
 
@@ -105,11 +109,19 @@ class PrivPC(PrivateEstimator):
         structure's (1 - share) epsilon (by its own composition over its cap, at delta) plus
         at most share x epsilon for the orientation tests (split evenly over the released
         CPDAG's undirected edges, basic composition).
+    neighbours : "replace_one" (default) or "add_remove"
+        The relation of the guarantee. Replace-one: one row changed, the number of rows n
+        public (the tests' margins are calibrated with it). Add/remove: one row added or
+        removed, n private: the number of rows is released first with
+        :data:`~privgraph.privacy.resize.SIZE_SHARE` of the budget, the data is resized
+        secretly to a public m a little below it (a uniform subset of m rows), and the
+        replace-one method runs on those m rows with the rest of the budget
+        (:mod:`privgraph.privacy.resize` has the reduction and its proof). Not for
+        "em-pc" (no plan to reserve ahead), "sg-pc" (its sub-sampling accountant is
+        replace-one's) or ``orient="direction"``.
 
     Attributes
     ----------
-    neighbours : Neighbours
-        REPLACE_ONE: the relation of the guarantee (n public).
     graph_ : CPDAG
     skeleton_ : networkx.Graph
     sepsets_ : dict
@@ -125,26 +137,26 @@ class PrivPC(PrivateEstimator):
 
     Examples
     --------
-    >>> from privgraph.datasets import load_network, sample
-    >>> import pandas as pd
+    >>> from privgraph.datasets import load_network, sample_frame
     >>> net = load_network("cancer")
-    >>> X = pd.DataFrame(sample(net, 50_000, np.random.default_rng(0)), columns=net.domain.names)
+    >>> X = sample_frame(net, 50_000, np.random.default_rng(0), labels=True)
     >>> est = PrivPC(epsilon=5.0, random_state=0).fit(X, domain=net.domain)
     >>> round(est.epsilon_spent_, 6), est.composition_
     (5.0, 'optimal')
     >>> PrivPC(method="pc").fit(X, domain=net.domain).ledger_.charges
     ()
-    >>> PrivPC().fit(X)
+    >>> PrivPC().fit(X.astype(str))
     Traceback (most recent call last):
     ...
     privgraph.data.frontdoor.DomainRequired: X has no public domain: ...
+    >>> ar = PrivPC(epsilon=5.0, neighbours="add_remove", random_state=0).fit(X, domain=net.domain)
+    >>> ar.ledger_.neighbours == {Neighbours.ADD_REMOVE}, [c.mechanism for c in ar.ledger_][:2], 49_000 < ar.n_rows_ < 50_000
+    (True, ['laplace', 'sieve'], True)
     """
-
-    neighbours = Neighbours.REPLACE_ONE
 
     def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
                  method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=(),
-                 orient="cpdag", orient_share=0.2, degenerate="dependent"):
+                 orient="cpdag", orient_share=0.2, degenerate="dependent", neighbours="replace_one"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -158,6 +170,7 @@ class PrivPC(PrivateEstimator):
         self.orient = orient
         self.orient_share = orient_share
         self.degenerate = degenerate
+        self.neighbours = neighbours
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
             on_level=None) -> "PrivPC":
@@ -174,7 +187,9 @@ class PrivPC(PrivateEstimator):
         exactly (epsilon, delta)."""
         from privgraph.graphs import orient
 
-        self._checked()
+        if self._checked() is AR and self.method != "pc":
+            return self._fit_add_remove(X, names=names, domain=domain, infer_domain=infer_domain, budget=budget,
+                                        on_level=on_level)
         tables = Tables.from_engine(as_engine(X, names, domain=domain, infer_domain=infer_domain))
         check_data(tables)
         method, test = self.method, choose_ci_test(self.ci_test, tables.domain, self.degenerate)
@@ -212,6 +227,38 @@ class PrivPC(PrivateEstimator):
         self.ci_test_ = test.name if hasattr(test, "name") else type(test).__name__
         return self
 
+    def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
+        """Add/remove: the size released, the data resized to the public m, then the
+        replace-one method on it with the rest of the budget (:mod:`privgraph.privacy.resize`).
+        M's whole plan at m is reserved (relabelled) on the budget before M draws noise."""
+        from privgraph.data.resized import resize_engine
+        from privgraph.privacy import reserve_plan
+        from privgraph.privacy.resize import as_add_remove, public_size, release_size, size_epsilons
+
+        engine = as_engine(X, names, domain=domain, infer_domain=infer_domain, neighbours=AR)
+        check_data(_PublicShape(engine.domain, len(engine.domain.names)))  # the columns: public
+        composition = self._composition()
+        size_epsilon, rest = size_epsilons(self.epsilon, self.delta, composition)
+        sampler = self._noise_sampler()
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition)
+        n_hat, scale, sized = release_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget)
+        m = public_size(n_hat, scale, minimum=len(engine.domain.names))
+        inner = self._replace_one(rest, sampler)
+        reserve_plan(as_add_remove(inner.privacy_plan(engine.domain, m), RESIZED).charges, budget)
+        inner.fit(resize_engine(engine, m, sampler), on_level=on_level)
+        for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
+                     "ci_test_", "sampler_"):
+            setattr(self, name, getattr(inner, name))
+        self.ledger_ = sized + as_add_remove(inner.ledger_, RESIZED)
+        self.composition_, self.n_rows_, self.size_estimate_ = composition, m, n_hat
+        self.epsilon_spent_ = spent(self.ledger_, composition, self.delta)
+        return self
+
+    def _replace_one(self, epsilon: float, sampler) -> "PrivPC":
+        """This estimator under replace-one with ``epsilon``, drawing from ``sampler``."""
+        params = self.get_params() | dict(epsilon=epsilon, neighbours="replace_one", random_state=sampler)
+        return type(self)(**params)
+
     def privacy_plan(self, domain, n_rows: int) -> Ledger:
         """The ledger :meth:`fit` will charge on data of this public ``domain`` and ``n_rows``
         (public under replace-one); reads no data and draws no noise.
@@ -220,13 +267,28 @@ class PrivPC(PrivateEstimator):
         >>> plan = PrivPC(epsilon=1.0).privacy_plan(load_network("asia").domain, 100_000)
         >>> [c.mechanism for c in plan], plan.charges[0].count
         (['sieve', 'examine'], 56)
+
+        Under add/remove ``n_rows`` is a public guess: the size's charge, then the method's
+        plan at the size m the guess would give (relabelled).
+
+        >>> [c.mechanism for c in PrivPC(epsilon=1.0, neighbours="add_remove").privacy_plan(
+        ...     load_network("asia").domain, 100_000)]
+        ['laplace', 'sieve', 'examine']
         """
-        self._checked()
         from privgraph.data import resolve_domain
 
         domain = resolve_domain(None, domain)
         if self.method == "pc":
+            self._checked()
             return Ledger()
+        if self._checked() is AR:
+            from privgraph.privacy.resize import (as_add_remove, public_size, size_charge, size_epsilons)
+            from privgraph.privacy import laplace_scale
+
+            size_epsilon, rest = size_epsilons(self.epsilon, self.delta, self._composition())
+            m = public_size(int(n_rows), laplace_scale(size_epsilon, 1.0), minimum=len(domain.names))
+            inner = self._replace_one(rest, None).privacy_plan(domain, m)
+            return Ledger.of(size_charge(size_epsilon)) + as_add_remove(inner, RESIZED)
         shape = _PublicShape(domain.project(domain.discrete_names), int(n_rows))
         check_data(shape)
         test = choose_ci_test(self.ci_test, shape.domain, self.degenerate)
@@ -294,7 +356,18 @@ class PrivPC(PrivateEstimator):
                 raise ValueError("orient='direction' spends budget on private direction tests: use a private method")
             if not 0 < self.orient_share < 1:
                 raise ValueError(f"orient_share must lie in (0, 1), got {self.orient_share!r}")
-        return self.method
+        return self._relation()
+
+    def _relation(self) -> Neighbours:
+        """The guarantee's relation, refusing what has no add/remove form."""
+        neighbours = Neighbours.parse(self.neighbours)
+        if neighbours is AR and self.method in ("em-pc", "sg-pc"):
+            raise ValueError(f"method={self.method!r} has no add/remove form here ({self.method} "
+                             f"{'has no plan to reserve ahead' if self.method == 'em-pc' else 'is accounted by replace-one sub-sampling'}"
+                             "); use 'priv-pc', 'gauss-pc', 'svt-pc' or 'laplace-pc', or neighbours='replace_one'")
+        if neighbours is AR and self.orient == "direction":
+            raise ValueError("orient='direction' needs neighbours='replace_one' (its tests are calibrated with n public)")
+        return neighbours
 
     def _max_cond_size(self, tables: Tables) -> int | None:
         if self.max_cond_size is not None:
@@ -376,8 +449,9 @@ def default_max_cond_size(n: int, d: int) -> int:
     return max(0, min(d - 2, int(math.floor(math.log2(max(n, 1)))) - 5))
 
 
-def as_engine(X, names=None, *, domain=None, infer_domain: bool = False) -> CountEngine:
-    """A count engine over ``X`` with a public domain (PrivPC's replace-one front door).
+def as_engine(X, names=None, *, domain=None, infer_domain: bool = False, neighbours="replace_one") -> CountEngine:
+    """A count engine over ``X`` with a public domain (PrivPC's front door: invalid values
+    recoded under replace-one, their rows dropped under add/remove).
 
     ``X``: DataFrame, 2-D array (with ``names``), CSV/Parquet path, or count engine; see
     :func:`privgraph.data.open_engine`. Every column must be discrete.
@@ -389,8 +463,8 @@ def as_engine(X, names=None, *, domain=None, infer_domain: bool = False) -> Coun
     """
     from privgraph.privacy import Neighbours
 
-    engine = open_engine(X, domain, names=names, neighbours=Neighbours.REPLACE_ONE, invalid="recode",
-                         infer_domain=infer_domain, what="X")
+    engine = open_engine(X, domain, names=names, neighbours=Neighbours.parse(neighbours), infer_domain=infer_domain,
+                         what="X")
     _check_discrete(engine.domain)
     return engine
 
