@@ -217,3 +217,19 @@ def test_a_resized_fit_does_not_touch_the_input():
         warnings.simplefilter("ignore")
         PrivPC(epsilon=5.0, neighbours="add_remove", random_state=0).fit(X, domain=net.domain)
     pd.testing.assert_frame_equal(X, before)
+
+
+def test_discover_cli_under_add_remove(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+
+    out = tmp_path / "g.json"
+    result = CliRunner().invoke(app, ["discover", "--network", "cancer", "--samples", "20000", "--epsilon", "3",
+                                      "--neighbours", "add_remove", "--seed", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "add/remove (n private" in " ".join(result.output.split())
+    privacy = json.loads(out.read_text())["privacy"]
+    assert privacy["neighbours"] == "add_remove" and {r["neighbours"] for r in privacy["ledger"]} == {"add_remove"}

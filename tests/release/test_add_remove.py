@@ -1,4 +1,5 @@
-"""The release under add/remove neighbours: n private, the tree as stage 1 (privgraph.release)."""
+"""The release under add/remove neighbours: n private (privgraph.release): the tree, which needs
+no n, or the size released first and Gauss-PC / Priv-PC on a secret subset of that size."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ def _codes(net, X):
 
 def test_add_remove_release_charges_its_plan_under_add_remove(asia):
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", random_state=4).fit(X, domain=net.domain)
-    plan = PrivateRelease(epsilon=1.0, neighbours="add_remove").privacy_plan(net.domain, 12_345)  # n plays no part
+    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure="tree", random_state=4).fit(
+        X, domain=net.domain)
+    plan = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure="tree").privacy_plan(
+        net.domain, 12_345)  # n plays no part
     assert rel.structure_kind_ == "tree" and rel.ledger_.neighbours == {AR} and plan.neighbours == {AR}
     assert [(c.mechanism, c.count) for c in rel.ledger_] == [(c.mechanism, c.count) for c in plan]
     assert all(math.isclose(a.epsilon, b.epsilon) for a, b in zip(rel.ledger_, plan))
@@ -49,7 +52,8 @@ def test_add_remove_tables_carry_the_noise_the_ledger_states(asia):
     sqrt(0.75 / 0.9375) / sqrt(2) of replace-one's. The released cells minus the true counts
     are Gaussian of that sigma (chi-square(M) 1e-6 quantiles)."""
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", random_state=7).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure="tree", random_state=7).fit(
+        X, domain=net.domain)
     ro = PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(net.domain, len(X))
     engine = NumpyEngine(net.domain, _codes(net, X))
     noisy = rel.structure_.tables
@@ -68,7 +72,8 @@ def test_the_reported_rows_are_an_estimate_within_its_noise(asia):
     """n_rows_ is the inverse-variance average of every released table's total: its noise has
     standard deviation sigma / sqrt(sum 1/cells); it lies within the 1e-6 two-sided normal bound."""
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", random_state=11).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure="tree", random_state=11).fit(
+        X, domain=net.domain)
     tables = rel.structure_.tables.tables + rel.parameters_.marginals_.tables
     sigma = rel.structure_.tables.scale
     sd = sigma / math.sqrt(sum(1 / np.size(t) for t in tables))
@@ -89,16 +94,40 @@ def test_add_remove_score_sensitivity_is_one_with_the_prediction_fixed():
         assert abs(diff[0]) <= 1 + 1e-9
 
 
-def test_structures_that_need_n_public_are_refused_before_reading_data(tmp_path):
-    missing = tmp_path / "no-such.csv"
-    for structure in ("gauss-pc", "priv-pc"):
-        with pytest.raises(ValueError, match="needs replace-one neighbours"):
-            PrivateRelease(neighbours="add_remove", structure=structure).fit(missing, domain=Domain.of(a=2, b=2, c=2))
-        with pytest.raises(ValueError, match="needs replace-one neighbours"):
-            plan_release(Domain.of(a=2, b=2, c=2), 100, epsilon=1.0, structure=structure, neighbours="add_remove")
+@pytest.mark.parametrize("structure, kind, composition", [("auto", "gauss-pc", "rdp"),
+                                                            ("priv-pc", "priv-pc", "optimal")])
+def test_a_pc_structure_releases_the_size_first_and_runs_on_a_subset(structure, kind, composition):
+    """Stage 0 releases n (Laplace, sensitivity 1) with 1% of the budget; the structure runs on
+    m rows, m the released size less its 1e-6 tail, its replace-one charges relabelled; the
+    tables are add/remove (sensitivity 1); n_rows_ is the tables' estimate, not m."""
+    net = load_network("asia")
+    X = sample_frame(net, 100_000, np.random.default_rng(1), labels=True)
+    rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure=structure, random_state=2).fit(
+        X, domain=net.domain)
+    assert rel.structure_kind_ == kind and rel.composition_ == composition
+    assert rel.ledger_.neighbours == {AR} and rel.ledger_.total(composition, 1e-6).epsilon <= 1.0 + 1e-9
+    size = rel.ledger_.charges[0]
+    assert (size.mechanism, size.sensitivity) == ("laplace", 1.0) and rel.plan_.size_epsilon == size.epsilon
+    assert [s.stage for s in rel.plan_.stages][0] == "size"
+    m = rel.plan_.n_rows
+    assert 100_000 - 2_500 < m < 100_000 and rel.structure_.n_rows_ == m  # the structure saw m rows
+    assert abs(rel.n_rows_ - 100_000) < 500 and rel.n_rows_ != m
+    tables = [c for c in rel.ledger_ if c.mechanism in ("gaussian", "laplace")][1:]
+    assert tables and all(c.neighbours is AR for c in tables)
+    plan = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure=structure).privacy_plan(net.domain, m)
+    assert plan.neighbours == {AR} and plan.charges[0] == size
+    assert rel.ledger_.total(composition, 1e-6).epsilon <= plan.total(composition, 1e-6).epsilon + 1e-9
+
+
+def test_unknown_relations_are_refused_and_the_planner_plans_the_size():
     with pytest.raises(ValueError, match="neighbours"):
         PrivateRelease(neighbours="swap").privacy_plan(Domain.of(a=2, b=2, c=2), 100)
-    assert plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove").structure == "tree"
+    plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove")
+    assert plan.structure == "gauss-pc" and plan.stages[0].stage == "size" and plan.neighbours == "add_remove"
+    ro = plan_release(load_network("asia").domain, 100_000, epsilon=1.0)
+    assert plan.stages[2].noise < ro.stages[1].noise  # add/remove tables: L2 sensitivity 1, not sqrt(2)
+    tree = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove", structure="tree")
+    assert tree.structure == "tree" and tree.size_epsilon == 0.0
 
 
 def test_neighbouring_files_differing_by_one_row_behave_alike(asia):
@@ -107,12 +136,14 @@ def test_neighbouring_files_differing_by_one_row_behave_alike(asia):
     reported n that differs by the estimate's noise, not by a data-dependent branch."""
     net, X = asia(5_000)
     bigger = X.iloc[np.r_[np.arange(len(X)), [0]]].reset_index(drop=True)
-    runs = [PrivateRelease(epsilon=1.0, neighbours="add_remove", random_state=3).fit(t, domain=net.domain)
-            for t in (X, bigger)]
-    assert runs[0].ledger_.rows() == runs[1].ledger_.rows()
-    assert runs[0].structure_kind_ == runs[1].structure_kind_ == "tree"
-    assert len(runs[0].cliques_) == len(runs[1].cliques_)
-    assert abs(runs[0].n_rows_ - runs[1].n_rows_) <= 2  # same noise draws (seeded), one count apart
+    for structure in ("tree", "auto"):
+        runs = [PrivateRelease(epsilon=1.0, neighbours="add_remove", random_state=3, structure=structure).fit(
+            t, domain=net.domain) for t in (X, bigger)]
+        assert runs[0].ledger_.rows() == runs[1].ledger_.rows()
+        assert runs[0].structure_kind_ == runs[1].structure_kind_ == "tree"  # auto: the planner's choice at m
+        assert len(runs[0].cliques_) == len(runs[1].cliques_)
+        assert abs(runs[0].n_rows_ - runs[1].n_rows_) <= 2  # same noise draws (seeded), one count apart
+        assert (runs[0].ledger_.charges[0].mechanism == "laplace") is (structure == "auto")  # the size, stage 0
 
 
 def test_the_rows_audit_case_catches_a_release_that_reports_the_true_n():

@@ -41,6 +41,14 @@ every run):
   reported or sampled the true n would be caught at once (the two sides would never
   overlap); this one sees the noisy tables' totals, a share of every stage.
 
+* ``release_sized_cell``: a Priv-PC release under **add/remove** (``neighbours="add_remove"``,
+  ``structure="priv-pc"``, one round, delta = 0: stage 0 releases the size, Priv-PC runs on a
+  secret subset of the public m rows it gives, the tables are add/remove, sensitivity 1 per
+  table) on the add/remove PC pair of :mod:`privgraph.audit.estimators` (1,995 x (0, 1) +
+  5 x (1, 2), n = 2,000, against the same plus (1, 0)); the view is the released noisy
+  count of (a, b) = (1, 0) (b = 0 when the edge went), which the added row moves by one: a
+  table's whole sensitivity, so the case sees the tables' share divided among the tables.
+
 The audit sees a lower bound far below the claim by construction (a view of one stage
 cannot see the other stage's share); the cases catch a release that charges a stage less
 than it spends, or runs under the wrong relation.
@@ -52,7 +60,7 @@ import numpy as np
 
 from privgraph.audit.auditor import Runner, threshold_events, value_events
 from privgraph.audit.cases import AR, RO, AuditCase
-from privgraph.audit.estimators import keep_release, pc_pair
+from privgraph.audit.estimators import keep_release, pc_pair, pc_rows_pair
 from privgraph.privacy import NoiseSampler
 
 #: Total epsilon of the audited release and the structure's share.
@@ -64,10 +72,12 @@ GAUSS_DELTA = 1e-6
 
 
 def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = RELEASE_SPLIT,
-                   structure: str = "priv-pc") -> Runner:
+                   structure: str = "priv-pc", neighbours: str = "replace_one", level: int = 2,
+                   a_level: int | None = None) -> Runner:
     """``PrivateRelease(max_rounds=1, delta=0).fit`` (Priv-PC) or
     ``PrivateRelease(structure="gauss-pc", delta=GAUSS_DELTA).fit`` on codes over a = 2,
-    b = 3; ``view`` is ``"structure"`` (1 if the edge stays) or ``"table"`` (noisy count of b = 2).
+    b = 3, under ``neighbours``; ``view`` is ``"structure"`` (1 if the edge stays) or
+    ``"table"`` (noisy count of b = ``level``, and of a = ``a_level`` if given and the table holds a).
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = pc_pair()
@@ -85,19 +95,23 @@ def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = R
         out = np.empty(n)
         for i in range(n):
             rel = PrivateRelease(epsilon=epsilon, split=split, method=keep_release, random_state=sampler,
-                                 structure=structure, **options).fit(engine)
-            out[i] = rel.structure_.skeleton_.number_of_edges() if view == "structure" else _count_b2(rel)
+                                 structure=structure, neighbours=neighbours, **options).fit(engine)
+            out[i] = rel.structure_.skeleton_.number_of_edges() if view == "structure" else _count_b(rel, level, a_level)
         return out
 
     return run
 
 
-def _count_b2(release) -> float:
+def _count_b(release, level: int, a_level: int | None = None) -> float:
+    """The noisy count of b = ``level`` (and a = ``a_level`` when the table holds a too)."""
     noisy = release.parameters_.marginals_
     for clique, table in zip(noisy.group_cliques(), noisy.tables):
         if "b" in clique:
             t = np.asarray(table)
-            return float(t[2] if clique == ("b",) else np.take(t, 2, axis=clique.index("b")).sum())
+            if clique == ("b",):
+                return float(t[level])
+            rest = np.take(t, level, axis=clique.index("b"))  # the (two-column) clique's a axis is left
+            return float(rest.sum() if a_level is None else rest[a_level])
     raise AssertionError("no table holds b")
 
 
@@ -155,7 +169,7 @@ def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
     >>> [c.name for c in release_cases()][-3:]
-    ['release_tree', 'release_tree_rounds', 'release_tree_rows']
+    ['release_tree_rounds', 'release_tree_rows', 'release_sized_cell']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -183,6 +197,11 @@ def release_cases() -> tuple[AuditCase, ...]:
                   AR, RELEASE_EPSILON, 0.0, *added_row(), "25 x each of (a,b,c) in {0,1}^3 vs + (1,1,0)",
                   tree_runner(view="rows", neighbours="add_remove"), threshold_events(), runs=4_000, quick_runs=200,
                   group="estimators"),
+        AuditCase("release_sized_cell", "PrivateRelease(structure='priv-pc', neighbours='add_remove'), noisy count "
+                  "a=1,b=0", AR, RELEASE_EPSILON, 0.0, *pc_rows_pair(), "1,995 (0,1)+5 (1,2) vs + (1,0)",
+                  release_runner("table", structure="priv-pc", neighbours="add_remove", level=0, a_level=1),
+                  threshold_events(),
+                  runs=4_000, quick_runs=300, group="estimators"),
     )
 
 

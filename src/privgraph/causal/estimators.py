@@ -39,6 +39,7 @@ from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_e
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler
 from privgraph.privacy.neighbours import check_delta, check_epsilon
+from privgraph.privacy.resize import RESIZED
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
 from privgraph.stats.strata import check_convention
@@ -53,8 +54,6 @@ DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": Spars
 METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "pc")
 
 AR = Neighbours.ADD_REMOVE
-#: The note on every charge of a replace-one method run on resized data (add/remove).
-RESIZED = "replace-one on the data resized to the released size (privgraph.privacy.resize)"
 
 #: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
 ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}

@@ -37,6 +37,7 @@ def discover(
     degenerate: str = typer.Option("dependent", help="A test with no information (every stratum degenerate): dependent (keep the edge) or independent (causal-learn's convention)."),
     orient: str = typer.Option("cpdag", help="cpdag (colliders and Meek's rules) or direction (then private direction tests on the undirected edges)."),
     orient_share: float = typer.Option(0.2, help="With --orient direction: the share of epsilon for the direction tests."),
+    neighbours: str = typer.Option("replace_one", help="replace_one (one row changed; the number of rows public) | add_remove (one row added or removed; the number of rows is released first with 1% of epsilon and the tests run on a secret subset of that size)."),
     seed: Optional[int] = typer.Option(None, help="Seed the noise (experiments only: seeded noise is NOT private)."),
     data_seed: int = typer.Option(0, help="Seed for sampling --network (public synthetic data)."),
     out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml, or any name with --format)."),
@@ -56,7 +57,7 @@ def discover(
         X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
-                 orient_share=orient_share, degenerate=degenerate)
+                 orient_share=orient_share, degenerate=degenerate, neighbours=neighbours)
     if seed is not None and method != "pc":
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     if infer_domain:
@@ -132,8 +133,22 @@ def privacy_summary(est) -> str:
     done = "" if est.complete_ else " [yellow](cap reached before PC finished: remaining edges kept)[/]"
     return (f"[bold]Privacy[/]: budget epsilon={est.epsilon:g}, delta={est.delta:g}; spent epsilon="
             f"{est.epsilon_spent_:.6f} by {est.composition_} composition over the plan fixed in advance; "
-            f"neighbours: replace-one (n={est.n_rows_} public){rounds}{done}; noise: "
+            f"neighbours: {_relation(est)}{rounds}{done}; noise: "
             f"{'SecureSampler' if est.sampler_.is_secure else 'SeededSampler (NOT private)'}")
+
+
+def _relation(est) -> str:
+    from privgraph.privacy import Neighbours
+
+    if Neighbours.parse(est.neighbours) is Neighbours.REPLACE_ONE:
+        return f"replace-one (n={est.n_rows_} public)"
+    return f"add/remove (n private; the tests ran on {est.n_rows_} rows, the released size less its margin)"
+
+
+def _relation_name(est) -> str:
+    from privgraph.privacy import Neighbours
+
+    return Neighbours.parse(est.neighbours).value
 
 
 def metrics_table(graph, truth) -> Table:
@@ -156,7 +171,7 @@ def privacy_record(est) -> dict:
     if private and not est.sampler_.is_secure:
         caveats.append("seeded noise: not private")
     return {"method": est.method, "epsilon": est.epsilon if private else None,
-            "delta": est.delta if private else None, "neighbours": "replace_one",
+            "delta": est.delta if private else None, "neighbours": _relation_name(est),
             "ledger": est.ledger_.rows(), "caveats": caveats}
 
 

@@ -69,6 +69,8 @@ AR = Neighbours.ADD_REMOVE
 SIZE_SHARE = 0.01
 #: Probability that the public size exceeds the true one (the data is then padded).
 TAIL = 1e-6
+#: The note on every charge of a replace-one mechanism run on the resized data.
+RESIZED = "replace-one on the data resized to the released size (privgraph.privacy.resize)"
 
 
 def size_epsilons(epsilon: float, delta: float, composition: str, share: float = SIZE_SHARE) -> tuple[float, float]:
@@ -161,4 +163,4 @@ def as_add_remove(ledger: Ledger, note: str) -> Ledger:
     return Ledger(tuple(relabelled(c) for c in ledger.charges), ledger.caveats)
 
 
-__all__ = ["SIZE_SHARE", "TAIL", "as_add_remove", "public_size", "release_size", "size_charge", "size_epsilons"]
+__all__ = ["RESIZED", "SIZE_SHARE", "TAIL", "as_add_remove", "public_size", "release_size", "size_charge", "size_epsilons"]

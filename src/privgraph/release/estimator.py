@@ -2,8 +2,11 @@
 
 Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbouring
 relation: replace-one (the default: n is public) or add/remove (``neighbours="add_remove"``:
-n is private, estimated from the noisy tables; only the tree (:mod:`privgraph.release.tree`)
-runs that way, because Priv-PC's and Gauss-PC's margins are calibrated with n public):
+n is private; the tree (:mod:`privgraph.release.tree`) needs no n and reports an estimate
+from its noisy tables; otherwise a stage 0 releases the size with 1% of the budget, the
+plan is made at the public m it gives, and Gauss-PC or Priv-PC, whose margins are
+calibrated with n public, run on a secret uniform subset of m rows
+(:mod:`privgraph.privacy.resize`)):
 
 1. **structure**: Gauss-PC (``PrivPC(method="gauss-pc")``) with ``split`` of the release's
    zCDP budget rho (delta > 0; the default where the planner finds it affordable), or Priv-PC
@@ -36,6 +39,7 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
 from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
+from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
 
 RO = Neighbours.REPLACE_ONE
@@ -86,8 +90,9 @@ class PrivateRelease(PrivateEstimator):
         None: secure noise. Anything else: seeded, reproducible and NOT private.
     neighbours : str
         ``"replace_one"`` (default: one row changed, the number of rows public) or
-        ``"add_remove"`` (one row added or removed: n private; stage 1 is the tree, whatever
-        ``structure`` says when it is ``"auto"``; ``"gauss-pc"`` and ``"priv-pc"`` are refused).
+        ``"add_remove"`` (one row added or removed: n private; with ``structure="tree"`` nothing
+        needs n; otherwise the size is released first (stage 0, 1% of the budget) and the
+        structure runs on a secret subset of the public size it gives).
         Add/remove is the relation of most synthetic-data tools (dpmm, smartnoise-synth);
         its histograms have half (L1) or ``1/sqrt(2)`` (L2) of replace-one's sensitivity.
 
@@ -170,10 +175,11 @@ class PrivateRelease(PrivateEstimator):
         {<Neighbours.ADD_REMOVE: 'add_remove'>}
         """
         domain, prediction = self._predict(domain, n_rows)
+        size = Ledger.of(size_charge(prediction.size_epsilon)) if prediction.size_epsilon else Ledger()
         if prediction.structure == "tree":
-            return prediction.tree.charges(domain)
-        structure = self._structure(prediction).privacy_plan(domain, n_rows)
-        return structure + self._parameters_plan(domain, prediction)
+            return size + prediction.tree.charges(domain)
+        return size + self._structure_plan(self._structure(prediction), domain, prediction) + \
+            self._parameters_plan(domain, prediction)
 
     def predict(self, domain, n_rows: int) -> ReleasePlan:
         """The planner's prediction for this release (see :mod:`privgraph.release.planner`)."""
@@ -189,18 +195,54 @@ class PrivateRelease(PrivateEstimator):
 
         neighbours = self._check()
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
-        if neighbours is not RO:  # n is private: the plan is the tree's, which needs no n
+        if neighbours is not RO and self.structure == "tree":  # n is private: the tree's plan needs no n
             return self._fit_tree(engine, *self._predict(engine.domain, None), budget)
+        if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
+            return self._fit_sized(engine, budget)
         n = int(engine.counts([]))  # public under replace-one
         domain, prediction = self._predict(engine.domain, n)
+        return self._fit_planned(engine, domain, prediction, budget)
+
+    def _fit_sized(self, engine, budget: Budget | None) -> "PrivateRelease":
+        """Add/remove with a PC structure possible: the size released (its charge checked
+        first), the plan made at the public m it gives, then stages 1 to 3 with the rest
+        (:mod:`privgraph.privacy.resize`)."""
+        from privgraph.privacy.resize import public_size, release_size, size_epsilons
+
+        size_epsilon = size_epsilons(self.epsilon, self.delta, "rdp" if self.delta > 0 else "basic")[0]
+        check_affordable([size_charge(size_epsilon)], budget or Budget(self.epsilon, self.delta))
+        sampler = self._noise_sampler()
+        n_hat, scale, sized = release_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget)
+        m = public_size(n_hat, scale, minimum=max(3, len(engine.domain.names)))
+        domain, prediction = self._predict(engine.domain, m)
+        if budget is None:
+            budget = Budget(self.epsilon, self.delta, composition=self._composition(prediction))
+            budget.reserve(sized.charges[0])
+        return self._fit_planned(engine, domain, prediction, budget, sized=sized, sampler=sampler)
+
+    def _fit_planned(self, engine, domain, prediction: ReleasePlan, budget: Budget | None, *,
+                     sized: Ledger | None = None, sampler=None) -> "PrivateRelease":
+        """Stages 1 to 3 as ``prediction`` plans them. ``sized`` (add/remove): the size's ledger;
+        the structure then runs on the data resized to ``prediction.n_rows`` rows, its
+        replace-one charges relabelled (reserved whole, before its noise)."""
         if prediction.structure == "tree":
-            return self._fit_tree(engine, domain, prediction, budget)
-        structure = self._structure(prediction)
-        planned = structure.privacy_plan(domain, n) + self._parameters_plan(domain, prediction)
-        composition = "rdp" if prediction.structure == "gauss-pc" else composition_for(self.delta)
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition)
-        check_affordable(planned.charges, budget)  # the whole plan, before any noise
-        structure.fit(engine, budget=budget)
+            return self._fit_tree(engine, domain, prediction, budget, sized=sized, sampler=sampler)
+        from privgraph.data.resized import resize_engine
+        from privgraph.privacy import reserve_plan
+        from privgraph.privacy.resize import as_add_remove
+
+        structure = self._structure(prediction, self.random_state if sized is None else sampler)
+        structure_plan = self._structure_plan(structure, domain, prediction)
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta,
+                                                          composition=self._composition(prediction))
+        check_affordable((structure_plan + self._parameters_plan(domain, prediction)).charges, budget)  # before noise
+        if sized is None:
+            structure.fit(engine, budget=budget)
+            structure_ledger = structure.ledger_
+        else:
+            reserve_plan(structure_plan.charges, budget)
+            structure.fit(resize_engine(engine, prediction.n_rows, sampler))  # its own replace-one budget
+            structure_ledger = sized + as_add_remove(structure.ledger_, RESIZED)
         graph = structure.graph_
         if self.orient is not None:
             graph = self.orient(graph, engine, budget)
@@ -210,10 +252,11 @@ class PrivateRelease(PrivateEstimator):
         from privgraph.mrf import PrivateMRF
 
         params = PrivateMRF(epsilon=self._parameters_epsilon(prediction), cliques=self.cliques_, method=self.method,
-                            neighbours="replace_one", random_state=self._mrf_seed(),
+                            neighbours=prediction.neighbours, random_state=self._mrf_seed(),
                             **self._parameters_noise(prediction))
         params.fit(engine, budget=budget)
-        return self._fitted(structure, params, structure.ledger_, prediction, composition, n, domain)
+        n = prediction.n_rows if sized is None else self._estimated_rows(params.marginals_.tables)
+        return self._fitted(structure, params, structure_ledger, prediction, self._composition(prediction), n, domain)
 
     def _fitted(self, structure, params, structure_ledger: Ledger, prediction: ReleasePlan, composition: str,
                 n: int, domain) -> "PrivateRelease":
@@ -229,11 +272,13 @@ class PrivateRelease(PrivateEstimator):
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         return self
 
-    def _fit_tree(self, engine, domain, prediction: ReleasePlan | None, budget: Budget | None) -> "PrivateRelease":
+    def _fit_tree(self, engine, domain, prediction: ReleasePlan | None, budget: Budget | None, *,
+                  sized: Ledger | None = None, sampler=None) -> "PrivateRelease":
         """Stage 1 as a private spanning tree (:mod:`privgraph.release.tree`), then its pair
-        tables. ``prediction`` None (add/remove): the tree's plan, which needs no n, is made
-        here, and the planner's prediction afterwards from the released estimate of n
-        (post-processing), for the report."""
+        tables. ``prediction`` None (add/remove, the tree asked for): the tree's plan, which
+        needs no n, is made here, and the planner's prediction afterwards from the released
+        estimate of n (post-processing), for the report. ``sized``: the size's ledger when
+        stage 0 released it (add/remove; the tree was then the planner's choice at m)."""
         from privgraph.mrf import PrivateMRF
         from privgraph.release.tree import fit_tree_structure, plan_tree
 
@@ -243,7 +288,8 @@ class PrivateRelease(PrivateEstimator):
         check_affordable(plan.charges(domain).charges, budget)  # the whole plan, before any noise
         seed = self._mrf_seed()
         rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else None)  # post-processing draws
-        structure = fit_tree_structure(engine, plan, sampler=self._noise_sampler(), budget=budget, rng=rng)
+        sampler = sampler if sampler is not None else self._noise_sampler()
+        structure = fit_tree_structure(engine, plan, sampler=sampler, budget=budget, rng=rng)
         self.graph_ = structure.graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
         self.cliques_ = structure.edges + structure.extras
@@ -251,14 +297,20 @@ class PrivateRelease(PrivateEstimator):
                             neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
         params.fit(engine, budget=budget)
-        if prediction is None:  # add/remove: n is estimated from every noisy table, as the model's fit does
-            from privgraph.mrf.release import estimate_records
-
-            n = max(1, int(round(estimate_records(structure.tables.tables + params.marginals_.tables))))
-            prediction = self._predict(domain, n)[1]
+        if plan.neighbours is not RO:  # add/remove: n is estimated from every noisy table, as the model's fit does
+            n = self._estimated_rows(structure.tables.tables + params.marginals_.tables)
+            prediction = prediction if prediction is not None else self._predict(domain, n)[1]
         else:
             n = prediction.n_rows
-        return self._fitted(structure, params, structure.ledger, prediction, plan.composition, n, domain)
+        ledger = structure.ledger if sized is None else sized + structure.ledger
+        return self._fitted(structure, params, ledger, prediction, plan.composition, n, domain)
+
+    @staticmethod
+    def _estimated_rows(tables) -> int:
+        """n from noisy tables (add/remove; post-processing: their totals by inverse variance)."""
+        from privgraph.mrf.release import estimate_records
+
+        return max(1, int(round(estimate_records(tables))))
 
     def _tree_fit(self, structure, plan):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
@@ -302,12 +354,7 @@ class PrivateRelease(PrivateEstimator):
         check_structure(self.structure)
         if self.orient is not None and not callable(self.orient):
             raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
-        neighbours = Neighbours.parse(self.neighbours)
-        if neighbours is not RO and self.structure not in ("auto", "tree"):
-            raise ValueError(f"structure={self.structure!r} needs replace-one neighbours (its tests are calibrated "
-                             "with the number of rows public); under neighbours='add_remove' the release's "
-                             "structure is the tree: use structure='auto' or 'tree'")
-        return neighbours
+        return Neighbours.parse(self.neighbours)
 
     def _predict(self, domain, n_rows: int | None):
         """(domain, the planner's prediction); ``n_rows`` None (add/remove, before the release):
@@ -331,19 +378,41 @@ class PrivateRelease(PrivateEstimator):
             plan = plan.__class__(**{**vars(plan), "rounds": None})
         return domain, plan
 
-    def _structure(self, plan: ReleasePlan):
+    def _structure(self, plan: ReleasePlan, random_state=None):
+        """Stage 1's replace-one estimator (under add/remove it runs on the resized data)."""
         from privgraph.causal import PrivPC
 
+        rest = self._stages_epsilon(plan)
         if plan.structure == "gauss-pc":
-            return PrivPC(epsilon=gauss_epsilons(self.epsilon, self.delta, plan.split)[0], delta=self.delta,
-                          alpha=self.alpha, method="gauss-pc", random_state=self.random_state)
-        return PrivPC(epsilon=plan.split * self.epsilon, delta=self.delta, alpha=self.alpha, max_rounds=plan.rounds,
-                      random_state=self.random_state)
+            return PrivPC(epsilon=gauss_epsilons(rest, self.delta, plan.split)[0], delta=self.delta,
+                          alpha=self.alpha, method="gauss-pc", random_state=random_state)
+        return PrivPC(epsilon=plan.split * rest, delta=self.delta, alpha=self.alpha, max_rounds=plan.rounds,
+                      random_state=random_state)
+
+    def _structure_plan(self, structure, domain, plan: ReleasePlan) -> Ledger:
+        """Stage 1's charges at ``plan.n_rows`` rows (relabelled add/remove after a size)."""
+        from privgraph.privacy.resize import as_add_remove
+
+        charges = structure.privacy_plan(domain, plan.n_rows)
+        return as_add_remove(charges, RESIZED) if plan.size_epsilon else charges
+
+    def _stages_epsilon(self, plan: ReleasePlan) -> float:
+        """The epsilon stages 1 to 3 share: the whole budget, or what the size leaves."""
+        from privgraph.privacy.resize import size_epsilons
+
+        if not plan.size_epsilon:
+            return self.epsilon
+        return size_epsilons(self.epsilon, self.delta, "rdp" if self.delta > 0 else "basic")[1]
+
+    def _composition(self, plan: ReleasePlan) -> str:
+        if plan.structure == "tree":
+            return plan.tree.composition
+        return "rdp" if plan.structure == "gauss-pc" else composition_for(self.delta)
 
     def _parameters_epsilon(self, plan: ReleasePlan) -> float:
         if plan.structure == "gauss-pc":
-            return gauss_epsilons(self.epsilon, self.delta, plan.split)[1]
-        return (1 - plan.split) * self.epsilon
+            return gauss_epsilons(self._stages_epsilon(plan), self.delta, plan.split)[1]
+        return (1 - plan.split) * self._stages_epsilon(plan)
 
     def _parameters_noise(self, plan: ReleasePlan) -> dict:
         return {"noise": "gaussian", "delta": self.delta} if plan.structure == "gauss-pc" else {}
@@ -353,14 +422,17 @@ class PrivateRelease(PrivateEstimator):
         fixed now; the sensitivity (per table) is known once the graph is. Gaussian: one
         release of every table's counts, charged on stand-in cliques (its cost does not
         depend on which tables)."""
+        from privgraph.privacy import histogram_l1_sensitivity
+
+        relation = Neighbours.parse(plan.neighbours)
         if plan.structure == "gauss-pc":
             from privgraph.mrf.release import plan_release as plan_tables
 
             return plan_tables(domain=domain, cliques=[(v,) for v in domain.names],
-                               epsilon=self._parameters_epsilon(plan), neighbours=RO, noise="gaussian",
+                               epsilon=self._parameters_epsilon(plan), neighbours=relation, noise="gaussian",
                                delta=self.delta)
-        return Ledger.of(Charge("laplace", self._parameters_epsilon(plan), 0.0, RO,
-                                note="clique tables (sensitivity 2 per table)"))
+        return Ledger.of(Charge("laplace", self._parameters_epsilon(plan), 0.0, relation,
+                                note=f"clique tables (sensitivity {histogram_l1_sensitivity(relation)} per table)"))
 
     def _mrf_seed(self):
         if self.random_state is None:

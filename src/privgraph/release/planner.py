@@ -120,6 +120,8 @@ class ReleasePlan:
     notes: tuple[str, ...] = field(default=())
     structure: str = "priv-pc"  # the chosen stage 1: "gauss-pc", "priv-pc" or "tree"
     tree: object = None  # the tree's TreePlan when structure == "tree"
+    neighbours: str = "replace_one"  # the release's relation
+    size_epsilon: float = 0.0  # add/remove with a PC structure possible: the size's epsilon (stage 0)
 
     @property
     def affordable(self) -> bool:
@@ -145,8 +147,13 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
                  usefulness: float = 4.0, structure: str = "auto", neighbours: str = "replace_one") -> ReleasePlan:
     """Predict each stage's noise for a release of ``n_rows`` over ``domain``; reads no data.
 
-    ``neighbours="add_remove"``: n is private and ``n_rows`` only the user's public guess of
-    it (the predictions use it; the plan of charges does not); the structure is the tree.
+    ``neighbours="add_remove"``: n is private and ``n_rows`` only a public stand-in for it
+    (the user's guess, or, in a fit, the released size m of :mod:`privgraph.privacy.resize`).
+    With ``structure="tree"`` the plan is the tree's, which needs no n. Otherwise stage 0
+    releases the size with :data:`~privgraph.privacy.resize.SIZE_SHARE` of the budget
+    (``size_epsilon``), and the rest is planned as under replace-one at ``n_rows`` rows
+    (the structure runs on the data resized to them), with the tables' add/remove
+    sensitivities (1 per table, L1 and L2).
 
     ``split``: the structure's share of ``epsilon`` (None: the recommended split).
     ``rounds``: Priv-PC's cap (None: its default, or the largest cap it accepts).
@@ -166,8 +173,11 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     >>> small = plan_release(load_network("asia").domain, 2_000, epsilon=1.0)
     >>> small.structure, [s.stage for s in small.stages]
     ('tree', ['structure (tree)', 'parameters (tree)'])
-    >>> plan_release(asia, 100_000, epsilon=1.0, neighbours="add_remove").tree.neighbours.value
+    >>> plan_release(asia, 100_000, epsilon=1.0, neighbours="add_remove", structure="tree").tree.neighbours.value
     'add_remove'
+    >>> sized = plan_release(asia, 100_000, epsilon=1.0, neighbours="add_remove")
+    >>> sized.structure, [s.stage for s in sized.stages], 0.015 < sized.size_epsilon < 0.025
+    ('gauss-pc', ['size', 'structure (gauss-pc)', 'parameters (gaussian)'], True)
     """
     from privgraph.privacy.neighbours import check_delta, check_epsilon
 
@@ -177,30 +187,57 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     check_structure(structure)
     from privgraph.privacy import Neighbours
 
-    if Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE:
-        if structure not in ("auto", "tree"):
-            raise ValueError(f"structure={structure!r} needs replace-one neighbours; under add/remove the "
-                             "release's structure is the tree ('auto' or 'tree')")
+    options = dict(split=split, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
+                   max_relative_error=max_relative_error, rounds=rounds, usefulness=usefulness, structure=structure)
+    if Neighbours.parse(neighbours) is Neighbours.REPLACE_ONE:
+        return _plan(domain, int(n_rows), epsilon=epsilon, delta=delta, tables=Neighbours.REPLACE_ONE, **options)
+    if structure == "tree":
         notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",
                  "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the "
                  "structure stage that needs no n")
-        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes)
+        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes, neighbours="add_remove")
         return _tree_release(base, domain, effect, cell, miss, max_relative_error, None, Neighbours.ADD_REMOVE)
+    return _sized(domain, int(n_rows), epsilon=epsilon, delta=delta, **options)
+
+
+def _sized(domain: Domain, n: int, *, epsilon: float, delta: float, **options) -> ReleasePlan:
+    """Add/remove with a PC structure possible: stage 0 releases the size, the rest is planned
+    at ``n`` rows with add/remove tables (:mod:`privgraph.privacy.resize`)."""
+    from privgraph.privacy import Neighbours, laplace_scale
+    from privgraph.privacy.resize import TAIL, size_epsilons
+
+    size_epsilon, rest = size_epsilons(epsilon, delta, "rdp" if delta > 0 else "basic")
+    scale = laplace_scale(size_epsilon, 1.0)
+    margin = scale * math.log(1 / (2 * TAIL))
+    plan = _plan(domain, n, epsilon=rest, delta=delta, tables=Neighbours.ADD_REMOVE, **options)
+    size = StagePlan("size", size_epsilon, scale, float(n), TAIL, True,
+                     f"the number of rows with Laplace noise of scale {scale:.4g}; the structure's tests run on a "
+                     f"uniform subset of m rows, m the released size less {margin:.0f}")
+    notes = plan.notes + (f"add/remove neighbours: n is private; stage 0 releases it (epsilon {size_epsilon:.4g}), "
+                          f"the other stages share epsilon {rest:.4g} (together {epsilon:g} at delta {delta:g})",)
+    return replace(plan, epsilon=epsilon, stages=(size,) + plan.stages, notes=notes, neighbours="add_remove",
+                   size_epsilon=size_epsilon)
+
+
+def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, cap, alpha, effect, cell, miss,
+          max_relative_error, rounds, usefulness, structure, tables) -> ReleasePlan:
+    """Stages 1 to 3 at ``n_rows`` public rows, the tables' sensitivities under ``tables``."""
     if structure == "gauss-pc" or (structure == "auto" and delta > 0):
         gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
                                effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
-                               usefulness=usefulness)
+                               usefulness=usefulness, tables=tables)
         if structure == "gauss-pc" or gauss.stages[0].affordable:
             return gauss  # Priv-PC's recommended split is not needed
     recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
     stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
-    parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness)
+    parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness,
+                                     tables)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
     plan = ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
     if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
         return plan
-    return _tree_release(plan, domain, effect, cell, miss, max_relative_error, stage1)
+    return _tree_release(plan, domain, effect, cell, miss, max_relative_error, stage1, tables)
 
 
 def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, float]:
@@ -223,8 +260,9 @@ def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, f
 
 def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, share: float | None, cap: int,
                    alpha: float, effect: float, cell: float, miss: float, max_relative_error: float,
-                   usefulness: float) -> ReleasePlan:
-    """The plan of a release with Gauss-PC as stage 1 and Gaussian tables as stage 3 (zCDP)."""
+                   usefulness: float, tables) -> ReleasePlan:
+    """The plan of a release with Gauss-PC as stage 1 and Gaussian tables as stage 3 (zCDP),
+    the tables' sensitivity under ``tables``."""
     from scipy.stats import norm
 
     from privgraph.causal.deciders import BudgetTooSmall
@@ -232,12 +270,12 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     from privgraph.causal.gauss_pc import level_noise
     from privgraph.causal.margins import make_margin
     from privgraph.mrf.release import release_sensitivity
-    from privgraph.privacy import Neighbours, gaussian_calibration
+    from privgraph.privacy import gaussian_calibration
 
     if delta <= 0:
         raise ValueError(f"a Gauss-PC release composes in zCDP and needs delta > 0, got delta={delta!r}")
     options = dict(epsilon=epsilon, delta=delta, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
-                   max_relative_error=max_relative_error, usefulness=usefulness)
+                   max_relative_error=max_relative_error, usefulness=usefulness, tables=tables)
     if share is None:
         grid = [s for s in SPLIT_GRID if s >= GAUSS_SPLIT]
         plans = (_gauss_release(domain, n, share=s, **options) for s in grid)
@@ -261,7 +299,7 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     error = float(norm.sf(margin / sigma)) if margin > 0 and sigma > 0 else (0.0 if margin > 0 else 1.0)
     stage1 = StagePlan("structure (gauss-pc)", eps_s, sigma, margin, error,
                        sigma <= bearable and sigma1 <= bearable and error <= miss, note)
-    sensitivity = release_sensitivity("gaussian", d, Neighbours.REPLACE_ONE)
+    sensitivity = release_sensitivity("gaussian", d, tables)
     noise = gaussian_calibration(eps_p, delta, sensitivity, d * int(cap))[0]
     cap = useful_cap(n, noise, cap, usefulness)
     relative = noise * math.sqrt(2 / math.pi) / (n * cell)
@@ -399,11 +437,11 @@ def useful_cap(n: int, scale: float, cap: int, usefulness: float = 4.0) -> int:
     return int(max(2, min(int(cap), math.floor(n / (usefulness * scale)))))
 
 
-def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness):
-    from privgraph.privacy import laplace_scale
+def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness, tables):
+    from privgraph.privacy import histogram_l1_sensitivity, laplace_scale
 
     k = len(domain.names)
-    b = laplace_scale(epsilon, 2.0 * k, dimension=k * int(cap))
+    b = laplace_scale(epsilon, float(histogram_l1_sensitivity(tables) * k), dimension=k * int(cap))
     cap = useful_cap(n, b, cap, usefulness)
     expected = n * cell
     error = b / expected
