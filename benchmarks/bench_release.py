@@ -122,15 +122,18 @@ def _model_skeleton(rel):
     return CPDAG(rel.domain_.names, undirected=rel.cliques_)
 
 
-def run_privpc_alone(net_name: str, n: int, epsilon: float, seed: int, delta: float = 1e-6) -> dict:
-    """Priv-PC alone at the release's total budget (the graph goal's reference): its skeleton F1."""
+def run_privpc_alone(net_name: str, n: int, epsilon: float, seed: int, delta: float = 1e-6,
+                     neighbours: str = "replace_one") -> dict:
+    """Priv-PC alone at the release's total budget and relation (the graph goal's reference): its skeleton F1."""
     from privgraph.causal import PrivPC
 
     train, domain, net = training_data(net_name, n, seed)
-    row = {"tool": "privgraph", "algo": "priv-pc alone", "net": net_name, "n": n, "epsilon": epsilon, "seed": seed}
+    row = {"tool": "privgraph", "algo": "priv-pc alone", "net": net_name, "n": n, "epsilon": epsilon, "seed": seed,
+           "neighbours": neighbours}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pc = PrivPC(epsilon=epsilon, delta=delta, random_state=1000 + seed).fit(train, domain=domain)
+        pc = PrivPC(epsilon=epsilon, delta=delta, neighbours=neighbours, random_state=1000 + seed).fit(
+            train, domain=domain)
     return row | {"f1": skeleton_f1(pc.graph_, net)}
 
 
@@ -215,7 +218,7 @@ def main(argv=None) -> None:
             continue
         if args.privpc_alone:
             try:
-                row = run_privpc_alone(net, n, args.epsilon, seed, args.delta)
+                row = run_privpc_alone(net, n, args.epsilon, seed, args.delta, args.neighbours)
             except Exception as err:  # noqa: BLE001 -- a refusal is a row of the table
                 row = {"algo": "priv-pc alone", "net": net, "seed": seed, "status": f"{type(err).__name__}: {str(err)[:120]}"}
             print(json.dumps(row), flush=True)

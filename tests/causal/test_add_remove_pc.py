@@ -233,3 +233,14 @@ def test_discover_cli_under_add_remove(tmp_path):
     assert "add/remove (n private" in " ".join(result.output.split())
     privacy = json.loads(out.read_text())["privacy"]
     assert privacy["neighbours"] == "add_remove" and {r["neighbours"] for r in privacy["ledger"]} == {"add_remove"}
+
+
+def test_a_refusal_after_the_size_says_the_size_was_spent():
+    from privgraph.causal.deciders import BudgetTooSmall
+
+    net = load_network("child")
+    X = sample_frame(net, 2_000, np.random.default_rng(0), labels=True)
+    budget = Budget(1.0, 1e-6, composition="optimal")
+    with pytest.raises(BudgetTooSmall, match="number of rows was released first"):
+        PrivPC(epsilon=1.0, neighbours="add_remove", random_state=0).fit(X, domain=net.domain, budget=budget)
+    assert [c.mechanism for c in budget.ledger] == ["laplace"]  # the size, and nothing else

@@ -243,7 +243,12 @@ class PrivPC(PrivateEstimator):
         n_hat, scale, sized = release_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget)
         m = public_size(n_hat, scale, minimum=len(engine.domain.names))
         inner = self._replace_one(rest, sampler)
-        reserve_plan(as_add_remove(inner.privacy_plan(engine.domain, m), RESIZED).charges, budget)
+        try:
+            plan = inner.privacy_plan(engine.domain, m)
+        except BudgetTooSmall as err:  # a function of the released size only
+            raise BudgetTooSmall(f"{err} (add/remove: the number of rows was released first, at epsilon "
+                                 f"{size_epsilon:.3g}, and the method planned at {m} rows)") from err
+        reserve_plan(as_add_remove(plan, RESIZED).charges, budget)
         inner.fit(resize_engine(engine, m, sampler), on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
                      "ci_test_", "sampler_"):

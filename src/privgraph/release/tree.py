@@ -3,9 +3,10 @@
 Priv-PC needs a cap of rounds that a small budget on many columns cannot pay (child and
 alarm at 2e4 rows and epsilon 1); the tree needs d - 1 selections, whatever the data.
 Under **replace-one** neighbours (n public), as the rest of the release, or under
-**add/remove** neighbours (n private: the only structure stage a release runs that way,
+**add/remove** neighbours (n private: the one structure stage that needs no released size,
 because the tree needs n nowhere but in its scores, where the noisy one-way tables'
-estimate of n stands in):
+estimate of n stands in; Gauss-PC and Priv-PC run on data resized to a released size,
+:mod:`privgraph.privacy.resize`):
 
 1. **one-way tables**: every column's counts, noisy (:func:`privgraph.mrf.release.release_tables`:
    d histograms, L2 sensitivity ``sqrt(2 d)`` for Gaussian noise, L1 ``2 d`` for Laplace;
