@@ -197,8 +197,8 @@ def main(argv=None) -> None:
     ap.add_argument("--cap", type=int, default=5000)
     ap.add_argument("--structure", default="auto", choices=["auto", "gauss-pc", "priv-pc", "tree"])
     ap.add_argument("--delta", type=float, default=1e-6)
-    ap.add_argument("--neighbours", default="replace_one", choices=["replace_one", "add_remove"],
-                    help="privgraph's relation (dpmm's is add/remove)")
+    ap.add_argument("--neighbours", default="add_remove", choices=["replace_one", "add_remove"],
+                    help="privgraph's relation (the release's default and dpmm's: add/remove)")
     ap.add_argument("--residual-rounds", type=int, default=None,
                     help="the tree's rounds of residual pairs (settling RESIDUAL_ROUNDS; default: the package's)")
     ap.add_argument("--privpc-alone", action="store_true", help="Priv-PC alone at the same budget (its F1)")

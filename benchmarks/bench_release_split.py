@@ -55,7 +55,8 @@ def part_tvd(seeds) -> None:
             rows = []
             for seed in seeds:
                 train, domain, truth = B.training_data(net, 100_000, seed)
-                rel = PrivateRelease(epsilon=1.0, split=share, structure="gauss-pc", random_state=seed).fit(
+                rel = PrivateRelease(epsilon=1.0, split=share, structure="gauss-pc", random_state=seed,
+                                     neighbours="replace_one").fit(
                     train, domain=domain)
                 score = B.scores(train, rel.sample(100_000, random_state=seed))
                 rows.append((score["tvd2"], score["tvd3"], B.skeleton_f1(rel.graph_, truth)))

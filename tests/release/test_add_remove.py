@@ -54,7 +54,7 @@ def test_add_remove_tables_carry_the_noise_the_ledger_states(asia):
     net, X = asia()
     rel = PrivateRelease(epsilon=1.0, neighbours="add_remove", structure="tree", random_state=7).fit(
         X, domain=net.domain)
-    ro = PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(net.domain, len(X))
+    ro = PrivateRelease(epsilon=1.0, structure="tree", neighbours="replace_one").privacy_plan(net.domain, len(X))
     engine = NumpyEngine(net.domain, _codes(net, X))
     noisy = rel.structure_.tables
     errors = np.concatenate([np.ravel(t - engine.counts(list(c))) for c, t in zip(noisy.cliques, noisy.tables)])
@@ -124,7 +124,7 @@ def test_unknown_relations_are_refused_and_the_planner_plans_the_size():
         PrivateRelease(neighbours="swap").privacy_plan(Domain.of(a=2, b=2, c=2), 100)
     plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove")
     assert plan.structure == "gauss-pc" and plan.stages[0].stage == "size" and plan.neighbours == "add_remove"
-    ro = plan_release(load_network("asia").domain, 100_000, epsilon=1.0)
+    ro = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="replace_one")
     assert plan.stages[2].noise < ro.stages[1].noise  # add/remove tables: L2 sensitivity 1, not sqrt(2)
     tree = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove", structure="tree")
     assert tree.structure == "tree" and tree.size_epsilon == 0.0

@@ -23,8 +23,8 @@ FAILURE = 1e-6  # false-failure probability of each statistical check
 
 def test_one_budget_one_relation_and_the_plan_is_what_is_charged(asia):
     net, X = asia()
-    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=1, structure="priv-pc").fit(X, domain=net.domain)
-    plan = PrivateRelease(epsilon=2.0, split=0.5, structure="priv-pc").privacy_plan(net.domain, len(X))
+    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=1, structure="priv-pc", neighbours="replace_one").fit(X, domain=net.domain)
+    plan = PrivateRelease(epsilon=2.0, split=0.5, structure="priv-pc", neighbours="replace_one").privacy_plan(net.domain, len(X))
     assert rel.ledger_.neighbours == {RO}
     # stage 1 charges exactly its plan; stage 3 one Laplace charge of the planned epsilon
     assert rel.structure_.ledger_.charges == plan.charges[:-1]
@@ -41,7 +41,7 @@ def test_budget_is_checked_before_any_noise(asia):
     budget.reserve(Charge("laplace", 1.5, 0.0, RO, sensitivity=1.0))
     before = budget.ledger
     with pytest.raises(BudgetExceeded):
-        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=4, random_state=0).fit(X, domain=net.domain, budget=budget)
+        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=4, random_state=0, neighbours="replace_one").fit(X, domain=net.domain, budget=budget)
     assert budget.ledger == before  # nothing reserved, nothing drawn
 
 
@@ -49,14 +49,14 @@ def test_bad_input_is_one_line(asia):
     net, X = asia(500)
     for kw, words in [({"split": 1.0}, "split"), ({"epsilon": -1}, "epsilon"), ({"max_rounds": 0}, "max_rounds")]:
         with pytest.raises(ValueError, match=words) as err:
-            PrivateRelease(**kw).privacy_plan(net.domain, 500)
+            PrivateRelease(**kw, neighbours="replace_one").privacy_plan(net.domain, 500)
         assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="delta > 0") as err:  # Gauss-PC composes in zCDP
-        PrivateRelease(structure="gauss-pc", delta=0.0).privacy_plan(net.domain, 500)
+        PrivateRelease(structure="gauss-pc", delta=0.0, neighbours="replace_one").privacy_plan(net.domain, 500)
     assert "\n" not in str(err.value)
     cont = Domain(("x", "y"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), bounds=((0.0, 1.0), None))
     with pytest.raises(ValueError, match="continuous"):
-        PrivateRelease().privacy_plan(cont, 500)
+        PrivateRelease(neighbours="replace_one").privacy_plan(cont, 500)
 
 
 def test_family_cliques_respect_the_cap_and_cover_every_column():
@@ -86,7 +86,7 @@ def test_planner_parameters_noise_matches_the_released_tables(asia):
     mean absolute error of M cells is Gamma(M, b/M), so its two-sided 1e-6 quantiles bound it.
     The planner's scale (d tables of ``cap`` cells) is an upper bound on b."""
     net, X = asia()
-    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=3, structure="priv-pc").fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=2.0, split=0.5, random_state=3, structure="priv-pc", neighbours="replace_one").fit(X, domain=net.domain)
     noisy = rel.parameters_.marginals_
     errors = []
     for clique, table in zip(noisy.group_cliques(), noisy.tables):
@@ -104,18 +104,18 @@ def test_planner_parameters_noise_matches_the_released_tables(asia):
 
 def test_planner_structure_noise_is_the_examine_scale_and_its_verdicts_match_priv_pc(asia):
     net, child = load_network("asia"), load_network("child")
-    plan = plan_release(net.domain, 20_000, epsilon=4.0, split=0.5, structure="priv-pc")
-    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0, structure="priv-pc").fit(asia()[1], domain=net.domain)
+    plan = plan_release(net.domain, 20_000, epsilon=4.0, split=0.5, structure="priv-pc", neighbours="replace_one")
+    rel = PrivateRelease(epsilon=4.0, split=0.5, random_state=0, structure="priv-pc", neighbours="replace_one").fit(asia()[1], domain=net.domain)
     examine = [c for c in rel.structure_.ledger_ if c.mechanism == "examine"][0]
     assert math.isclose(plan.stages[0].noise, 1 / examine.epsilon)
     # child at 2e4 rows, epsilon 1: the planner says stage 1 cannot afford Priv-PC's default
     # cap, and Priv-PC itself refuses it before reading data
-    refused = plan_release(child.domain, 20_000, epsilon=1.0, split=0.5, structure="priv-pc")
+    refused = plan_release(child.domain, 20_000, epsilon=1.0, split=0.5, structure="priv-pc", neighbours="replace_one")
     assert not refused.stages[0].affordable and refused.rounds is not None
     with pytest.raises(BudgetTooSmall):
-        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=None, structure="priv-pc").privacy_plan(child.domain, 20_000)
+        PrivateRelease(epsilon=1.0, split=0.5, max_rounds=None, structure="priv-pc", neighbours="replace_one").privacy_plan(child.domain, 20_000)
     # and the reduced cap it proposes is one Priv-PC accepts
-    PrivateRelease(epsilon=1.0, split=0.5, max_rounds=refused.rounds, structure="priv-pc").privacy_plan(child.domain,
+    PrivateRelease(epsilon=1.0, split=0.5, max_rounds=refused.rounds, structure="priv-pc", neighbours="replace_one").privacy_plan(child.domain,
                                                                                                      20_000)
 
 
@@ -124,7 +124,7 @@ def test_planner_effect_prediction_against_a_measured_run(asia):
     asia whose marginal phi is at least the planned effect survives level 0 of Priv-PC (the
     predicted miss probability per test times the number of such edges is below 1e-6)."""
     net, X = asia(100_000)
-    plan = plan_release(net.domain, len(X), epsilon=1.0, split=0.5, structure="priv-pc")
+    plan = plan_release(net.domain, len(X), epsilon=1.0, split=0.5, structure="priv-pc", neighbours="replace_one")
     assert plan.stages[0].affordable
     strong = []
     for a, b in net.to_networkx().edges:
@@ -134,7 +134,7 @@ def test_planner_effect_prediction_against_a_measured_run(asia):
         if phi >= 0.1:
             strong.append((a, b))
     assert strong and plan.stages[0].error * len(strong) <= FAILURE
-    rel = PrivateRelease(epsilon=1.0, split=0.5, random_state=5, structure="priv-pc").fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, split=0.5, random_state=5, structure="priv-pc", neighbours="replace_one").fit(X, domain=net.domain)
     removed_at_level_0 = {frozenset(k) for k, s in rel.structure_.sepsets_.items() if len(s) == 0}
     assert all(frozenset(e) not in removed_at_level_0 for e in strong)
 
@@ -167,15 +167,25 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     assert names == sorted(["graph.json", "graph.dot", "graph.png", "model.json", "synthetic.csv", "ledger.json",
                             "plan.json", "report.md", "budget.png", "marginals.png"])
     ledger = json.loads((out / "ledger.json").read_text())
-    assert ledger["neighbours"] == "replace_one" and ledger["epsilon"] <= 4.0 + 1e-9
+    assert ledger["neighbours"] == "add_remove" and ledger["epsilon"] <= 4.0 + 1e-9  # the default relation
     report = (out / "report.md").read_text()
-    assert "replace-one" in report and {"priv-pc": "Priv-PC", "gauss-pc": "Gauss-PC", "tree": "spanning tree"}[structure] in report
+    assert "add/remove" in report and {"priv-pc": "Priv-PC", "gauss-pc": "Gauss-PC", "tree": "spanning tree"}[structure] in report
     assert "controlled rounding" in report  # the default sampling, named in the report
-    assert len(pd.read_csv(out / "synthetic.csv")) == 3_000
+    estimated = json.loads((out / "model.json").read_text())["privacy"]["n_rows_estimated"]
+    assert len(pd.read_csv(out / "synthetic.csv")) == estimated  # n is private: its estimate, not 3,000
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
                                "--epsilon", "1", "--json"])
-    assert plan.exit_code == 0 and json.loads(plan.output)["stages"][0]["stage"] == "structure (gauss-pc)"
+    stages = [s["stage"] for s in json.loads(plan.output)["stages"]]
+    assert plan.exit_code == 0 and stages == ["size", "structure (gauss-pc)", "parameters (gaussian)"]
     assert json.loads(plan.output)["structure"] == "gauss-pc"
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    res = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
+                              "--epsilon", "4", "--out", str(ro), "--seed", "0", "--structure", structure,
+                              "--neighbours", "replace_one"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((ro / "ledger.json").read_text())["neighbours"] == "replace_one"
+    assert "replace-one" in (ro / "report.md").read_text() and len(pd.read_csv(ro / "synthetic.csv")) == 3_000
     text = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000", "--epsilon", "1"])
     assert text.exit_code == 0 and "of rho" in text.output  # the split is a share of the zCDP budget here
 
@@ -224,8 +234,8 @@ def test_gauss_pc_release_charges_its_plan_under_one_rho(asia):
     from privgraph.privacy.zcdp import rho_for_budget
 
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, random_state=2).fit(X, domain=net.domain)
-    plan = PrivateRelease(epsilon=1.0).privacy_plan(net.domain, len(X))
+    rel = PrivateRelease(epsilon=1.0, random_state=2, neighbours="replace_one").fit(X, domain=net.domain)
+    plan = PrivateRelease(epsilon=1.0, neighbours="replace_one").privacy_plan(net.domain, len(X))
     assert rel.structure_kind_ == "gauss-pc" and rel.composition_ == "rdp" and rel.ledger_.neighbours == {RO}
     assert rel.structure_.ledger_.charges == plan.charges[:-1]
     (tables,) = rel.parameters_.ledger_.charges
@@ -244,7 +254,7 @@ def test_planner_gaussian_noise_matches_the_released_tables(asia):
     from scipy.stats import chi2
 
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, random_state=3).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, random_state=3, neighbours="replace_one").fit(X, domain=net.domain)
     noisy = rel.parameters_.marginals_
     errors = np.concatenate([np.ravel(np.asarray(table) - X.groupby(list(c), observed=False).size().to_numpy()
                                       .reshape(net.domain.project(c).shape))
@@ -262,9 +272,9 @@ def test_gauss_pc_planner_predicts_level_0(asia):
     from privgraph.privacy.zcdp import zcdp_gaussian_scale
 
     net, X = asia(100_000)
-    plan = plan_release(net.domain, len(X), epsilon=1.0)
+    plan = plan_release(net.domain, len(X), epsilon=1.0, neighbours="replace_one")
     assert plan.structure == "gauss-pc" and plan.stages[0].affordable
-    rel = PrivateRelease(epsilon=1.0, random_state=5).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, random_state=5, neighbours="replace_one").fit(X, domain=net.domain)
     level0 = rel.structure_.ledger_.charges[0]
     d = len(net.domain.names)
     sigma = zcdp_gaussian_scale(level0.curve[1], kendall_pairs_l2_sensitivity(d, with_degeneracy=True),

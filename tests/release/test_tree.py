@@ -98,27 +98,27 @@ def test_tree_pair_tables_agree_with_exact_inference():
 
 def test_auto_chooses_from_public_facts_only():
     child, asia = load_network("child").domain, load_network("asia").domain
-    assert plan_release(child, 20_000, epsilon=1.0).structure == "tree"
-    assert plan_release(asia, 100_000, epsilon=1.0).structure == "gauss-pc"
+    assert plan_release(child, 20_000, epsilon=1.0, neighbours="replace_one").structure == "tree"
+    assert plan_release(asia, 100_000, epsilon=1.0, neighbours="replace_one").structure == "gauss-pc"
     # alarm at 1e5: Gauss-PC's level 0 is bearable only by starving level 1 (sigma 16 times
     # what a test can bear with every pair left): not affordable, and the tree runs
     alarm = load_network("alarm").domain
-    assert plan_release(alarm, 100_000, epsilon=1.0).structure == "tree"
+    assert plan_release(alarm, 100_000, epsilon=1.0, neighbours="replace_one").structure == "tree"
     from privgraph.causal import PrivPC
     from privgraph.release.planner import gauss_epsilons
 
     PrivPC(epsilon=gauss_epsilons(1.0, 1e-6, 0.6)[0], method="gauss-pc").privacy_plan(alarm, 100_000)  # accepted
-    assert not plan_release(alarm, 100_000, epsilon=1.0, split=0.6, structure="gauss-pc").stages[0].affordable
-    assert plan_release(asia, 100_000, epsilon=1.0, delta=0.0).structure != "gauss-pc"  # it needs delta > 0
-    assert plan_release(asia, 100_000, epsilon=1.0, structure="tree").structure == "tree"
+    assert not plan_release(alarm, 100_000, epsilon=1.0, split=0.6, structure="gauss-pc", neighbours="replace_one").stages[0].affordable
+    assert plan_release(asia, 100_000, epsilon=1.0, delta=0.0, neighbours="replace_one").structure != "gauss-pc"  # it needs delta > 0
+    assert plan_release(asia, 100_000, epsilon=1.0, structure="tree", neighbours="replace_one").structure == "tree"
     with pytest.raises(ValueError, match="structure"):
-        PrivateRelease(structure="mst").privacy_plan(asia, 100)
+        PrivateRelease(structure="mst", neighbours="replace_one").privacy_plan(asia, 100)
 
 
 def test_tree_release_charges_its_plan_and_releases_an_undirected_skeleton(asia):
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=4).fit(X, domain=net.domain)
-    plan = PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(net.domain, len(X))
+    rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=4, neighbours="replace_one").fit(X, domain=net.domain)
+    plan = PrivateRelease(epsilon=1.0, structure="tree", neighbours="replace_one").privacy_plan(net.domain, len(X))
     assert rel.structure_kind_ == "tree" and rel.composition_ == "rdp" and rel.ledger_.neighbours == {RO}
     assert [(c.mechanism, c.count) for c in rel.ledger_] == [(c.mechanism, c.count) for c in plan]
     assert all(math.isclose(a.epsilon, b.epsilon) for a, b in zip(rel.ledger_, plan))
@@ -135,7 +135,7 @@ def test_tree_budget_is_checked_before_any_noise(asia):
     budget.reserve(Charge("laplace", 0.5, 0.0, RO, sensitivity=2.0))
     before = budget.ledger
     with pytest.raises(BudgetExceeded):
-        PrivateRelease(epsilon=1.0, structure="tree", random_state=0).fit(X, domain=net.domain, budget=budget)
+        PrivateRelease(epsilon=1.0, structure="tree", random_state=0, neighbours="replace_one").fit(X, domain=net.domain, budget=budget)
     assert budget.ledger == before
 
 
@@ -143,7 +143,7 @@ def test_tree_tables_carry_the_noise_the_ledger_states(asia):
     """Released cells minus true counts are Gaussian of the ledger's sigma: the sum of squares
     over M cells divided by sigma^2 lies within chi-square(M)'s 1e-6 quantiles."""
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=7).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=7, neighbours="replace_one").fit(X, domain=net.domain)
     engine = NumpyEngine(net.domain, np.column_stack([
         X[c].astype(str).map({str(v): i for i, v in enumerate(lv)}).to_numpy()
         for c, lv in zip(net.domain.names, net.domain.levels)]))

@@ -24,7 +24,7 @@ def plan(
     effect: float = typer.Option(0.1, help="Dependence (phi coefficient) the structure stage must detect."),
     cell: float = typer.Option(0.01, help="Probability of the cell whose relative error the parameters must bound."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
-    neighbours: str = typer.Option("replace_one", help="replace_one | add_remove (n private: --rows is a public guess; a PC structure releases the size first)."),
+    neighbours: str = typer.Option("add_remove", help="add_remove (default: n private, --rows is a public guess; a PC structure releases the size first) | replace_one (n public)."),
 ) -> None:
     """Predict, without reading data, what a release with this budget can afford."""
     import json

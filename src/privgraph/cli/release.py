@@ -1,9 +1,9 @@
 """``privgraph release``: graph, model, synthetic rows and a report under one budget.
 
 ``privgraph release asia.csv --domain asia.json --epsilon 1 --out release/`` runs
-:class:`privgraph.release.PrivateRelease` (replace-one neighbours, the number of rows
-public; ``--neighbours add_remove``: the number of rows private, released first when the
-structure needs it, :mod:`privgraph.privacy.resize`) and writes, all or nothing, into the existing directory OUT: graph.json,
+:class:`privgraph.release.PrivateRelease` (add/remove neighbours, the number of rows
+private, released first when the structure needs it, :mod:`privgraph.privacy.resize`;
+``--neighbours replace_one``: the number of rows public) and writes, all or nothing, into the existing directory OUT: graph.json,
 graph.dot, graph.png, model.json, synthetic.csv (or .parquet), ledger.json, plan.json,
 report.md with budget.png and marginals.png. Every output is checked before the data is
 read; the whole plan is checked against the budget before any noise is drawn.
@@ -32,7 +32,7 @@ def release(
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
-    neighbours: str = typer.Option("replace_one", help="replace_one (one row changed, the number of rows public) | add_remove (one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none)."),
+    neighbours: str = typer.Option("add_remove", help="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none) | replace_one (one row changed, the number of rows public)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
     from privgraph.cli.ledger_table import print_ledger

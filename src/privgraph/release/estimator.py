@@ -1,12 +1,13 @@
 """``PrivateRelease``: a causal graph, its parameters and synthetic rows under one budget.
 
 Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbouring
-relation: replace-one (the default: n is public) or add/remove (``neighbours="add_remove"``:
-n is private; the tree (:mod:`privgraph.release.tree`) needs no n and reports an estimate
+relation: add/remove (the default, ``neighbours="add_remove"``: one row added or removed,
+n private, as the synthetic-data peers state it) or replace-one (``"replace_one"``: n public).
+Under add/remove the tree (:mod:`privgraph.release.tree`) needs no n and reports an estimate
 from its noisy tables; otherwise a stage 0 releases the size with 1% of the budget, the
 plan is made at the public m it gives, and Gauss-PC or Priv-PC, whose margins are
 calibrated with n public, run on a secret uniform subset of m rows
-(:mod:`privgraph.privacy.resize`)):
+(:mod:`privgraph.privacy.resize`):
 
 1. **structure**: Gauss-PC (``PrivPC(method="gauss-pc")``) with ``split`` of the release's
    zCDP budget rho (delta > 0; the default where the planner finds it affordable), or Priv-PC
@@ -19,14 +20,17 @@ calibrated with n public, run on a secret uniform subset of m rows
    orientation step (e.g. direction tests on continuous columns), charged to the same
    budget; none is shipped yet (continuous columns are refused: bin them first);
 3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
-   their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (replace-one): after
+   their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (under the release's
+   relation, from all rows): after
    Gauss-PC, Gaussian noise at the rest of rho (the stages compose by RDP); after Priv-PC,
    Laplace noise with ``(1 - split) * epsilon``; the model fitted by CGM-EM;
 4. **synthetic rows**: drawn from the fitted model by controlled rounding, or i.i.d.
    (post-processing; :meth:`PrivateRelease.sample`).
 
 The whole plan is checked against the budget before the first noise is drawn: Priv-PC's
-ledger plus the parameters' charge must fit, or nothing is spent.
+ledger plus the parameters' charge must fit, or nothing is spent (under add/remove the
+size's charge is checked first, and the rest once the plan at m is known; every stage's
+share is fixed so that the rest fits).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_d
 from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
 
-RO = Neighbours.REPLACE_ONE
+RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
 
 
 class PrivateRelease(PrivateEstimator):
@@ -89,10 +93,10 @@ class PrivateRelease(PrivateEstimator):
     random_state : None, int or Generator
         None: secure noise. Anything else: seeded, reproducible and NOT private.
     neighbours : str
-        ``"replace_one"`` (default: one row changed, the number of rows public) or
-        ``"add_remove"`` (one row added or removed: n private; with ``structure="tree"`` nothing
-        needs n; otherwise the size is released first (stage 0, 1% of the budget) and the
-        structure runs on a secret subset of the public size it gives).
+        ``"add_remove"`` (default: one row added or removed, n private; with
+        ``structure="tree"`` nothing needs n; otherwise the size is released first (stage 0,
+        1% of the budget) and the structure runs on a secret subset of the public size it
+        gives) or ``"replace_one"`` (one row changed, the number of rows public).
         Add/remove is the relation of most synthetic-data tools (dpmm, smartnoise-synth);
         its histograms have half (L1) or ``1/sqrt(2)`` (L2) of replace-one's sensitivity.
 
@@ -132,8 +136,10 @@ class PrivateRelease(PrivateEstimator):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     rel = PrivateRelease(epsilon=4.0, random_state=0).fit(X, domain=net.domain)
-    >>> rel.structure_kind_, rel.ledger_.total(rel.composition_, 1e-6).epsilon <= 4.0, rel.ledger_.neighbours == {RO}
+    >>> rel.structure_kind_, rel.ledger_.total(rel.composition_, 1e-6).epsilon <= 4.0, rel.ledger_.neighbours == {AR}
     ('gauss-pc', True, True)
+    >>> rel.ledger_.charges[0].mechanism, rel.plan_.n_rows < 20_000  # the size, then Gauss-PC on m rows
+    ('laplace', True)
     >>> rel.sample(5).shape
     (5, 8)
     """
@@ -141,7 +147,7 @@ class PrivateRelease(PrivateEstimator):
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
                  alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
                  random_state=None, tree_cap: int = DEFAULT_TREE_CAP, structure: str = "auto",
-                 neighbours: str = "replace_one"):
+                 neighbours: str = "add_remove"):
         self.epsilon = epsilon
         self.delta = delta
         self.split = split
@@ -166,6 +172,9 @@ class PrivateRelease(PrivateEstimator):
         >>> from privgraph.datasets import load_network
         >>> asia = load_network("asia").domain
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, split=0.5, structure="priv-pc").privacy_plan(asia, 100_000)]
+        ['laplace', 'sieve', 'examine', 'laplace']
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, split=0.5, structure="priv-pc",
+        ...                                      neighbours="replace_one").privacy_plan(asia, 100_000)]
         ['sieve', 'examine', 'laplace']
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0).privacy_plan(asia, 100_000)][-2:]
         ['report_noisy_max', 'gaussian']
@@ -207,12 +216,13 @@ class PrivateRelease(PrivateEstimator):
         """Add/remove with a PC structure possible: the size released (its charge checked
         first), the plan made at the public m it gives, then stages 1 to 3 with the rest
         (:mod:`privgraph.privacy.resize`)."""
-        from privgraph.privacy.resize import public_size, release_size, size_epsilons
+        from privgraph.privacy.resize import public_size, release_size
+        from privgraph.release.planner import size_epsilon
 
-        size_epsilon = size_epsilons(self.epsilon, self.delta, "rdp" if self.delta > 0 else "basic")[0]
-        check_affordable([size_charge(size_epsilon)], budget or Budget(self.epsilon, self.delta))
+        epsilon = size_epsilon(self.epsilon, self.delta)
+        check_affordable([size_charge(epsilon)], budget or Budget(self.epsilon, self.delta))
         sampler = self._noise_sampler()
-        n_hat, scale, sized = release_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget)
+        n_hat, scale, sized = release_size(engine, epsilon=epsilon, sampler=sampler, budget=budget)
         m = public_size(n_hat, scale, minimum=max(3, len(engine.domain.names)))
         domain, prediction = self._predict(engine.domain, m)
         if budget is None:
@@ -396,13 +406,11 @@ class PrivateRelease(PrivateEstimator):
         charges = structure.privacy_plan(domain, plan.n_rows)
         return as_add_remove(charges, RESIZED) if plan.size_epsilon else charges
 
-    def _stages_epsilon(self, plan: ReleasePlan) -> float:
-        """The epsilon stages 1 to 3 share: the whole budget, or what the size leaves."""
-        from privgraph.privacy.resize import size_epsilons
-
-        if not plan.size_epsilon:
-            return self.epsilon
-        return size_epsilons(self.epsilon, self.delta, "rdp" if self.delta > 0 else "basic")[1]
+    @staticmethod
+    def _stages_epsilon(plan: ReleasePlan) -> float:
+        """The epsilon stages 1 to 3 share: the whole budget, or what the size leaves them
+        (the planner's, by the chosen structure's composition)."""
+        return plan.epsilon if plan.stages_epsilon is None else plan.stages_epsilon
 
     def _composition(self, plan: ReleasePlan) -> str:
         if plan.structure == "tree":

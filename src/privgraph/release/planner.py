@@ -122,6 +122,7 @@ class ReleasePlan:
     tree: object = None  # the tree's TreePlan when structure == "tree"
     neighbours: str = "replace_one"  # the release's relation
     size_epsilon: float = 0.0  # add/remove with a PC structure possible: the size's epsilon (stage 0)
+    stages_epsilon: float | None = None  # what stages 1 to 3 share after the size (None: epsilon)
 
     @property
     def affordable(self) -> bool:
@@ -144,7 +145,7 @@ class ReleasePlan:
 def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 1e-6, split: float | None = None,
                  cap: int = 5_000, alpha: float = 0.05, effect: float = 0.1, cell: float = 0.01,
                  miss: float = 0.05, max_relative_error: float = 0.5, rounds: int | None = None,
-                 usefulness: float = 4.0, structure: str = "auto", neighbours: str = "replace_one") -> ReleasePlan:
+                 usefulness: float = 4.0, structure: str = "auto", neighbours: str = "add_remove") -> ReleasePlan:
     """Predict each stage's noise for a release of ``n_rows`` over ``domain``; reads no data.
 
     ``neighbours="add_remove"``: n is private and ``n_rows`` only a public stand-in for it
@@ -162,22 +163,28 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     --------
     >>> from privgraph.datasets import load_network
     >>> asia = load_network("asia").domain
-    >>> plan = plan_release(asia, 100_000, epsilon=1.0)
+    >>> plan = plan_release(asia, 100_000, epsilon=1.0, neighbours="replace_one")
     >>> plan.structure, [s.stage for s in plan.stages], [s.affordable for s in plan.stages]
     ('gauss-pc', ['structure (gauss-pc)', 'parameters (gaussian)'], [True, True])
-    >>> plan = plan_release(asia, 100_000, epsilon=1.0, split=0.5, structure="priv-pc")
+    >>> plan = plan_release(asia, 100_000, epsilon=1.0, split=0.5, structure="priv-pc", neighbours="replace_one")
     >>> [s.stage for s in plan.stages], [s.affordable for s in plan.stages]
     (['structure', 'parameters'], [True, True])
     >>> plan.rounds is None, plan.recommended_split <= 0.5, plan.structure
     (True, True, 'priv-pc')
-    >>> small = plan_release(load_network("asia").domain, 2_000, epsilon=1.0)
+    >>> small = plan_release(load_network("asia").domain, 2_000, epsilon=1.0, neighbours="replace_one")
     >>> small.structure, [s.stage for s in small.stages]
     ('tree', ['structure (tree)', 'parameters (tree)'])
-    >>> plan_release(asia, 100_000, epsilon=1.0, neighbours="add_remove", structure="tree").tree.neighbours.value
-    'add_remove'
-    >>> sized = plan_release(asia, 100_000, epsilon=1.0, neighbours="add_remove")
+
+    The default relation, add/remove: the size first (stage 0), unless the tree is asked for.
+
+    >>> sized = plan_release(asia, 100_000, epsilon=1.0)
     >>> sized.structure, [s.stage for s in sized.stages], 0.015 < sized.size_epsilon < 0.025
     ('gauss-pc', ['size', 'structure (gauss-pc)', 'parameters (gaussian)'], True)
+    >>> plan_release(asia, 100_000, epsilon=1.0, structure="tree").tree.neighbours.value
+    'add_remove'
+    >>> pure = plan_release(asia, 100_000, epsilon=1.0, structure="priv-pc")  # Priv-PC: optimal composition
+    >>> round(pure.stages_epsilon + pure.size_epsilon, 12)
+    1.0
     """
     from privgraph.privacy.neighbours import check_delta, check_epsilon
 
@@ -206,38 +213,63 @@ def _sized(domain: Domain, n: int, *, epsilon: float, delta: float, **options) -
     from privgraph.privacy import Neighbours, laplace_scale
     from privgraph.privacy.resize import TAIL, size_epsilons
 
-    size_epsilon, rest = size_epsilons(epsilon, delta, "rdp" if delta > 0 else "basic")
+    size_epsilon, rest = size_epsilons(epsilon, delta, _size_composition(delta))
     scale = laplace_scale(size_epsilon, 1.0)
     margin = scale * math.log(1 / (2 * TAIL))
-    plan = _plan(domain, n, epsilon=rest, delta=delta, tables=Neighbours.ADD_REMOVE, **options)
+    # zCDP stages (Gauss-PC, the tree at delta > 0) get the rest of rho; Priv-PC's pure rounds,
+    # composed exactly (or basically), what basic composition leaves after the size
+    plan = _plan(domain, n, epsilon=rest, pure_epsilon=epsilon - size_epsilon, delta=delta,
+                 tables=Neighbours.ADD_REMOVE, **options)
+    rest = plan.epsilon
     size = StagePlan("size", size_epsilon, scale, float(n), TAIL, True,
                      f"the number of rows with Laplace noise of scale {scale:.4g}; the structure's tests run on a "
                      f"uniform subset of m rows, m the released size less {margin:.0f}")
     notes = plan.notes + (f"add/remove neighbours: n is private; stage 0 releases it (epsilon {size_epsilon:.4g}), "
                           f"the other stages share epsilon {rest:.4g} (together {epsilon:g} at delta {delta:g})",)
     return replace(plan, epsilon=epsilon, stages=(size,) + plan.stages, notes=notes, neighbours="add_remove",
-                   size_epsilon=size_epsilon)
+                   size_epsilon=size_epsilon, stages_epsilon=rest)
+
+
+def size_epsilon(epsilon: float, delta: float) -> float:
+    """The size's epsilon in a release under add/remove (stage 0), fixed before the structure
+    is chosen: 1% of rho when ``delta > 0`` (the zCDP stages' budget), else 1% of epsilon.
+
+    >>> 0.015 < size_epsilon(1.0, 1e-6) < 0.025, size_epsilon(1.0, 0.0)
+    (True, 0.01)
+    """
+    from privgraph.privacy.resize import size_epsilons
+
+    return size_epsilons(epsilon, delta, _size_composition(delta))[0]
+
+
+def _size_composition(delta: float) -> str:
+    return "rdp" if delta > 0 else "basic"
 
 
 def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, cap, alpha, effect, cell, miss,
-          max_relative_error, rounds, usefulness, structure, tables) -> ReleasePlan:
-    """Stages 1 to 3 at ``n_rows`` public rows, the tables' sensitivities under ``tables``."""
+          max_relative_error, rounds, usefulness, structure, tables, pure_epsilon: float | None = None
+          ) -> ReleasePlan:
+    """Stages 1 to 3 at ``n_rows`` public rows, the tables' sensitivities under ``tables``:
+    Gauss-PC and the tree with ``epsilon``, Priv-PC with ``pure_epsilon`` (default: the same).
+    The plan's ``epsilon`` is the chosen structure's."""
+    pure = epsilon if pure_epsilon is None else pure_epsilon
     if structure == "gauss-pc" or (structure == "auto" and delta > 0):
         gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
                                effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
                                usefulness=usefulness, tables=tables)
         if structure == "gauss-pc" or gauss.stages[0].affordable:
             return gauss  # Priv-PC's recommended split is not needed
-    recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
+    recommended = recommend_split(domain, n_rows, epsilon=pure, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
-    stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
-    parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness,
+    stage1, chosen = _structure(domain, n_rows, share * pure, delta, alpha, effect, miss, rounds)
+    parameters, useful = _parameters(domain, n_rows, (1 - share) * pure, cap, cell, max_relative_error, usefulness,
                                      tables)
     notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
-    plan = ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
+    plan = ReleasePlan(pure, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
     if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
         return plan
-    return _tree_release(plan, domain, effect, cell, miss, max_relative_error, stage1, tables)
+    return _tree_release(replace(plan, epsilon=epsilon), domain, effect, cell, miss, max_relative_error, stage1,
+                         tables)
 
 
 def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, float]:
@@ -454,4 +486,4 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness, t
 
 
 __all__ = ["DEFAULT_SPLIT", "GAUSS_SPLIT", "ReleasePlan", "SPLIT_GRID", "STRUCTURES", "StagePlan", "check_split", "gauss_epsilons",
-           "marginal_margin", "useful_cap", "plan_release", "recommend_split"]
+           "marginal_margin", "useful_cap", "plan_release", "recommend_split", "size_epsilon"]
