@@ -181,3 +181,15 @@ def test_cli_release_and_plan_under_add_remove(tmp_path):
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
     assert plan["structure"] == "tree" and plan["neighbours"] == "add_remove"
+
+
+def test_the_report_names_the_size_stage():
+    from privgraph.release.report import stage_epsilons
+
+    net = load_network("asia")
+    X = sample_frame(net, 100_000, np.random.default_rng(3), labels=True)
+    rel = PrivateRelease(epsilon=1.0, random_state=4).fit(X, domain=net.domain)
+    eps = stage_epsilons(rel)
+    assert list(eps) == ["size", "structure", "parameters"] and eps["size"] == rel.ledger_.charges[0].epsilon
+    tree = PrivateRelease(epsilon=1.0, structure="tree", random_state=4).fit(X, domain=net.domain)
+    assert list(stage_epsilons(tree)) == ["structure", "parameters"]

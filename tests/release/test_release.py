@@ -171,6 +171,7 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     report = (out / "report.md").read_text()
     assert "add/remove" in report and {"priv-pc": "Priv-PC", "gauss-pc": "Gauss-PC", "tree": "spanning tree"}[structure] in report
     assert "controlled rounding" in report  # the default sampling, named in the report
+    assert ("| 0 size |" in report) is (structure != "tree")  # add/remove: the size first, unless the tree
     estimated = json.loads((out / "model.json").read_text())["privacy"]["n_rows_estimated"]
     assert len(pd.read_csv(out / "synthetic.csv")) == estimated  # n is private: its estimate, not 3,000
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",

@@ -89,11 +89,22 @@ _STAGE_NAMES = {"gauss-pc": "Gauss-PC", "priv-pc": "Priv-PC", "tree": "private s
 
 
 def stage_epsilons(release) -> dict[str, float]:
-    """Each stage's epsilon composed alone, by the release's composition."""
+    """Each stage's epsilon composed alone, by the release's composition (the size first,
+    when stage 0 released it)."""
     structure = release.structure_.ledger if release.structure_kind_ == "tree" else release.structure_.ledger_
     composition, delta = release.composition_, release.delta or None
-    return {"structure": structure.total(composition, delta).epsilon,
-            "parameters": release.parameters_.ledger_.total(composition, delta).epsilon}
+    size = {"size": release.plan_.size_epsilon} if release.plan_.size_epsilon else {}
+    return size | {"structure": structure.total(composition, delta).epsilon,
+                   "parameters": release.parameters_.ledger_.total(composition, delta).epsilon}
+
+
+def _size_row(release, eps: dict) -> str:
+    """Stage 0's table row (with its line end), or nothing when no size was released."""
+    if "size" not in eps:
+        return ""
+    return (f"| 0 size | the number of rows with Laplace noise (sensitivity 1); the structure ran on a secret "
+            f"uniform subset of {release.plan_.n_rows} rows, the released size less its noise's 1e-6 tail | "
+            f"{eps['size']:.4g} |\n")
 
 
 def _structure_row(release) -> str:
@@ -153,7 +164,7 @@ def _budget_plot(release):
     eps = stage_epsilons(release)
     fig = _figure(5, 2.4)
     ax = fig.add_subplot()
-    ax.barh(list(eps), list(eps.values()), color=["tab:blue", "tab:orange"])
+    ax.barh(list(eps), list(eps.values()), color=["tab:gray", "tab:blue", "tab:orange"][-len(eps):])
     ax.set_xlabel("epsilon (each stage composed alone; the release total is in ledger.json)")
     ax.set_title("budget split (orientation and sampling: no budget)")
     fig.tight_layout()
@@ -215,7 +226,7 @@ def report_markdown(release, checks, paths, sampling: str = "round") -> str:
 
 | stage | what | epsilon |
 |---|---|---|
-| 1 structure | {_structure_row(release)} | {eps['structure']:.4g} |
+{_size_row(release, eps)}| 1 structure | {_structure_row(release)} | {eps['structure']:.4g} |
 | 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
 | 3 parameters | {_parameters_row(release)} | {eps['parameters']:.4g} |
 | 4 synthetic rows | {_SAMPLING[sampling]} | 0 |
