@@ -133,6 +133,11 @@ class PrivPC(PrivateEstimator):
         False if the cap was used up before PC finished (remaining edges kept).
     rounds_, rounds_used_ : int or None
         The cap of rounds (tests) reserved and how many were used (None for EM-PC and PC).
+    n_rows_ : int
+        The rows the tests ran on: n (public) under replace-one; under add/remove m, the
+        released size less its noise's 1e-6 tail (public: post-processing).
+    size_estimate_ : float
+        Add/remove only: the released size (n with Laplace noise).
 
     Examples
     --------
