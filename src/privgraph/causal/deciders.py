@@ -21,11 +21,13 @@ test, :class:`BudgetTooSmall` is raised before any budget is spent, saying what 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Sequence
 
 import numpy as np
 
 from privgraph.causal.margins import RO, noise_needed
+from privgraph.data.covers import set_verdicts
 from privgraph.data.rowsets import nonempty_strata
 from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
@@ -85,6 +87,7 @@ class NonPrivate:
 
         def __init__(self, test: CITest, alpha: float):
             self.test, self.alpha = test, alpha
+            self._hash = hash((test, alpha))  # a key of every verdict kept: hashed once
 
         @staticmethod
         def fits(test: CITest) -> bool:
@@ -103,7 +106,7 @@ class NonPrivate:
             return isinstance(other, type(self)) and (self.test, self.alpha) == (other.test, other.alpha)
 
         def __hash__(self) -> int:
-            return hash((self.test, self.alpha))
+            return self._hash
 
     def __call__(self, x: str, y: str, S: tuple) -> bool:
         return self.test.decide(self.tables.table((x, y, *S)), self.alpha).is_independent
@@ -111,17 +114,20 @@ class NonPrivate:
     def first_independent(self, x: str, y: str, sets: Sequence[tuple]) -> int | None:
         """Index of the first S in ``sets`` (all of one size) with ``self(x, y, S)`` True, or
         None: first the verdicts that grams give (levels 1 and 2, every table of a gram
-        decided at once: :meth:`Tables.verdicts`), then the tables counted and tested in
+        decided at once: :meth:`Tables.verdicts`), then those of x's cover set by set
+        (every table of the cover given S decided at once and kept for x's other edges:
+        :func:`privgraph.data.covers.set_verdicts`), then the tables counted and tested in
         batches of growing size (4, 16, 64, ..., at most ``tables.sets_per_batch``), so
         that an edge removed early wastes little."""
         if sets == [()] and (x, y) in self._marginal:
             return 0 if self._marginal[(x, y)] else None
         start = 0
         if self._batch is not None:
-            known = self.tables.verdicts(x, y, sets, self._batch)
-            if (hits := np.flatnonzero(known)).size:
-                return int(hits[0])
-            start = len(known)
+            for verdicts in (self.tables.verdicts, partial(set_verdicts, self.tables)):
+                known = verdicts(x, y, sets[start:], self._batch)
+                if (hits := np.flatnonzero(known)).size:
+                    return start + int(hits[0])
+                start += len(known)
         size, most = FIRST_BATCH, self.tables.sets_per_batch(x, y)
         while start < len(sets):
             batch = sets[start:start + min(size, most)]

@@ -13,12 +13,20 @@ level reads a table over cover columns, so :class:`Covers` keeps, for each x, a 
   the cover's columns within each value of x (:func:`~privgraph.data.rowsets.grouped_grams`);
 * **direct batches** (levels >= 2): the tables of many sets in one pass over the
   projected rows (:func:`~privgraph.data.rowsets.strata_counts`), at most
-  :data:`BATCH_ELEMENTS` ids at a time.
+  :data:`BATCH_ELEMENTS` ids at a time;
+* **verdicts by set** (the levels and sets grams do not serve, for a vectorised test:
+  :meth:`Covers.set_verdicts`): for a conditioning set S, every table ``(x, v, *S)`` of
+  the cover at once, S's stratum ids built once (and their prefixes kept for the next
+  set), the verdicts kept so that x's other edges read them.
 
 Memory: covers' own rows at most :data:`COVER_BUDGET_BYTES`, grams at most
 :data:`GRAM_BUDGET_CELLS` int64 cells, both least recently used first out; a batch's
 strata at most :data:`STRATA_BUDGET_CELLS` cells when it holds at most
-:meth:`Covers.sets_per_batch` sets.
+:meth:`Covers.sets_per_batch` sets (a set's tables decided at once: as many); verdicts by
+set for at most :data:`VERDICT_BUDGET_SETS` sets (a bool per cover column each), least
+recently used first out, strata decided :data:`DECIDE_CELLS` cells at a time, and for one
+cover (which may have been evicted) its columns widened to int64 and the stratum ids of
+one set's prefixes, each at most :data:`SET_BUDGET_IDS` int64.
 """
 
 from __future__ import annotations
@@ -30,7 +38,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
-from privgraph.data.rowsets import cell_ids, grouped_grams, project, strata_counts
+from privgraph.data.rowsets import cell_ids, grouped_counts, grouped_grams, project, renumber, strata_counts
+from privgraph.threads import single_threaded_blas
 
 #: All covers' own rows kept at once, in bytes: least recently used evicted first.
 COVER_BUDGET_BYTES = 1 << 26
@@ -44,6 +53,16 @@ GRAM_BUDGET_CELLS = 1 << 22
 BATCH_ELEMENTS = 1 << 20
 #: Cells of the strata one batch of :meth:`Covers.strata` returns, at most (int64: 32 MB).
 STRATA_BUDGET_CELLS = 1 << 22
+#: Rows of a cover per joint cell of the columns counted in one pass, at least (counting a
+#: cell costs about as much as a row, and each column is summed out of all of them).
+BLOCK_ROWS_PER_CELL = 1
+#: Sets whose verdicts (every table of the cover given the set) are kept: least recently used out.
+VERDICT_BUDGET_SETS = 1 << 16
+#: Stratum ids of the prefixes of the last set decided by :meth:`Covers.set_verdicts`, and
+#: the columns of its cover widened to int64, each at most this many (int64: 32 MB).
+SET_BUDGET_IDS = 1 << 22
+#: Cells of strata decided in one call by :meth:`Covers.set_verdicts`, about (int64: 2 MB).
+DECIDE_CELLS = 1 << 18
 
 
 class Covers:
@@ -67,6 +86,9 @@ class Covers:
         self._sizes = dict(zip(domain.names, domain.sizes))
         self._covers = LRU(COVER_BUDGET_BYTES)  # x -> (columns, row set holding them)
         self._grams = LRU(GRAM_BUDGET_CELLS)  # columns -> (grams given x, offsets)
+        self._verdicts = LRU(VERDICT_BUDGET_SETS)  # (decide, columns, S) -> verdict per column
+        self._prefixes: tuple = (None, [])  # (rows, [(column, stratum ids, count) per prefix])
+        self._wide: tuple = (None, None)  # (rows, their columns as int64)
 
     @property
     def size(self) -> int:
@@ -151,6 +173,98 @@ class Covers:
             if done[-1].any():
                 break
         return np.concatenate(done) if done else empty
+
+    def set_verdicts(self, x: str, y: str, sets: list[tuple], decide: Callable) -> np.ndarray:
+        """Verdicts on the tables over ``(x, y, *S)`` for the leading sets of ``sets`` (all
+        of one size >= 1), up to the first independent one, from x's cover; empty if x
+        has no cover holding y and the sets.
+
+        The first time a set S is asked, every table ``(x, v, *S)`` of the cover (v not x
+        nor in S) is counted and decided (:meth:`_decide_sets`, ``decide`` as for
+        :meth:`verdicts`), and the verdicts are kept, so that the tests of x's other edges
+        given S read them. Sets are decided in runs of growing length (1, 4, 16, ...), so
+        that an edge removed early wastes little. Each table's strata are those
+        :meth:`strata` gives it, in the same order, so the verdicts are the same.
+        """
+        held = self._covers.get(x)
+        have = set(held[0]) if held is not None else set()
+        if not sets or not sets[0] or y not in have or any(c not in have for S in sets for c in S):
+            return np.zeros(0, dtype=bool)
+        columns = held[0]
+        base, j, out = self._projected(held), columns.index(y), []
+        start, size = 0, 1
+        while start < len(sets):
+            run = sets[start:start + size]
+            found = [self._verdicts.get((decide, columns, S)) for S in run]
+            missing = [i for i, v in enumerate(found) if v is None]
+            for i, verdicts in zip(missing, self._decide_sets(base, [run[i] for i in missing], decide)):
+                found[i] = verdicts
+                self._verdicts.put((decide, columns, run[i]), verdicts, 1)
+            for verdicts in found:
+                out.append(bool(verdicts[j]))
+                if out[-1]:
+                    return np.array(out, dtype=bool)
+            start, size = start + len(run), size * 4
+        return np.array(out, dtype=bool)
+
+    def _decide_sets(self, base: tuple, sets: list[tuple], decide: Callable) -> list[np.ndarray]:
+        """For each set S, verdicts on the tables (x, v, *S) for every column v of a
+        projected cover (x first; False where v is x or in S): one call of ``decide`` per
+        size of v for every :data:`DECIDE_CELLS` cells of strata or so. A table's strata
+        are the cells of S that hold a row, in order (as :meth:`_direct` gives them)."""
+        names, rows, weights = base
+        sizes = self._shape(names)
+        out = [np.zeros(len(names), dtype=bool) for _ in sets]
+        if not sets:
+            return out
+        pending: dict = {}  # size of v -> [(set, v, strata)]
+        held, columns = 0, self._widened(rows)
+        with single_threaded_blas():  # small products (grouped_counts)
+            for i, S in enumerate(sets):
+                strata_of, count = self._set_ids(base, S)
+                groups = strata_of * sizes[0] + columns[0]  # cells of (S, x)
+                others = [j for j in range(1, len(names)) if names[j] not in S]
+                for block in _blocks(others, sizes, count * sizes[0], rows.shape[0] // BLOCK_ROWS_PER_CELL):
+                    counted = grouped_counts([columns[j] for j in block], weights, groups, count * sizes[0],
+                                             [sizes[j] for j in block])
+                    for j, counts in zip(block, counted):
+                        pending.setdefault(sizes[j], []).append((i, j, counts.reshape(count, sizes[0], sizes[j])))
+                        held += counts.size
+                    if held > DECIDE_CELLS:
+                        _decide_pending(pending, decide, out)
+                        pending, held = {}, 0
+        _decide_pending(pending, decide, out)
+        return out
+
+    def _widened(self, rows: np.ndarray) -> np.ndarray:
+        """The columns of ``rows`` as int64 (k, m), kept for the last rows asked (within
+        :data:`SET_BUDGET_IDS`; else the columns as they are): integer arithmetic with
+        the ids is faster in one type."""
+        if self._wide[0] is not rows:
+            wide = rows.T.astype(np.int64) if rows.size <= SET_BUDGET_IDS else rows.T
+            self._wide = (rows, wide)
+        return self._wide[1]
+
+    def _set_ids(self, base: tuple, S: tuple) -> tuple[np.ndarray, int]:
+        """Ids 0..u-1 of the rows' cells over S, in the cells' (lexicographic) order, and u.
+        Sets come in lexicographic order, so the ids of the last set's prefixes are kept
+        (at most :data:`SET_BUDGET_IDS`) and a set starts from its longest kept prefix."""
+        names, rows, _ = base
+        links = self._prefixes[1] if self._prefixes[0] is rows else []
+        kept = 0
+        while kept < min(len(links), len(S)) and links[kept][0] == S[kept]:
+            kept += 1
+        links = links[:kept]
+        ids, count = (links[-1][1], links[-1][2]) if links else (np.zeros(rows.shape[0], dtype=np.int64), 1)
+        chained = True  # every prefix kept so far: the next may be kept too
+        for s in S[kept:]:
+            size = self._sizes[s]
+            ids, count = renumber(ids * size + self._widened(rows)[names.index(s)], count * size)
+            chained = chained and (len(links) + 1) * rows.shape[0] <= SET_BUDGET_IDS
+            if chained:
+                links.append((s, ids, count))
+        self._prefixes = (rows, links)
+        return ids, count
 
     def _decide_gram(self, columns: tuple, grams: np.ndarray, offsets: np.ndarray,
                      decide: Callable) -> np.ndarray:
@@ -244,6 +358,44 @@ class Covers:
 
     def _shape(self, columns: Sequence[str]) -> tuple[int, ...]:
         return tuple(self._sizes[c] for c in columns)
+
+
+def _blocks(columns: list[int], sizes: Sequence[int], groups: int, most: int) -> list[list[int]]:
+    """``columns`` in runs whose joint cells within ``groups`` groups are at most ``most``
+    (a column alone may have more), each run counted in one pass.
+
+    >>> _blocks([1, 2, 3, 4], [2, 3, 3, 4, 2], 10, 100)
+    [[1, 2], [3, 4]]
+    """
+    out: list[list[int]] = []
+    cells = 0
+    for j in columns:
+        if out and cells * sizes[j] <= most:
+            out[-1].append(j)
+            cells *= sizes[j]
+        else:
+            out.append([j])
+            cells = groups * sizes[j]
+    return out
+
+
+def _decide_pending(pending: dict, decide: Callable, out: list) -> None:
+    """``out[i][j] = decide(...)`` for the strata of each table (i, j) in ``pending`` (one
+    list of ``(i, j, strata)`` per shape), in one call per shape."""
+    for items in pending.values():
+        strata = np.concatenate([t[2] for t in items])
+        owner = np.repeat(np.arange(len(items)), [len(t[2]) for t in items])
+        for (i, j, _), verdict in zip(items, decide(strata, owner, len(items))):
+            out[i][j] = verdict
+
+
+def set_verdicts(tables, x: str, y: str, sets: Sequence[tuple], decide: Callable) -> np.ndarray:
+    """:meth:`Covers.set_verdicts` from the covers of ``tables`` (a
+    :class:`privgraph.data.Tables`, which keeps them as ``_covers``); empty if it has none."""
+    covers = getattr(tables, "_covers", None)
+    if not isinstance(covers, Covers):
+        return np.zeros(0, dtype=bool)
+    return covers.set_verdicts(x, y, [tuple(S) for S in sets], decide)
 
 
 def _product(sizes: Sequence[int]) -> int:

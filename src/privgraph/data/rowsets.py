@@ -14,6 +14,7 @@ conditioning variables, as (x by y) slices, one per cell of S).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -118,6 +119,65 @@ def compress(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """
     values, inverse = np.unique(ids, return_inverse=True)
     return inverse.reshape(ids.shape).astype(np.int64, copy=False), len(values)
+
+
+def renumber(ids: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """Ids below ``bound`` renumbered 0..u-1 in order, and u: by marking the ids seen in
+    a dense array of ``bound`` when that is cheaper (:func:`is_dense_cheaper`), else by a
+    sort (:func:`compress`).
+
+    >>> ids, u = renumber(np.array([7, 3, 3, 9]), 10)
+    >>> ids.tolist(), u
+    ([1, 0, 0, 2], 3)
+    """
+    if not is_dense_cheaper(bound, ids.size):
+        return compress(ids)
+    seen = np.zeros(bound, dtype=bool)
+    seen[ids] = True
+    rank = np.cumsum(seen) - 1
+    return rank[ids], int(rank[-1]) + 1
+
+
+def grouped_counts(columns: Sequence[np.ndarray], weights: np.ndarray | None, groups: np.ndarray, count: int,
+                   sizes: Sequence[int]) -> list[np.ndarray]:
+    """For each column (its values below its size in ``sizes``), the int64 counts
+    ``(count, size)`` of its values within each group of the rows (``groups``: one id below
+    ``count`` per row): one ``bincount`` of the columns' joint cells within the groups
+    (``count * prod(sizes)`` of them), summed out to each column's by one product with
+    :func:`_summing` (exact: float64 sums of counts below 2^53). Call it with BLAS single
+    threaded (:func:`~privgraph.threads.single_threaded_blas`).
+
+    >>> a, b = grouped_counts([np.array([0, 1, 1]), np.array([2, 0, 2])], None, np.array([1, 0, 1]), 2, [2, 3])
+    >>> a.tolist(), b.tolist()
+    ([[0, 1], [1, 1]], [[1, 0, 0], [0, 0, 2]])
+    """
+    cells, bound = groups.copy(), count
+    for column, size in zip(columns, sizes):
+        cells *= size
+        cells += column
+        bound *= int(size)
+    counts = np.bincount(cells, weights, minlength=bound).reshape(count, -1)
+    if len(sizes) > 1:
+        counts = counts.astype(np.float64, copy=False) @ _summing(tuple(int(s) for s in sizes))
+    if counts.dtype != np.int64:
+        counts = np.rint(counts).astype(np.int64)
+    return np.split(counts, np.cumsum(sizes)[:-1], axis=1)
+
+
+@lru_cache(maxsize=256)
+def _summing(sizes: tuple[int, ...]) -> np.ndarray:
+    """The 0/1 matrix that sums the joint cells of columns of ``sizes`` (row-major) out to
+    each column's cells, laid out column after column.
+
+    >>> _summing((2, 2)).tolist()
+    [[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    """
+    digits = np.unravel_index(np.arange(int(np.prod(sizes))), sizes)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    out = np.zeros((len(digits[0]), int(sum(sizes))))
+    for offset, digit in zip(offsets, digits):
+        out[np.arange(len(digit)), offset + digit] = 1.0
+    return out
 
 
 def strata_counts(rows: np.ndarray, weights: np.ndarray | None, x: int, y: int, sets: np.ndarray,

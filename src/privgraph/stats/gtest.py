@@ -89,11 +89,32 @@ def _expected_and_dof(strata: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _expected_and_dofs(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Expected counts and each stratum's degrees of freedom (int64, rule above)."""
-    rows, cols = strata.sum(axis=2), strata.sum(axis=1)
-    n = rows.sum(axis=1).astype(np.float64)[:, None, None]
-    e = np.divide(rows[:, :, None] * cols[:, None, :], n, out=np.zeros(strata.shape), where=n > 0)
-    dofs = np.maximum((rows > 0).sum(axis=1) - 1, 0) * np.maximum((cols > 0).sum(axis=1) - 1, 0)
+    rows, cols = _sum_axis(strata, 2), _sum_axis(strata, 1)
+    n = _sum_axis(rows, 1).astype(np.float64)[:, None, None]
+    # each product rounded once, as the int64 product converted: the same float64
+    outer = np.einsum("ki,kj->kij", rows.astype(np.float64), cols.astype(np.float64))
+    if n.all():
+        e = np.divide(outer, n, out=outer)
+    else:
+        e = np.divide(outer, n, out=np.zeros(strata.shape), where=n > 0)
+    dofs = np.maximum(_sum_axis(rows > 0, 1) - 1, 0) * np.maximum(_sum_axis(cols > 0, 1) - 1, 0)
     return e, dofs.astype(np.int64, copy=False)
+
+
+def _sum_axis(a: np.ndarray, axis: int) -> np.ndarray:
+    """``a.sum(axis=axis)``; for integer or bool ``a``, exactly the same as int64 slices
+    added one by one (a reduction over a short axis costs several times more).
+
+    >>> _sum_axis(np.array([[[1, 2], [3, 4]]]), 2).tolist(), _sum_axis(np.array([[True, True]]), 1).tolist()
+    ([[3, 7]], [2])
+    """
+    if a.dtype.kind not in "biu" or a.shape[axis] == 0:
+        return a.sum(axis=axis)
+    parts = np.moveaxis(a, axis, 0)
+    out = parts[0].astype(np.int64)
+    for part in parts[1:]:
+        out += part
+    return out
 
 
 def g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +138,7 @@ def _g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _informative_only(strata: np.ndarray, by_stratum) -> tuple[np.ndarray, np.ndarray]:
     """``by_stratum`` computed on the strata of 2 rows or more only: a stratum of 0 or 1 row
     has statistic 0 and no degrees of freedom (sparse batches are mostly such strata)."""
-    sizes = strata.sum(axis=(1, 2))
+    sizes = _sum_axis(_sum_axis(strata, 2), 1)
     keep = np.flatnonzero(sizes >= 2)
     if len(keep) == len(sizes):
         return by_stratum(strata)
