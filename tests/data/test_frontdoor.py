@@ -160,3 +160,25 @@ def test_categorical_dtypes_are_a_public_domain():
     est = PrivPC(epsilon=2.0, method="laplace-pc", random_state=0).fit(cats)
     assert est.ledger_.is_private
     assert domain_to_codebook(open_engine(cats, neighbours=RO).domain)["columns"][1]["kind"] == "ordinal"
+
+
+def test_numbers_that_can_never_spell_a_level_are_refused_from_the_schema():
+    """Integer codes against a codebook of labels: every value would be invalid and silently
+    recoded to the first level (or dropped). The dtype and the codebook say so before any value
+    is read, so every estimator refuses, naming the column; the same codes as Categorical or
+    against integer levels pass."""
+    from privgraph.release import PrivateRelease
+
+    d = Domain(("a", "b"), (2, 2), levels=(("low", "high"), ("no", "yes")))
+    codes = pd.DataFrame({"a": [0, 1, 1, 0] * 50, "b": [1, 1, 0, 0] * 50})
+    for fit in (lambda: PrivPC(epsilon=1.0, random_state=0).fit(codes, domain=d),
+                lambda: PrivPC(epsilon=1.0, random_state=0, neighbours="add_remove").fit(codes, domain=d),
+                lambda: PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(codes, domain=d),
+                lambda: PrivateRelease(epsilon=1.0, random_state=0).fit(codes, domain=d)):
+        with pytest.raises(ValueError, match="column 'a' holds int64 values, which can never spell"):
+            fit()
+    numbers = Domain(("a", "b"), (2, 2), levels=((0, 1), ("0", "1")))
+    assert open_engine(codes, numbers, neighbours=RO).counts(["a"]).tolist() == [100, 100]
+    # text cannot be judged from its type: the same codes as text are recoded value by value (a
+    # per-record map, never an error), which is why the codebook's levels must be the data's spellings
+    assert open_engine(codes.astype(str), d, neighbours=RO, invalid="recode").counts(["a"]).tolist() == [200, 0]

@@ -213,6 +213,7 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
     discrete = domain.project(domain.discrete_names)
     codes = np.empty((len(frame), len(discrete.names)), dtype=np.int64)
     for j, (name, levels) in enumerate(zip(discrete.names, discrete.levels)):
+        check_type_can_match(name, frame[name].dtype, levels)
         codes[:, j] = level_codes(frame[name], levels)
     bad = codes < 0
     kept = ~bad.any(axis=1) if invalid == "drop" else np.ones(len(codes), dtype=bool)
@@ -221,6 +222,46 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
     else:
         codes[bad] = 0
     return (codes, kept) if return_kept else codes
+
+
+def check_type_can_match(name: str, dtype, levels: Sequence) -> None:
+    """A schema check (public: the column's dtype and the codebook, no value): refuse a
+    numeric or boolean column none of whose possible values can spell a level, where every
+    value would be invalid and silently recoded (or dropped). Integer codes against a
+    codebook of labels are the usual cause.
+
+    >>> import pandas as pd
+    >>> check_type_can_match("s", pd.Series([0, 1]).dtype, ("low", "high"))
+    Traceback (most recent call last):
+    ...
+    ValueError: column 's' holds int64 values, which can never spell one of its levels ['low', 'high']: give the column its labels (or a Categorical), or a codebook whose levels are those numbers
+    >>> check_type_can_match("s", pd.Series([0, 1]).dtype, ("0", "1")), check_type_can_match("b", bool, ("True", "False"))
+    (None, None)
+    """
+    import pandas as pd
+
+    dtype = pd.api.types.pandas_dtype(dtype)
+    texts = [level_text(level) for level in levels]
+    if pd.api.types.is_bool_dtype(dtype):
+        possible = any(t in ("true", "false") for t in texts)
+    elif pd.api.types.is_integer_dtype(dtype):
+        possible = any(_is_number(t) and float(t).is_integer() for t in texts)
+    elif pd.api.types.is_float_dtype(dtype):
+        possible = any(_is_number(t) for t in texts)
+    else:
+        return
+    if not possible:
+        raise ValueError(f"column {name!r} holds {dtype} values, which can never spell one of its levels "
+                         f"{list(levels)}: give the column its labels (or a Categorical), or a codebook whose "
+                         "levels are those numbers")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def public_codes(codes, domain: Domain, invalid: str) -> np.ndarray:
