@@ -193,3 +193,12 @@ def test_the_report_names_the_size_stage():
     assert list(eps) == ["size", "structure", "parameters"] and eps["size"] == rel.ledger_.charges[0].epsilon
     tree = PrivateRelease(epsilon=1.0, structure="tree", random_state=4).fit(X, domain=net.domain)
     assert list(stage_epsilons(tree)) == ["structure", "parameters"]
+
+
+def test_pure_dp_release_under_add_remove_spends_exactly_its_budget(asia):
+    """delta = 0: the size takes 1% of epsilon, the rest composes by basic composition."""
+    net, X = asia()
+    for structure in ("auto", "priv-pc"):
+        rel = PrivateRelease(epsilon=2.0, delta=0.0, structure=structure, random_state=1).fit(X, domain=net.domain)
+        assert rel.plan_.size_epsilon == pytest.approx(0.02) and rel.ledger_.charges[0].epsilon == pytest.approx(0.02)
+        assert rel.ledger_.neighbours == {AR} and rel.ledger_.total(rel.composition_).epsilon <= 2.0 + 1e-9
