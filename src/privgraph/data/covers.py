@@ -53,9 +53,10 @@ GRAM_BUDGET_CELLS = 1 << 22
 BATCH_ELEMENTS = 1 << 20
 #: Cells of the strata one batch of :meth:`Covers.strata` returns, at most (int64: 32 MB).
 STRATA_BUDGET_CELLS = 1 << 22
-#: Rows of a cover per joint cell of the columns counted in one pass, at least (counting a
-#: cell costs about as much as a row, and each column is summed out of all of them).
-BLOCK_ROWS_PER_CELL = 1
+#: Joint cells of the columns counted in one pass (within the strata and x), per row of
+#: the cover, at most: a row and a cell cost about as much (a cell is zeroed, rounded and
+#: summed out to each column's).
+BLOCK_CELLS_PER_ROW = 2
 #: Sets whose verdicts (every table of the cover given the set) are kept: least recently used out.
 VERDICT_BUDGET_SETS = 1 << 16
 #: Stratum ids of the prefixes of the last set decided by :meth:`Covers.set_verdicts`, and
@@ -224,7 +225,7 @@ class Covers:
                 strata_of, count = self._set_ids(base, S)
                 groups = strata_of * sizes[0] + columns[0]  # cells of (S, x)
                 others = [j for j in range(1, len(names)) if names[j] not in S]
-                for block in _blocks(others, sizes, count * sizes[0], rows.shape[0] // BLOCK_ROWS_PER_CELL):
+                for block in _blocks(others, sizes, count * sizes[0], rows.shape[0] * BLOCK_CELLS_PER_ROW):
                     counted = grouped_counts([columns[j] for j in block], weights, groups, count * sizes[0],
                                              [sizes[j] for j in block])
                     for j, counts in zip(block, counted):

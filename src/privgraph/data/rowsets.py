@@ -14,6 +14,7 @@ conditioning variables, as (x by y) slices, one per cell of S).
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Sequence
 
@@ -151,17 +152,19 @@ def grouped_counts(columns: Sequence[np.ndarray], weights: np.ndarray | None, gr
     >>> a.tolist(), b.tolist()
     ([[0, 1], [1, 1]], [[1, 0, 0], [0, 0, 2]])
     """
-    cells, bound = groups.copy(), count
-    for column, size in zip(columns, sizes):
+    sizes = [int(s) for s in sizes]
+    cells = groups * sizes[0]
+    cells += columns[0]
+    for column, size in zip(columns[1:], sizes[1:]):
         cells *= size
         cells += column
-        bound *= int(size)
-    counts = np.bincount(cells, weights, minlength=bound).reshape(count, -1)
+    counts = np.bincount(cells, weights, minlength=count * math.prod(sizes)).reshape(count, -1)
     if len(sizes) > 1:
-        counts = counts.astype(np.float64, copy=False) @ _summing(tuple(int(s) for s in sizes))
+        counts = counts.astype(np.float64, copy=False) @ _summing(tuple(sizes))
     if counts.dtype != np.int64:
         counts = np.rint(counts).astype(np.int64)
-    return np.split(counts, np.cumsum(sizes)[:-1], axis=1)
+    offsets = np.cumsum([0, *sizes]).tolist()
+    return [counts[:, a:b] for a, b in zip(offsets, offsets[1:])]
 
 
 @lru_cache(maxsize=256)

@@ -87,9 +87,10 @@ def _expected_and_dof(strata: np.ndarray) -> tuple[np.ndarray, int]:
     return e, int(dofs.sum())
 
 
-def _expected_and_dofs(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Expected counts and each stratum's degrees of freedom (int64, rule above)."""
-    rows, cols = _sum_axis(strata, 2), _sum_axis(strata, 1)
+def _expected_and_dofs(strata: np.ndarray, margins: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Expected counts and each stratum's degrees of freedom (int64, rule above), from the
+    strata's ``margins`` (their row and column sums) if given."""
+    rows, cols = margins if margins is not None else (_sum_axis(strata, 2), _sum_axis(strata, 1))
     n = _sum_axis(rows, 1).astype(np.float64)[:, None, None]
     # each product rounded once, as the int64 product converted: the same float64
     outer = np.einsum("ki,kj->kij", rows.astype(np.float64), cols.astype(np.float64))
@@ -110,11 +111,14 @@ def _sum_axis(a: np.ndarray, axis: int) -> np.ndarray:
     """
     if a.dtype.kind not in "biu" or a.shape[axis] == 0:
         return a.sum(axis=axis)
-    parts = np.moveaxis(a, axis, 0)
-    out = parts[0].astype(np.int64)
-    for part in parts[1:]:
-        out += part
-    return out
+    total = np.int64
+    if a.dtype == bool and a.shape[axis] < 256:  # counts of True: in uint8, one type throughout
+        a, total = a.view(np.uint8), np.uint8
+    index = (slice(None),) * axis
+    out = a[(*index, 0)].astype(total)
+    for i in range(1, a.shape[axis]):
+        out += a[(*index, i)]
+    return out.astype(np.int64, copy=False)
 
 
 def g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -128,22 +132,34 @@ def g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _informative_only(strata, _g_by_stratum)
 
 
-def _g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    e, dofs = _expected_and_dofs(strata)
+def _g_by_stratum(strata: np.ndarray, margins: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    e, dofs = _expected_and_dofs(strata, margins)
     o = strata.astype(np.float64)
     ratio = np.divide(o, e, out=np.ones(o.shape), where=o > 0)  # E > 0 wherever O > 0
     return 2.0 * (o * np.log(ratio)).sum(axis=(1, 2)), dofs
 
 
+#: Rows of a stratum below which ``n * O / n == O`` exactly in float64 (n^2 < 2^53).
+_EXACT_ROWS = 1 << 26
+
+
 def _informative_only(strata: np.ndarray, by_stratum) -> tuple[np.ndarray, np.ndarray]:
-    """``by_stratum`` computed on the strata of 2 rows or more only: a stratum of 0 or 1 row
-    has statistic 0 and no degrees of freedom (sparse batches are mostly such strata)."""
-    sizes = _sum_axis(_sum_axis(strata, 2), 1)
-    keep = np.flatnonzero(sizes >= 2)
+    """``by_stratum`` computed on the strata with information only: a stratum of 0 or 1
+    row, or of counts (integers) in which x or y takes one value only, has statistic
+    exactly 0 and no degrees of freedom (sparse batches are mostly such strata). In the
+    latter E = O exactly (``n * O / n``, exact below :data:`_EXACT_ROWS` rows), so every
+    term of G and of Pearson's statistic is 0. ``by_stratum(strata, margins)`` is given
+    the strata's row and column sums."""
+    rows, cols = _sum_axis(strata, 2), _sum_axis(strata, 1)
+    sizes = _sum_axis(rows, 1)
+    keep = sizes >= 2
+    if strata.dtype.kind in "biu":
+        keep &= (_sum_axis(rows > 0, 1) > 1) & (_sum_axis(cols > 0, 1) > 1) | (sizes >= _EXACT_ROWS)
+    keep = np.flatnonzero(keep)
     if len(keep) == len(sizes):
-        return by_stratum(strata)
+        return by_stratum(strata, (rows, cols))
     stats, dofs = np.zeros(len(sizes)), np.zeros(len(sizes), dtype=np.int64)
-    stats[keep], dofs[keep] = by_stratum(strata[keep])
+    stats[keep], dofs[keep] = by_stratum(strata[keep], (rows[keep], cols[keep]))
     return stats, dofs
 
 
@@ -157,8 +173,8 @@ def chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _informative_only(strata, _chi_square_by_stratum)
 
 
-def _chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    e, dofs = _expected_and_dofs(strata)
+def _chi_square_by_stratum(strata: np.ndarray, margins: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    e, dofs = _expected_and_dofs(strata, margins)
     terms = np.divide((strata - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
     return terms.sum(axis=(1, 2)), dofs
 
