@@ -159,7 +159,8 @@ def _informative_only(strata: np.ndarray, by_stratum) -> tuple[np.ndarray, np.nd
     if len(keep) == len(sizes):
         return by_stratum(strata, (rows, cols))
     stats, dofs = np.zeros(len(sizes)), np.zeros(len(sizes), dtype=np.int64)
-    stats[keep], dofs[keep] = by_stratum(strata[keep], (rows[keep], cols[keep]))
+    picked = [np.take(a, keep, axis=0) for a in (strata, rows, cols)]  # faster than a[keep]
+    stats[keep], dofs[keep] = by_stratum(picked[0], tuple(picked[1:]))
     return stats, dofs
 
 
