@@ -102,6 +102,11 @@ def _expected_and_dofs(strata: np.ndarray, margins: tuple | None = None) -> tupl
     return e, dofs.astype(np.int64, copy=False)
 
 
+#: Cells below which :func:`_sum_axis` reduces as numpy does, and strata with one value
+#: of x or y are not told apart.
+_FEW_CELLS = 1 << 12
+
+
 def _sum_axis(a: np.ndarray, axis: int) -> np.ndarray:
     """``a.sum(axis=axis)``; for integer or bool ``a``, exactly the same as int64 slices
     added one by one (a reduction over a short axis costs several times more).
@@ -111,6 +116,8 @@ def _sum_axis(a: np.ndarray, axis: int) -> np.ndarray:
     """
     if a.dtype.kind not in "biu" or a.shape[axis] == 0:
         return a.sum(axis=axis)
+    if a.size <= _FEW_CELLS:  # the slices' calls would cost more
+        return a.sum(axis=axis, dtype=np.int64)
     total = np.int64
     if a.dtype == bool and a.shape[axis] < 256:  # counts of True: in uint8, one type throughout
         a, total = a.view(np.uint8), np.uint8
@@ -153,7 +160,7 @@ def _informative_only(strata: np.ndarray, by_stratum) -> tuple[np.ndarray, np.nd
     rows, cols = _sum_axis(strata, 2), _sum_axis(strata, 1)
     sizes = _sum_axis(rows, 1)
     keep = sizes >= 2
-    if strata.dtype.kind in "biu":
+    if strata.dtype.kind in "biu" and strata.size > _FEW_CELLS:  # worth a filter
         keep &= (_sum_axis(rows > 0, 1) > 1) & (_sum_axis(cols > 0, 1) > 1) | (sizes >= _EXACT_ROWS)
     keep = np.flatnonzero(keep)
     if len(keep) == len(sizes):
