@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
-from privgraph.causal import deciders as deciders_module
 from privgraph.data import covers as covers_module
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
@@ -30,7 +29,7 @@ def run(engine: NumpyEngine, test, depth: int):
 
 
 def without_set_verdicts(monkeypatch):
-    monkeypatch.setattr(deciders_module, "set_verdicts", lambda *a: np.zeros(0, dtype=bool))
+    monkeypatch.setattr(Tables, "set_verdicts", lambda *a: np.zeros(0, dtype=bool))
 
 
 @pytest.mark.parametrize("test", TESTS, ids=lambda t: f"{t.name}-{t.degenerate}")
@@ -71,11 +70,11 @@ def test_set_verdicts_equal_deciding_each_table(test):
         others = [v for v in rest if v != y]
         for level in (1, 3, 5):
             sets = list(combinations(others, level))
-            got = covers_module.set_verdicts(tables, x, y, sets, decide._batch)
+            got = tables.set_verdicts(x, y, sets, decide._batch)
             want = [test.decide(engine.counts((x, y, *S)), 0.05).is_independent for S in sets]
             assert 0 < len(got) <= len(sets) and got.tolist() == want[:len(got)]
             assert got[-1] or len(got) == len(sets)  # stops at the first independent one
-    assert len(covers_module.set_verdicts(tables, names[0], names[1], [(names[2],)], decide._batch)) == 0  # no cover
+    assert len(tables.set_verdicts(names[0], names[1], [(names[2],)], decide._batch)) == 0  # no cover
 
 
 def plain_by_stratum(strata, pearson):

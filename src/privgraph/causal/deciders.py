@@ -21,13 +21,11 @@ test, :class:`BudgetTooSmall` is raised before any budget is spent, saying what 
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Sequence
 
 import numpy as np
 
 from privgraph.causal.margins import RO, noise_needed
-from privgraph.data.covers import set_verdicts
 from privgraph.data.rowsets import nonempty_strata
 from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
@@ -116,14 +114,14 @@ class NonPrivate:
         None: first the verdicts that grams give (levels 1 and 2, every table of a gram
         decided at once: :meth:`Tables.verdicts`), then those of x's cover set by set
         (every table of the cover given S decided at once and kept for x's other edges:
-        :func:`privgraph.data.covers.set_verdicts`), then the tables counted and tested in
+        :meth:`Tables.set_verdicts`), then the tables counted and tested in
         batches of growing size (4, 16, 64, ..., at most ``tables.sets_per_batch``), so
         that an edge removed early wastes little."""
         if sets == [()] and (x, y) in self._marginal:
             return 0 if self._marginal[(x, y)] else None
         start = 0
         if self._batch is not None:
-            for verdicts in (self.tables.verdicts, partial(set_verdicts, self.tables)):
+            for verdicts in (self.tables.verdicts, self.tables.set_verdicts):
                 known = verdicts(x, y, sets[start:], self._batch)
                 if (hits := np.flatnonzero(known)).size:
                     return start + int(hits[0])

@@ -390,19 +390,6 @@ def _decide_pending(pending: dict, decide: Callable, out: list) -> None:
             out[i][j] = verdict
 
 
-def set_verdicts(tables, x: str, y: str, sets: Sequence[tuple], decide: Callable) -> np.ndarray:
-    """:meth:`Covers.set_verdicts` from the covers of ``tables`` (a
-    :class:`privgraph.data.Tables`, which keeps them as ``_covers``); empty if it has none,
-    or if its joint table is small enough to serve the tables as marginals (as
-    :meth:`~privgraph.data.Tables.verdicts` and :meth:`~privgraph.data.Tables.strata` do)."""
-    from privgraph.data.tables import SMALL_JOINT_CELLS  # tables imports this module
-
-    covers, joint = getattr(tables, "_covers", None), getattr(tables, "_joint", None)
-    if not isinstance(covers, Covers) or (joint is not None and joint.size <= SMALL_JOINT_CELLS):
-        return np.zeros(0, dtype=bool)
-    return covers.set_verdicts(x, y, [tuple(S) for S in sets], decide)
-
-
 def _product(sizes: Sequence[int]) -> int:
     out = 1
     for s in sizes:

@@ -14,17 +14,20 @@ tests. Otherwise (wide tables):
   (:data:`privgraph.data.rowsets.PAIR_CHUNK_ROWS`), ``sum(sizes)^2`` cells in all;
 * **covers** (levels >= 1): before testing the edges of x, stable PC names x and its
   adjacencies (:meth:`Tables.cover`); the tests of x count from a *row set* holding them
-  (distinct rows with multiplicities, :mod:`privgraph.data.rowsets`): level 1's as blocks
-  of grams given x, later levels' in batches of many sets per pass
-  (:meth:`Tables.strata`, :class:`privgraph.data.covers.Covers`);
+  (distinct rows with multiplicities, :mod:`privgraph.data.rowsets`): levels 1 and 2 as
+  blocks of grams given x, later levels set by set (every table ``(x, v, *S)`` of the cover
+  decided at once and kept for x's other edges, :meth:`Tables.set_verdicts`) or in batches
+  of many sets per pass (:meth:`Tables.strata`, :class:`privgraph.data.covers.Covers`);
 * otherwise the engine counts the table.
 
 **Memory budget**, whatever the number of tests: the joint table (at most
 :data:`MAX_JOINT_CELLS`, 32 MB), the pair tables, a least-recently-used cache of at most
 :data:`CACHE_BUDGET_CELLS` cells of tables (8 MB), the covers' rows and grams (64 + 32 MB,
 :mod:`privgraph.data.covers`) and one batch's temporaries (a few int64 arrays of
-max(2^20, rows of the cover) elements, a dense index of at most 2^22 cells): about
-200 MB at most, plus the engine's own data and its distinct rows.
+max(2^20, rows of the cover) elements, a dense index of at most 2^22 cells), and for the
+verdicts by set at most 2^16 sets' verdicts (a bool per cover column each), the stratum
+ids of one set's prefixes and one cover's columns as int64 (32 MB each) and 2 MB of strata
+being decided: about 300 MB at most, plus the engine's own data and its distinct rows.
 
 Secret sub-samples (exactly m of n rows, the replace-one design) are drawn from the
 privacy core's sampler: a multivariate hypergeometric draw from the joint table, or a
@@ -177,8 +180,7 @@ class Tables:
             raise ValueError(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
         if not sets:
             return np.zeros((0, *self.shape((x, y))), dtype=np.int64), np.zeros(0, dtype=np.int64)
-        small = self._joint is not None and self._joint.size <= SMALL_JOINT_CELLS  # marginals are cheaper
-        found = None if not sets[0] or small else self._covers.strata(x, y, sets)
+        found = None if not sets[0] or self._small_joint else self._covers.strata(x, y, sets)
         if found is None:
             return nonempty_strata([self.table((x, y, *S)) for S in sets])
         return found
@@ -190,10 +192,24 @@ class Tables:
         :meth:`privgraph.data.covers.Covers.verdicts`); empty if none. ``decide`` must be
         hashable, equal for equal verdicts."""
         sets = [tuple(S) for S in sets]
-        small = self._joint is not None and self._joint.size <= SMALL_JOINT_CELLS
-        if not sets or small:
+        if not sets or self._small_joint:
             return np.zeros(0, dtype=bool)
         return self._covers.verdicts(x, y, sets, decide)
+
+    def set_verdicts(self, x: str, y: str, sets: Sequence[Sequence[str]], decide) -> np.ndarray:
+        """The same verdicts, set by set from x's cover, for the leading sets (all of one size
+        >= 1) up to the first independent one: every table ``(x, v, *S)`` of the cover
+        decided at once and kept for x's other edges
+        (:meth:`privgraph.data.covers.Covers.set_verdicts`); empty if x has no cover holding
+        them, or the joint table is small enough to serve every table as a marginal."""
+        if self._small_joint:
+            return np.zeros(0, dtype=bool)
+        return self._covers.set_verdicts(x, y, [tuple(S) for S in sets], decide)
+
+    @property
+    def _small_joint(self) -> bool:
+        """A joint table so small that its marginals are cheaper than any batch."""
+        return self._joint is not None and self._joint.size <= SMALL_JOINT_CELLS
 
     def sets_per_batch(self, x: str, y: str) -> int:
         """Most sets one :meth:`strata` call should hold to keep its strata within budget
