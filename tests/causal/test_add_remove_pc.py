@@ -235,12 +235,18 @@ def test_discover_cli_under_add_remove(tmp_path):
     assert privacy["neighbours"] == "add_remove" and {r["neighbours"] for r in privacy["ledger"]} == {"add_remove"}
 
 
-def test_a_refusal_after_the_size_says_the_size_was_spent():
+@pytest.mark.parametrize("estimator", ["PrivPC", "PrivateRelease"])
+def test_a_refusal_after_the_size_says_the_size_was_spent(estimator):
+    """Priv-PC planned at the released size refuses it (too few rows): the refusal reads m,
+    a released number, and says the size was spent; nothing else is."""
     from privgraph.causal.deciders import BudgetTooSmall
+    from privgraph.release import PrivateRelease
 
-    net = load_network("child")
-    X = sample_frame(net, 2_000, np.random.default_rng(0), labels=True)
+    net = load_network("cancer")
+    X = sample_frame(net, 50, np.random.default_rng(0), labels=True)
     budget = Budget(1.0, 1e-6, composition="optimal")
+    fit = {"PrivPC": PrivPC(epsilon=1.0, neighbours="add_remove", random_state=0),
+           "PrivateRelease": PrivateRelease(epsilon=1.0, structure="priv-pc", random_state=0)}[estimator]
     with pytest.raises(BudgetTooSmall, match="number of rows was released first"):
-        PrivPC(epsilon=1.0, neighbours="add_remove", random_state=0).fit(X, domain=net.domain, budget=budget)
+        fit.fit(X, domain=net.domain, budget=budget)
     assert [c.mechanism for c in budget.ledger] == ["laplace"]  # the size, and nothing else

@@ -202,3 +202,4 @@ def test_pure_dp_release_under_add_remove_spends_exactly_its_budget(asia):
         rel = PrivateRelease(epsilon=2.0, delta=0.0, structure=structure, random_state=1).fit(X, domain=net.domain)
         assert rel.plan_.size_epsilon == pytest.approx(0.02) and rel.ledger_.charges[0].epsilon == pytest.approx(0.02)
         assert rel.ledger_.neighbours == {AR} and rel.ledger_.total(rel.composition_).epsilon <= 2.0 + 1e-9
+

@@ -251,8 +251,7 @@ class PrivPC(PrivateEstimator):
         try:
             plan = inner.privacy_plan(engine.domain, m)
         except BudgetTooSmall as err:  # a function of the released size only
-            raise BudgetTooSmall(f"{err} (add/remove: the number of rows was released first, at epsilon "
-                                 f"{size_epsilon:.3g}, and the method planned at {m} rows)") from err
+            raise refused_after_size(err, size_epsilon, m) from err
         reserve_plan(as_add_remove(plan, RESIZED).charges, budget)
         inner.fit(resize_engine(engine, m, sampler), on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
@@ -393,6 +392,16 @@ class PrivPC(PrivateEstimator):
         rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
         return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
                                 delta=self.delta, rounds=rounds, sampler=sampler, budget=budget)
+
+
+def refused_after_size(err: BudgetTooSmall, size_epsilon: float, m: int) -> BudgetTooSmall:
+    """``err`` (a plan refused at m rows under add/remove) saying that the size was spent.
+
+    >>> str(refused_after_size(BudgetTooSmall("too small"), 0.01, 990))
+    'too small (add/remove: the number of rows was released first, at epsilon 0.01, and the plan made at 990 rows)'
+    """
+    return BudgetTooSmall(f"{err} (add/remove: the number of rows was released first, at epsilon "
+                          f"{size_epsilon:.3g}, and the plan made at {m} rows)")
 
 
 def _record_codes(engine) -> np.ndarray:

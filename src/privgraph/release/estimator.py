@@ -237,12 +237,19 @@ class PrivateRelease(PrivateEstimator):
         replace-one charges relabelled (reserved whole, before its noise)."""
         if prediction.structure == "tree":
             return self._fit_tree(engine, domain, prediction, budget, sized=sized, sampler=sampler)
+        from privgraph.causal.deciders import BudgetTooSmall
+        from privgraph.causal.estimators import refused_after_size
         from privgraph.data.resized import resize_engine
         from privgraph.privacy import reserve_plan
         from privgraph.privacy.resize import as_add_remove
 
         structure = self._structure(prediction, self.random_state if sized is None else sampler)
-        structure_plan = self._structure_plan(structure, domain, prediction)
+        try:
+            structure_plan = self._structure_plan(structure, domain, prediction)
+        except BudgetTooSmall as err:
+            if sized is None:
+                raise
+            raise refused_after_size(err, prediction.size_epsilon, prediction.n_rows) from err
         budget = budget if budget is not None else Budget(self.epsilon, self.delta,
                                                           composition=self._composition(prediction))
         check_affordable((structure_plan + self._parameters_plan(domain, prediction)).charges, budget)  # before noise
