@@ -232,32 +232,25 @@ class PrivPC(PrivateEstimator):
         return self
 
     def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
-        """Add/remove: the size released, the data resized to the public m, then the
-        replace-one method on it with the rest of the budget (:mod:`privgraph.privacy.resize`).
-        M's whole plan at m is reserved (relabelled) on the budget before M draws noise."""
-        from privgraph.data.resized import resize_engine
-        from privgraph.privacy import reserve_plan
-        from privgraph.privacy.resize import as_add_remove, public_size, release_size, size_epsilons
+        """Add/remove: the size released, then the replace-one method on the data resized to
+        the public m it gives, with the rest of the budget (:func:`fit_resized`)."""
+        from privgraph.privacy.resize import release_public_size, size_epsilons
 
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain, neighbours=AR)
-        check_data(_PublicShape(engine.domain, len(engine.domain.names)))  # the columns: public
+        check_columns(engine.domain)
         composition = self._composition()
         size_epsilon, rest = size_epsilons(self.epsilon, self.delta, composition)
         sampler = self._noise_sampler()
         budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition)
-        n_hat, scale, sized = release_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget)
-        m = public_size(n_hat, scale, minimum=len(engine.domain.names))
+        m, n_hat, sized = release_public_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget,
+                                              minimum=len(engine.domain.names))
         inner = self._replace_one(rest, sampler)
-        try:
-            plan = inner.privacy_plan(engine.domain, m)
-        except BudgetTooSmall as err:  # a function of the released size only
-            raise refused_after_size(err, size_epsilon, m) from err
-        reserve_plan(as_add_remove(plan, RESIZED).charges, budget)
-        inner.fit(resize_engine(engine, m, sampler), on_level=on_level)
+        resized = fit_resized(inner, engine, m, sampler=sampler, budget=budget, size_epsilon=size_epsilon,
+                              on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
                      "ci_test_", "sampler_"):
             setattr(self, name, getattr(inner, name))
-        self.ledger_ = sized + as_add_remove(inner.ledger_, RESIZED)
+        self.ledger_ = sized + resized
         self.composition_, self.n_rows_, self.size_estimate_ = composition, m, n_hat
         self.epsilon_spent_ = spent(self.ledger_, composition, self.delta)
         return self
@@ -369,10 +362,10 @@ class PrivPC(PrivateEstimator):
     def _relation(self) -> Neighbours:
         """The guarantee's relation, refusing what has no add/remove form."""
         neighbours = Neighbours.parse(self.neighbours)
-        if neighbours is AR and self.method in ("em-pc", "sg-pc"):
-            raise ValueError(f"method={self.method!r} has no add/remove form here ({self.method} "
-                             f"{'has no plan to reserve ahead' if self.method == 'em-pc' else 'is accounted by replace-one sub-sampling'}"
-                             "); use 'priv-pc', 'gauss-pc', 'svt-pc' or 'laplace-pc', or neighbours='replace_one'")
+        why = {"em-pc": "it has no plan to reserve ahead", "sg-pc": "its accountant is replace-one sub-sampling's"}
+        if neighbours is AR and self.method in why:
+            raise ValueError(f"method={self.method!r} has no add/remove form here ({why[self.method]}); use "
+                             "'priv-pc', 'gauss-pc', 'svt-pc' or 'laplace-pc', or neighbours='replace_one'")
         if neighbours is AR and self.orient == "direction":
             raise ValueError("orient='direction' needs neighbours='replace_one' (its tests are calibrated with n public)")
         return neighbours
@@ -392,6 +385,36 @@ class PrivPC(PrivateEstimator):
         rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
         return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
                                 delta=self.delta, rounds=rounds, sampler=sampler, budget=budget)
+
+
+def resized_plan(estimator: PrivPC, domain: Domain, m: int, size_epsilon: float) -> Ledger:
+    """``estimator``'s replace-one plan at ``m`` rows, relabelled add/remove
+    (:func:`privgraph.privacy.resize.as_add_remove`): what running it on the data resized to
+    m rows, after the size's release at ``size_epsilon``, will charge. A plan refused at m
+    says that the size was spent (:func:`refused_after_size`)."""
+    from privgraph.privacy.resize import as_add_remove
+
+    try:
+        return as_add_remove(estimator.privacy_plan(domain, m), RESIZED)
+    except BudgetTooSmall as err:  # a function of the released size only
+        raise refused_after_size(err, size_epsilon, m) from err
+
+
+def fit_resized(estimator: PrivPC, engine, m: int, *, sampler, budget: Budget, size_epsilon: float,
+                plan: Ledger | None = None, on_level=None) -> Ledger:
+    """Fit the replace-one ``estimator`` on ``engine``'s data resized secretly to ``m`` rows
+    (:func:`privgraph.data.resized.resize_engine`), its whole plan (``plan``, if the caller
+    has made it: :func:`resized_plan`) reserved on the add/remove ``budget`` first; its
+    ledger, relabelled add/remove (:mod:`privgraph.privacy.resize` has the reduction and its
+    proof)."""
+    from privgraph.data.resized import resize_engine
+    from privgraph.privacy import reserve_plan
+    from privgraph.privacy.resize import as_add_remove
+
+    plan = plan if plan is not None else resized_plan(estimator, engine.domain, m, size_epsilon)
+    reserve_plan(plan.charges, budget)
+    estimator.fit(resize_engine(engine, m, sampler), on_level=on_level)  # its own replace-one budget
+    return as_add_remove(estimator.ledger_, RESIZED)
 
 
 def refused_after_size(err: BudgetTooSmall, size_epsilon: float, m: int) -> BudgetTooSmall:
@@ -502,13 +525,25 @@ def check_data(tables: Tables) -> None:
     ValueError: 2 rows are fewer than the 3 variables
     """
     d = tables.domain
-    if len(d.names) < 2:
-        raise ValueError(f"causal discovery needs at least 2 variables, got {list(d.names)}")
-    if single := [n for n, s in zip(d.names, d.sizes) if s < 2]:
-        raise ValueError(f"variables {single} take a single value: drop them")
+    check_columns(d)
     if tables.n < len(d.names):
         raise ValueError(f"{tables.n} rows are fewer than the {len(d.names)} variables")
 
 
-__all__ = ["BudgetTooSmall", "CI_TESTS", "METHODS", "PrivPC", "as_engine", "check_data", "choose_ci_test",
-           "default_max_cond_size"]
+def check_columns(domain: Domain) -> None:
+    """The checks of :func:`check_data` that read the domain only (public under either relation).
+
+    >>> from privgraph.data import Domain
+    >>> check_columns(Domain.of(a=2, b=1))
+    Traceback (most recent call last):
+    ...
+    ValueError: variables ['b'] take a single value: drop them
+    """
+    if len(domain.names) < 2:
+        raise ValueError(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
+    if single := [n for n, s in zip(domain.names, domain.sizes) if s < 2]:
+        raise ValueError(f"variables {single} take a single value: drop them")
+
+
+__all__ = ["BudgetTooSmall", "CI_TESTS", "METHODS", "PrivPC", "as_engine", "check_columns", "check_data",
+           "choose_ci_test", "default_max_cond_size", "fit_resized", "refused_after_size", "resized_plan"]

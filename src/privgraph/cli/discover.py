@@ -138,9 +138,7 @@ def privacy_summary(est) -> str:
 
 
 def _relation(est) -> str:
-    from privgraph.privacy import Neighbours
-
-    if Neighbours.parse(est.neighbours) is Neighbours.REPLACE_ONE:
+    if _relation_name(est) == "replace_one":
         return f"replace-one (n={est.n_rows_} public)"
     return f"add/remove (n private; the tests ran on {est.n_rows_} rows, the released size less its margin)"
 

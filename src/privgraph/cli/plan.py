@@ -30,8 +30,10 @@ def plan(
     import json
 
     from privgraph.data import read_codebook
+    from privgraph.privacy import Neighbours
     from privgraph.release import plan_release
 
+    neighbours = Neighbours.parse(neighbours).value  # one spelling in the output
     if rows < 1:
         raise ValueError(f"--rows must be a positive number of rows, got {rows}")
     if not domain.is_file():

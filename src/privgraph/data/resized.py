@@ -26,10 +26,10 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
-from privgraph.data.engines.base import JOINT_TABLE_CELLS, check_columns, check_rows, row_indices
+from privgraph.data.engines.base import check_columns, check_rows, row_indices
 from privgraph.data.engines.numpy_engine import NumpyEngine
 from privgraph.data.sampling import rows_without_replacement, table_without_replacement
-from privgraph.data.tables import MAX_DISTINCT_ROWS
+from privgraph.data.tables import Tables
 from privgraph.privacy import NoiseSampler
 
 
@@ -49,30 +49,15 @@ def resize_engine(engine, m: int, sampler: NoiseSampler):
         if m <= n:
             return NumpyEngine(engine.domain, codes[rows_without_replacement(n, m, sampler=sampler)])
         return NumpyEngine(engine.domain, np.vstack([codes, np.zeros((m - n, codes.shape[1]), dtype=codes.dtype)]))
-    found = _distinct(engine)
-    if found is not None:
-        rows, weights = found
+    whole = Tables.from_engine(engine).whole_rows()  # the joint's cells, or the distinct rows
+    if whole is not None:
+        rows, weights = whole[1], np.rint(whole[2]).astype(np.int64)
         if m <= n:
             return WeightedRows(engine.domain, rows, table_without_replacement(weights, m, sampler=sampler))
         return WeightedRows(engine.domain, np.vstack([rows, np.zeros((1, rows.shape[1]), dtype=rows.dtype)]),
                             np.append(weights, m - n))
     keep = rows_without_replacement(n, m, sampler=sampler) if m <= n else None
     return SelectedRows(engine, n, keep, max(0, m - n))
-
-
-def _distinct(engine) -> tuple[np.ndarray, np.ndarray] | None:
-    """The distinct rows and their counts: the joint table's nonzero cells when it fits, else
-    the engine's distinct rows (one grouped query) when there are not too many."""
-    names, domain = engine.domain.names, engine.domain
-    if domain.cells(names) <= JOINT_TABLE_CELLS:
-        joint = np.asarray(engine.counts(names), dtype=np.int64)
-        cells = np.flatnonzero(joint)
-        dtype = np.min_scalar_type(max(max(domain.sizes, default=1) - 1, 0))
-        rows = np.stack(np.unravel_index(cells, joint.shape), axis=1).astype(dtype).reshape(cells.size, len(names))
-        return rows, joint.ravel()[cells]
-    fetch = getattr(engine, "distinct_rows", None)
-    found = fetch(MAX_DISTINCT_ROWS) if fetch is not None else None
-    return None if found is None else (np.asarray(found[0]), np.asarray(found[1], dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)

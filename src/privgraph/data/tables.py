@@ -78,7 +78,7 @@ class Tables:
         self.engine, self.domain, self.n = engine, engine.domain, int(n)
         self._joint, self._rows = joint, rows
         self._cache = LRU(CACHE_BUDGET_CELLS)
-        self._covers = Covers(self.domain, self._whole_rows)
+        self._covers = Covers(self.domain, self.whole_rows)
         self._whole = None  # the whole data as a row set (names, rows, weights), once
         self._pairs: dict | None = None
         self._distinct = None  # (distinct rows, their counts), or False: see _count
@@ -216,7 +216,7 @@ class Tables:
         (:meth:`privgraph.data.covers.Covers.sets_per_batch`)."""
         return self._covers.sets_per_batch(x, y)
 
-    def _whole_rows(self) -> tuple | None:
+    def whole_rows(self) -> tuple | None:
         """The whole data as a row set ``(names, rows, weights)``: the joint table's nonzero
         cells, the distinct rows, or the rows themselves (weights None); None for an
         out-of-core engine that gave no distinct rows."""

@@ -130,6 +130,23 @@ def release_size(engine, *, epsilon: float, sampler: NoiseSampler, budget: Budge
     return float(released.value), laplace_scale(epsilon, 1.0), released.ledger
 
 
+def release_public_size(engine, *, epsilon: float, sampler: NoiseSampler, budget: Budget | None,
+                        minimum: int = 1) -> tuple[int, float, Ledger]:
+    """``(m, n_hat, ledger)``: steps 1 and 2, the size released (:func:`release_size`) and
+    the public size m it gives (:func:`public_size`).
+
+    >>> import numpy as np
+    >>> from privgraph.data import Domain, NumpyEngine
+    >>> from privgraph.privacy import SeededSampler
+    >>> m, n_hat, _ = release_public_size(NumpyEngine(Domain.of(a=2), np.zeros((5000, 1), dtype=int)),
+    ...                                   epsilon=1.0, sampler=SeededSampler(0), budget=None)
+    >>> m == public_size(n_hat, laplace_scale(1.0, 1.0)) and m < 5000
+    True
+    """
+    n_hat, scale, ledger = release_size(engine, epsilon=epsilon, sampler=sampler, budget=budget)
+    return public_size(n_hat, scale, minimum), n_hat, ledger
+
+
 def public_size(n_hat: float, scale: float, minimum: int = 1) -> int:
     """The size m the data is resized to: ``n_hat`` less the Laplace noise's upper tail at
     :data:`TAIL` (``scale * ln(1 / (2 TAIL))``), at least ``minimum`` (post-processing).
@@ -163,4 +180,5 @@ def as_add_remove(ledger: Ledger, note: str) -> Ledger:
     return Ledger(tuple(relabelled(c) for c in ledger.charges), ledger.caveats)
 
 
-__all__ = ["RESIZED", "SIZE_SHARE", "TAIL", "as_add_remove", "public_size", "release_size", "size_charge", "size_epsilons"]
+__all__ = ["RESIZED", "SIZE_SHARE", "TAIL", "as_add_remove", "public_size", "release_public_size", "release_size",
+           "size_charge", "size_epsilons"]

@@ -216,14 +216,14 @@ class PrivateRelease(PrivateEstimator):
         """Add/remove with a PC structure possible: the size released (its charge checked
         first), the plan made at the public m it gives, then stages 1 to 3 with the rest
         (:mod:`privgraph.privacy.resize`)."""
-        from privgraph.privacy.resize import public_size, release_size
+        from privgraph.privacy.resize import release_public_size
         from privgraph.release.planner import size_epsilon
 
         epsilon = size_epsilon(self.epsilon, self.delta)
         check_affordable([size_charge(epsilon)], budget or Budget(self.epsilon, self.delta))
         sampler = self._noise_sampler()
-        n_hat, scale, sized = release_size(engine, epsilon=epsilon, sampler=sampler, budget=budget)
-        m = public_size(n_hat, scale, minimum=max(3, len(engine.domain.names)))
+        m, _, sized = release_public_size(engine, epsilon=epsilon, sampler=sampler, budget=budget,
+                                          minimum=max(3, len(engine.domain.names)))
         domain, prediction = self._predict(engine.domain, m)
         if budget is None:
             budget = Budget(self.epsilon, self.delta, composition=self._composition(prediction))
@@ -237,19 +237,11 @@ class PrivateRelease(PrivateEstimator):
         replace-one charges relabelled (reserved whole, before its noise)."""
         if prediction.structure == "tree":
             return self._fit_tree(engine, domain, prediction, budget, sized=sized, sampler=sampler)
-        from privgraph.causal.deciders import BudgetTooSmall
-        from privgraph.causal.estimators import refused_after_size
-        from privgraph.data.resized import resize_engine
-        from privgraph.privacy import reserve_plan
-        from privgraph.privacy.resize import as_add_remove
+        from privgraph.causal.estimators import fit_resized, resized_plan
 
         structure = self._structure(prediction, self.random_state if sized is None else sampler)
-        try:
-            structure_plan = self._structure_plan(structure, domain, prediction)
-        except BudgetTooSmall as err:
-            if sized is None:
-                raise
-            raise refused_after_size(err, prediction.size_epsilon, prediction.n_rows) from err
+        structure_plan = (structure.privacy_plan(domain, prediction.n_rows) if sized is None else
+                          resized_plan(structure, domain, prediction.n_rows, prediction.size_epsilon))
         budget = budget if budget is not None else Budget(self.epsilon, self.delta,
                                                           composition=self._composition(prediction))
         check_affordable((structure_plan + self._parameters_plan(domain, prediction)).charges, budget)  # before noise
@@ -257,9 +249,8 @@ class PrivateRelease(PrivateEstimator):
             structure.fit(engine, budget=budget)
             structure_ledger = structure.ledger_
         else:
-            reserve_plan(structure_plan.charges, budget)
-            structure.fit(resize_engine(engine, prediction.n_rows, sampler))  # its own replace-one budget
-            structure_ledger = sized + as_add_remove(structure.ledger_, RESIZED)
+            structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, sampler=sampler, budget=budget,
+                                                   size_epsilon=prediction.size_epsilon, plan=structure_plan)
         graph = structure.graph_
         if self.orient is not None:
             graph = self.orient(graph, engine, budget)

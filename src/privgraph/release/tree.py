@@ -345,7 +345,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     tree, spent = release(edges, plan.pair_epsilon, counts=[counted[e] for e in edges])
     tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent
-    rest = [p for p in pairs if p not in set(edges)]
+    in_tree = set(edges)
+    rest = [p for p in pairs if p not in in_tree]
     predicted = tree_model_pairs(tables, edges)
     extras: list = []
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
@@ -357,7 +358,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         chosen = select_residual_pairs(rest, scores, size, epsilon=plan.residual_epsilon, sampler=sampler,
                                        neighbours=plan.neighbours)
         extras += chosen
-        rest = [p for p in rest if p not in set(chosen)]
+        taken = set(chosen)
+        rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen))
         released, spent = release(chosen, epsilon, counts=[counted[p] for p in chosen])
