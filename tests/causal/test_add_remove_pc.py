@@ -250,3 +250,20 @@ def test_a_refusal_after_the_size_says_the_size_was_spent(estimator):
     with pytest.raises(BudgetTooSmall, match="number of rows was released first"):
         fit.fit(X, domain=net.domain, budget=budget)
     assert [c.mechanism for c in budget.ledger] == ["laplace"]  # the size, and nothing else
+
+
+def test_the_size_carries_the_noise_its_charge_states():
+    """n_hat - n is Laplace of the charged scale (1 / epsilon, sensitivity 1): over 4,000
+    releases the sum of |n_hat - n| / scale is Gamma(4000, 1), within its 1e-6 two-sided
+    quantiles; a size with half the noise (or the sensitivity 1/2) would fall far below."""
+    from scipy.stats import gamma
+
+    from privgraph.privacy.resize import release_size
+
+    engine = NumpyEngine(Domain.of(a=2), np.zeros((1_000, 1), dtype=int))
+    sampler, runs = SeededSampler(21), 4_000
+    draws = [release_size(engine, epsilon=0.5, sampler=sampler) for _ in range(runs)]
+    scale = draws[0][1]
+    assert scale == pytest.approx(2.0, rel=1e-3) and draws[0][2].charges[0].sensitivity == 1.0
+    total = sum(abs(n_hat - 1_000) for n_hat, _, _ in draws) / scale
+    assert gamma.ppf(1e-6 / 2, runs) <= total <= gamma.isf(1e-6 / 2, runs)
