@@ -32,8 +32,8 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   against the same plus one row (1, 0). At epsilon 2 the size's margin resizes 2,000 rows
   to about 1,340, where this pair sits near the test's boundary (the edge is kept about
   42% of the time on the left, 28% on the right); the added row is among the m rows with
-  probability about 2/3, so the case sees little of the claim (a bound of 0.15 against 2 at
-  4,000 runs, 0 at 1,000), but it runs the size's release, the resize and the relabelled
+  probability about 2/3, so the case sees little of the claim (a bound of 0.31 against 2 at
+  its full 20,000 runs, 0 at 1,000), but it runs the size's release, the resize and the relabelled
   accounting end to end, and a resize that leaked n (say, no margin) would show.
 * ``mrf_table``: ``PrivateMRF`` (add/remove, Laplace, one clique a,b over 2 x 2 cells):
   three records against the same plus (1, 1); the view is the released noisy count of
