@@ -33,6 +33,8 @@ from typing import Callable, Iterable, Sequence
 
 import networkx as nx
 
+from privgraph.threads import single_threaded_blas
+
 Decider = Callable[[str, str, tuple], bool]
 
 
@@ -87,13 +89,14 @@ def stable_pc_skeleton(
     keep = _pairs(required, nodes, "required")
     sepsets: dict = {}
     tests, level = 0, 0
-    while _has_work(graph, level) and (max_cond_size is None or level <= max_cond_size):
-        if on_level is not None:
-            on_level(level, graph.number_of_edges())
-        done, tests = _run_level(graph, level, decide, keep, sepsets, tests)
-        if not done:
-            return Skeleton(graph, sepsets, tests, False)
-        level += 1
+    with single_threaded_blas():  # the tables' small products, under one limit for the run
+        while _has_work(graph, level) and (max_cond_size is None or level <= max_cond_size):
+            if on_level is not None:
+                on_level(level, graph.number_of_edges())
+            done, tests = _run_level(graph, level, decide, keep, sepsets, tests)
+            if not done:
+                return Skeleton(graph, sepsets, tests, False)
+            level += 1
     return Skeleton(graph, sepsets, tests, True)
 
 
