@@ -58,7 +58,9 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # audited against an (epsilon, delta) claim converted from zCDP, which no finite audit
     # reaches: about 0.13 of its claim at its full 20,000 runs, 0 at quick size).
     _, rows, _ = quick_audit
-    least = {"priv_pc": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "release_structure": 0.0,
+    # The tie-corrected Kendall pair moves its margin by 0.66 of the sensitivity (which pays
+    # for the threshold's move too): 0.43 at quick size.
+    least = {"priv_pc": 0.3, "laplace_pc_ties": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "release_structure": 0.0,
              "release_table": 0.0, "release_tree": 0.0, "gauss_pc": 0.0, "release_gauss_edge": 0.0,
              "release_gauss_cell": 0.0, "release_tree_rows": 0.0, "release_tree_rounds": 0.0, "priv_pc_rows": 0.0,
              "release_sized_cell": 0.0}

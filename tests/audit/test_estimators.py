@@ -28,7 +28,9 @@ ALPHA = 1e-6
 CASES = {c.name: c for c in estimator_cases()}
 
 # name: (runs per side, least fraction of the claim the fixed seed must reach)
-REDUCED = {"laplace_pc": (1_000, 0.4), "priv_pc": (1_000, 0.15), "gauss_pc": (1_000, 0.0), "mrf_table": (2_000, 0.5),
+REDUCED = {"laplace_pc": (1_000, 0.4), "priv_pc": (1_000, 0.15),
+           # the tie-corrected pair moves the margin by 0.66 units: 0.34 at 3,000 runs, 0.57 at 20,000
+           "laplace_pc_ties": (3_000, 0.3), "gauss_pc": (1_000, 0.0), "mrf_table": (2_000, 0.5),
            "mrf_individuals": (500, 0.3), "anm_test": (300, 0.25),
            # the default privacy="record": the test-record pair sees 0.07 of the claim at 300 runs
            # (0.4 at 2,000); the training pair almost nothing (its record reaches the scores only
@@ -65,6 +67,22 @@ def test_pc_pair_moves_the_margin_by_almost_its_sensitivity_on_the_dependent_sid
     margin = RankMargin(KendallTest(), 0.05)
     m = [margin(Tables.from_engine(NumpyEngine(Domain.of(a=2, b=3), codes)), "a", "b", ()) for codes in pc_pair()]
     assert m[0] < m[1] <= 0 and 0.94 < m[1] - m[0] <= 1
+
+
+def test_ties_pair_moves_the_tie_corrected_margin_by_two_thirds_of_its_sensitivity():
+    """laplace_pc_ties: at epsilon 1 (noise scale 1 in margin units) the floor is 0.64, both
+    margins are <= 0 and one row moves the margin by 0.66 units (it pays for the threshold too)."""
+    from privgraph.audit.estimators import TIES_PAIR_RARE
+    from privgraph.causal.margins import RankMargin
+    from privgraph.data import Domain, NumpyEngine
+    from privgraph.data.tables import Tables
+    from privgraph.stats import KendallTest
+
+    margin = RankMargin(KendallTest(tie_corrected=True), 0.05)
+    margin.expect_noise(1.0)
+    m = [margin(Tables.from_engine(NumpyEngine(Domain.of(a=2, b=3), codes)), "a", "b", ())
+         for codes in pc_pair(TIES_PAIR_RARE)]
+    assert m[0] < m[1] <= 0 and 0.6 < m[1] - m[0] <= 1
 
 
 def test_anm_test_pair_moves_both_scores_by_their_full_sensitivity():

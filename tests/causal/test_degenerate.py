@@ -30,8 +30,13 @@ class View:
         return self.t.shape
 
 
-def margin_of(test, table):
-    return RankMargin(test, 0.05)(View(table), "x", "y", tuple(f"s{i}" for i in range(np.ndim(table) - 2)))
+def margin_of(test, table, noise=0.0):
+    margin = RankMargin(test, 0.05)
+    margin.expect_noise(noise)  # the tie-corrected test's floor: 0 without noise
+    return margin(View(table), "x", "y", tuple(f"s{i}" for i in range(np.ndim(table) - 2)))
+
+
+RANK_TESTS = [KendallTest(), SpearmanTest(), KendallTest(tie_corrected=True)]
 
 
 def replace_one(table, src, dst):
@@ -55,7 +60,7 @@ def test_kendall_pc_keeps_asias_deterministic_arcs():
     assert found["dependent"] <= truth
 
 
-@pytest.mark.parametrize("test", [KendallTest(), SpearmanTest()])
+@pytest.mark.parametrize("test", RANK_TESTS)
 def test_margin_rule_boundary_neighbours_move_it_by_at_most_one(test):
     """Adversarial pairs: one row decides whether a stratum (or the whole table) is degenerate."""
     pairs = []
@@ -78,8 +83,9 @@ def test_margin_rule_boundary_neighbours_move_it_by_at_most_one(test):
     assert margin_of(test, pairs[0][1]) < 0  # the degenerate side keeps the edge
 
 
-@pytest.mark.parametrize("test", [KendallTest(), SpearmanTest()])
-def test_margin_with_rule_random_neighbours(test):
+@pytest.mark.parametrize("test", RANK_TESTS)
+@pytest.mark.parametrize("noise", [0.0, 0.05])
+def test_margin_with_rule_random_neighbours(test, noise):
     rng = np.random.default_rng(3)
     for _ in range(300):
         shape = (int(rng.integers(2, 4)), int(rng.integers(2, 4)), int(rng.integers(1, 4)))
@@ -87,5 +93,5 @@ def test_margin_with_rule_random_neighbours(test):
         t = rng.multinomial(int(rng.integers(3, 40)), p).reshape(shape)
         src = np.unravel_index(rng.choice(t.size, p=t.ravel() / t.sum()), shape)
         dst = np.unravel_index(rng.integers(t.size), shape)
-        a, b = margin_of(test, t), margin_of(test, replace_one(t, src, dst))
+        a, b = margin_of(test, t, noise), margin_of(test, replace_one(t, src, dst), noise)
         assert abs(a - b) <= 1 + 1e-9, (t.tolist(), src, dst, a, b)

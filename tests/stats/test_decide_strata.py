@@ -7,7 +7,9 @@ from privgraph.data.rowsets import nonempty_strata
 from privgraph.stats import ChiSquareTest, CITest, GTest, KendallTest, SpearmanTest
 
 TESTS = [GTest(), GTest(degenerate="independent"), ChiSquareTest(), ChiSquareTest(degenerate="independent"),
-         KendallTest(), KendallTest(degenerate="independent"), SpearmanTest(), SpearmanTest(degenerate="independent")]
+         KendallTest(), KendallTest(degenerate="independent"), SpearmanTest(), SpearmanTest(degenerate="independent"),
+         KendallTest(tie_corrected=True), KendallTest(tie_corrected=True, tie_floor=0.3),
+         KendallTest(tie_corrected=True, degenerate="independent")]
 
 
 def random_tables(rng, count=60):

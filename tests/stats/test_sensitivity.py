@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st, target
 
 from privgraph.stats import conditional_kendall, conditional_spearman, hsic, kendall_tau_a, kendall_tau_b, spearman_rho_a
 from privgraph.stats import sensitivity as S
-from privgraph.stats.kendall import kendall_weight
+from privgraph.stats.kendall import kendall_tie_scale, kendall_weight
 from privgraph.stats.strata import two_sided_pvalue
 
 R, C = 5, 5  # levels of x and y in the random datasets
@@ -35,6 +35,10 @@ def statistics(t):
          lambda n: S.conditional_spearman_sensitivity_add_remove(n, k),
          lambda n: S.conditional_spearman_sensitivity_replace_one(n, k)),
     ]
+    for floor in (0.0, 0.3):  # the tie scale g = max(r, floor) of the tie-corrected Kendall test
+        out.append((f"tie_scale_{floor}", max(kendall_tie_scale(t), floor),
+                    lambda n, f=floor: S.kendall_tie_scale_sensitivity_add_remove(n, k, f),
+                    lambda n, f=floor: S.kendall_tie_scale_sensitivity_replace_one(n, k, f)))
     if flat.sum() >= 2:
         out += [
             ("tau_a", kendall_tau_a(flat), S.kendall_tau_a_sensitivity_add_remove, S.kendall_tau_a_sensitivity_replace_one),

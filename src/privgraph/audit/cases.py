@@ -266,7 +266,7 @@ def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCa
     :mod:`privgraph.audit.broken` and the estimators' known failures.
 
     >>> [c.name for c in all_cases(group="estimators")][:2]
-    ['laplace_pc', 'priv_pc']
+    ['laplace_pc', 'laplace_pc_ties']
     """
     if group not in GROUPS:
         raise ValueError(f"unknown group {group!r}; choose from {', '.join(GROUPS)}")

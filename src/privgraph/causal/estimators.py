@@ -15,6 +15,7 @@ private** (tests and experiments only). Everything is checked before any budget 
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -45,8 +46,9 @@ from privgraph.stats.ci_test import check_alpha
 from privgraph.stats.strata import check_convention
 
 #: CI tests by name.
-CI_TESTS = {"kendall": KendallTest, "spearman": SpearmanTest, "g": GTest, "g-test": GTest,
-            "chi-square": ChiSquareTest, "chisq": ChiSquareTest}
+CI_TESTS = {"kendall": KendallTest, "kendall-ties": partial(KendallTest, tie_corrected=True),
+            "spearman": SpearmanTest, "g": GTest, "g-test": GTest, "chi-square": ChiSquareTest,
+            "chisq": ChiSquareTest}
 
 #: Deciders by method name (EM-PC has its own loop; "pc" is not private).
 DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": SparseVectorPC,
@@ -71,8 +73,11 @@ class PrivPC(PrivateEstimator):
     ci_test : str
         "auto" (default): Kendall's tau when every column is ordinal or binary, else the G
         test (a rank test on a nominal column with three or more levels would test an
-        arbitrary order); or "kendall", "spearman", "g", "chi-square" (the last two through
-        subsample-and-aggregate block votes when private). See :func:`choose_ci_test`.
+        arbitrary order); or "kendall", "kendall-ties" (Kendall's z against a threshold
+        corrected for ties: calibrated and far more powerful on categorical columns with
+        rare levels, see :class:`~privgraph.stats.KendallTest`), "spearman", "g",
+        "chi-square" (the last two through subsample-and-aggregate block votes when
+        private). See :func:`choose_ci_test`.
     max_cond_size : int or None
         Largest conditioning set; None: ``min(d - 2, max(0, floor(log2 n) - 5))``
         (the reference code's rule).

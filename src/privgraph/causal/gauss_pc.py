@@ -66,6 +66,7 @@ from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
 from privgraph.data.tables import Tables
 from privgraph.privacy import Budget, Ledger, NoiseSampler, report_noisy_max, reserve_plan
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
+from privgraph.stats import KendallTest
 
 #: Level 0's share of the total rho is the least that gives its noise the bearable scale
 #: (below), and at least LEVEL0_SHARE: later levels decide the harder edges, and the
@@ -236,11 +237,15 @@ def _setup(tables, margin, epsilon, delta, max_cond_size, forbidden, required, l
 
 
 class Level0:
-    """Level 0 in one release: every pair's margin (Kendall: with the sharper joint bound)."""
+    """Level 0 in one release: every pair's margin (Kendall: with the sharper joint bound).
+
+    The joint bound covers the margins against the public threshold T, so with
+    ``ci_test="kendall-ties"`` level 0 makes the paper's test (``T - |z|``); the levels
+    after it use the tie-corrected margin."""
 
     def __init__(self, tables: Tables, margin, pairs, rho: float):
         self.tables, self.margin, self.pairs, self.rho = tables, margin, pairs, rho
-        self.is_kendall = isinstance(margin, RankMargin) and margin.test.name == "kendall"
+        self.is_kendall = isinstance(margin, RankMargin) and isinstance(margin.test, KendallTest)
         if self.is_kendall:
             self.rule = margin.test.degenerate == "dependent"
             columns = {c for p in pairs for c in p}

@@ -444,9 +444,10 @@ def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: floa
     from privgraph.privacy import Neighbours
 
     test = choose_ci_test("auto", domain)
-    if test.has_public_threshold:
-        z = effect * math.sqrt(n)
-        return (z - test.threshold(alpha)) / test.sensitivity(n, Neighbours.REPLACE_ONE, (2, 2)), test.name
+    if test.bounded_margin:
+        z, ro = effect * math.sqrt(n), Neighbours.REPLACE_ONE
+        unit = test.sensitivity(n, ro, (2, 2)) + test.threshold_sensitivity(alpha, n, ro, (2, 2))
+        return (z - test.critical_value(alpha)) / unit, test.name
     m = n // blocks
     critical = test.threshold(alpha, table=_two_by_two())
     power = float(ncx2.sf(critical, 1, m * effect**2))

@@ -18,6 +18,12 @@ offers the same five things, so that the discovery algorithms can take any of th
     ``n`` rows (see :mod:`privgraph.stats.sensitivity` for this convention), for a table of
     ``shape``. ``math.inf`` where no finite bound exists (G, chi-square); a mechanism's
     ``check_sensitivity`` then refuses it.
+``threshold_sensitivity(alpha, n, neighbours, shape)``
+    The same for ``threshold(alpha, table)``: 0 for a public threshold; finite for the
+    tie-corrected Kendall test, whose threshold ``T * r`` reads the table's margins. A test
+    with ``bounded_margin`` (the stratified rank tests) has both finite, so a private
+    decider can add noise to ``threshold - statistic`` directly
+    (:class:`privgraph.causal.margins.RankMargin`).
 ``decide(table, alpha)``
     A :class:`CIResult`: statistic, p-value, threshold and the verdict.
 ``evaluate(table)``
@@ -54,12 +60,14 @@ from privgraph.stats.gtest import (
     g_by_stratum,
     g_test_strata,
 )
-from privgraph.stats.kendall import conditional_kendall, kendall_terms
+from privgraph.stats.kendall import TIE_PRIOR, conditional_kendall, kendall_terms, kendall_tie_scale, tie_terms
 from privgraph.stats.sensitivity import (
     conditional_kendall_sensitivity_add_remove,
     conditional_kendall_sensitivity_replace_one,
     conditional_spearman_sensitivity_add_remove,
     conditional_spearman_sensitivity_replace_one,
+    kendall_tie_scale_sensitivity_add_remove,
+    kendall_tie_scale_sensitivity_replace_one,
 )
 from privgraph.stats.spearman import conditional_spearman, spearman_terms
 from privgraph.stats.strata import (
@@ -69,6 +77,7 @@ from privgraph.stats.strata import (
     check_convention,
     has_information,
     stratum_distances,
+    two_sided_pvalue,
 )
 
 
@@ -89,6 +98,8 @@ class CITest:
 
     name: str = "ci-test"
     has_public_threshold: bool = True
+    #: ``threshold - statistic`` has a finite global sensitivity (see the module docstring).
+    bounded_margin: bool = False
     degenerate: str = DEPENDENT
     #: Fewest rows a stratum needs to carry information for this statistic.
     min_rows: int = MIN_STRATUM
@@ -108,6 +119,12 @@ class CITest:
 
     def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
         raise NotImplementedError
+
+    def threshold_sensitivity(self, alpha: float, n: int, neighbours: Neighbours | str,
+                              shape: Sequence[int]) -> float:
+        """Global sensitivity of ``threshold(alpha, table)``: 0 when it is public."""
+        Neighbours.parse(neighbours)
+        return 0.0 if self.has_public_threshold else math.inf
 
     def decide(self, table, alpha: float) -> CIResult:
         """Statistic, p-value, threshold and verdict at level ``alpha`` for one table."""
@@ -151,6 +168,7 @@ class _StratifiedZTest(CITest):
     """``|z|`` of a stratified rank statistic, two-sided normal p-value, public threshold."""
 
     degenerate: str = DEPENDENT
+    bounded_margin = True
 
     def __post_init__(self):
         check_convention(self.degenerate)
@@ -168,16 +186,25 @@ class _StratifiedZTest(CITest):
         a = np.bincount(owner[keep], numerators, count)
         w = np.bincount(owner[keep], weights, count)
         z = np.divide(a, np.sqrt(w), out=np.zeros(count), where=w > 0)
-        return self._with_information(np.abs(z) <= self.threshold(alpha), strata, owner, count)
+        scale = self._scales(strata, owner, count, keep, w)
+        return self._with_information(np.abs(z) <= self.critical_value(alpha) * scale, strata, owner, count)
+
+    def _scales(self, strata, owner, count, keep, weights) -> np.ndarray | float:
+        """Each table's threshold scale (1 here; see :class:`KendallTest`)."""
+        return 1.0
 
     def evaluate(self, table) -> tuple[float, float]:
         """``(|z|, two-sided p-value)``."""
         z = self._z(table)
         return abs(z.z), z.pvalue
 
+    def critical_value(self, alpha: float) -> float:
+        """``T = Phi^-1(1 - alpha / 2)``, public: the threshold, or its largest value."""
+        return float(-ndtri(check_alpha(alpha) / 2.0))
+
     def threshold(self, alpha: float, table=None) -> float:
         """``Phi^-1(1 - alpha / 2)``: the same for every table."""
-        return float(-ndtri(check_alpha(alpha) / 2.0))
+        return self.critical_value(alpha)
 
     def sensitivity(self, n: int, neighbours: Neighbours | str, shape: Sequence[int]) -> float:
         bound = self._bounds[Neighbours.parse(neighbours)]
@@ -188,6 +215,17 @@ class _StratifiedZTest(CITest):
 class KendallTest(_StratifiedZTest):
     """Stratified Kendall tau-a z test (priv-pc.txt Appendix D; the Priv-PC test).
 
+    ``tie_corrected=True`` ("kendall-ties"): the same ``|z|``, compared with
+    ``T * max(r, tie_floor)`` instead of T, r the tie scale of
+    :func:`~privgraph.stats.kendall.kendall_tie_scale` (the statistic's null standard
+    deviation with ties over the one without, from the strata's margins): the test the
+    paper's z makes on untied data, calibrated on tied data. The p-value is that of
+    ``z / max(r, tie_floor)``. The threshold reads the table, so its sensitivity (``T``
+    times the scale's, of order 1/n) is added to the margin's. ``tie_floor`` (public, 0 by
+    default) is set by the private deciders from their noise
+    (:class:`~privgraph.causal.margins.RankMargin`): noise that would drown a threshold of
+    ``T r`` keeps a higher one; a floor of 1 is the paper's test.
+
     Examples
     --------
     >>> t = np.array([[40, 10], [10, 40]])
@@ -197,19 +235,81 @@ class KendallTest(_StratifiedZTest):
     (False, 1.96)
     >>> round(test.sensitivity(100, "add_remove", t.shape), 4)
     0.5342
+
+    Two binary columns with rare levels: 1.65 under the paper's variance, dependent once
+    ties are counted (the threshold drops from 1.96 to 1.96 r):
+
+    >>> rare = np.array([[89127, 873], [9710, 290]])
+    >>> KendallTest().decide(rare, 0.05).is_independent
+    True
+    >>> r = KendallTest(tie_corrected=True).decide(rare, 0.05)
+    >>> r.is_independent, round(r.statistic, 2), round(r.threshold, 2)
+    (False, 1.65, 0.27)
     """
 
     name: str = "kendall"
+    tie_corrected: bool = False
+    tie_floor: float = 0.0
     _bounds = {
         Neighbours.ADD_REMOVE: conditional_kendall_sensitivity_add_remove,
         Neighbours.REPLACE_ONE: conditional_kendall_sensitivity_replace_one,
     }
+    _tie_bounds = {
+        Neighbours.ADD_REMOVE: kendall_tie_scale_sensitivity_add_remove,
+        Neighbours.REPLACE_ONE: kendall_tie_scale_sensitivity_replace_one,
+    }
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not (isinstance(self.tie_floor, (int, float)) and 0.0 <= self.tie_floor < math.inf):
+            raise ValueError(f"tie_floor must be a number >= 0, got {self.tie_floor!r}")
+        if self.tie_corrected and self.name == "kendall":
+            object.__setattr__(self, "name", "kendall-ties")  # what reports and plans print
 
     def _z(self, table):
         return conditional_kendall(table)
 
     def _terms(self, strata):
         return kendall_terms(strata)
+
+    def evaluate(self, table) -> tuple[float, float]:
+        """``(|z|, p)``, p the two-sided p-value of ``z / r`` when tie-corrected."""
+        z = self._z(table)
+        if not self.has_public_threshold:
+            return abs(z.z), two_sided_pvalue(z.z / self._scale(table))
+        return abs(z.z), z.pvalue
+
+    @property
+    def has_public_threshold(self) -> bool:
+        return not self.tie_corrected or self.tie_floor >= 1.0
+
+    def _scale(self, table) -> float:
+        return max(kendall_tie_scale(table), self.tie_floor)
+
+    def threshold(self, alpha: float, table=None) -> float:
+        """T, or ``T * max(r(table), tie_floor)`` when tie-corrected (then ``table`` is needed)."""
+        if self.has_public_threshold:
+            return self.critical_value(alpha)
+        if table is None:
+            raise ValueError("the tie-corrected Kendall threshold depends on the table's margins: pass table=")
+        return self.critical_value(alpha) * self._scale(table)
+
+    def threshold_sensitivity(self, alpha: float, n: int, neighbours: Neighbours | str,
+                              shape: Sequence[int]) -> float:
+        """0, or ``T`` times the floored tie scale's sensitivity
+        (:func:`~privgraph.stats.sensitivity.kendall_tie_scale_sensitivity_add_remove`)."""
+        bound = self._tie_bounds[Neighbours.parse(neighbours)]
+        if self.has_public_threshold:
+            return 0.0
+        return self.critical_value(alpha) * bound(n, strata_of(shape), self.tie_floor)
+
+    def _scales(self, strata, owner, count, keep, weights):
+        if self.has_public_threshold:
+            return 1.0
+        phi = np.bincount(owner[keep], tie_terms(strata[keep]), count)
+        w0 = TIE_PRIOR * 2.25 * np.bincount(owner, strata.sum(axis=(1, 2)), count)
+        r = np.sqrt(np.divide(phi + w0, weights + w0, out=np.ones(count), where=weights + w0 > 0))
+        return np.maximum(r, self.tie_floor)
 
 
 @dataclass(frozen=True)

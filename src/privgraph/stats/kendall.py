@@ -7,6 +7,16 @@ With ``S = C - D`` (concordant minus discordant pairs) over ``n`` rows:
 * tau-b ``= S / sqrt((n0 - n1)(n0 - n2))`` with ``n0 = n(n-1)/2`` and ``n1``, ``n2`` the pairs
   tied in x and in y: scipy's default. It has no useful global sensitivity on tied data.
 
+**Ties and the null variance.** The stratified z of priv-pc.txt Appendix D divides by tau-a's
+null variance *without ties*. On categorical data that overstates the variance: for two
+binary columns with rare levels (cancer's Pollution, 10% high, and Cancer, 1%) the true
+null standard deviation of the numerator is a tenth of the assumed one, so a dependence
+with z = 17 reads as z = 1.65 and the edge is removed. :func:`kendall_tie_scale` is the
+ratio of the two standard deviations (large-sample, from each stratum's margins, pulled
+towards 1 by a public pseudo-weight so that it has a small global sensitivity); the
+tie-corrected test compares ``|z|`` with ``T * r`` instead of T
+(:class:`~privgraph.stats.KendallTest` with ``tie_corrected=True``).
+
 Axes of a table are ordered: row ``i`` of x is below row ``i + 1``.
 """
 
@@ -142,6 +152,59 @@ def kendall_terms(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     s, m = concordance(strata).astype(np.float64), strata.sum(axis=(1, 2)).astype(np.float64)
     return 9.0 * s / (2.0 * m + 5.0), kendall_weight(m)
+
+
+#: Public pseudo-weight of :func:`kendall_tie_scale`, as a share of ``(9/4) n``, the most the
+#: weights of n rows can sum to: it keeps ``r >= sqrt(TIE_PRIOR / (1 + TIE_PRIOR))`` (about
+#: 0.0995) and the scale's sensitivity of order ``1 / n`` (see
+#: :func:`privgraph.stats.sensitivity.kendall_tie_scale_sensitivity_add_remove`).
+TIE_PRIOR = 0.01
+
+
+def tie_factor(margins: np.ndarray) -> np.ndarray:
+    """``1 - sum_i (u_i / m)^3`` for each row u of a (K, r) array of margins (m = sum u > 0):
+    the large-sample factor by which ties in one variable shrink the null variance of
+    Kendall's S (Kendall 1970, ch. 3: ``Var S ~ (n^3 / 9) (1 - sum p_i^3) (1 - sum q_j^3)``).
+
+    >>> tie_factor(np.array([[5, 5], [10, 0], [1, 1]])).tolist()
+    [0.75, 0.0, 0.75]
+    """
+    u = np.asarray(margins, dtype=np.float64)
+    m = u.sum(axis=1)
+    return 1.0 - (u**3).sum(axis=1) / m**3
+
+
+def tie_terms(strata: np.ndarray) -> np.ndarray:
+    """Each stratum's ``w_k rho_k``: its weight times its tie ratio
+    ``rho_k = tie_factor(rows) * tie_factor(columns)``, the large-sample ratio of the null
+    variance of ``S_k`` with ties to the one without.
+
+    >>> tie_terms(np.array([[[5, 5], [5, 5]]])).round(4).tolist()
+    [21.375]
+    """
+    rho = tie_factor(strata.sum(axis=2)) * tie_factor(strata.sum(axis=1))
+    return kendall_weight(strata.sum(axis=(1, 2)).astype(np.float64)) * rho
+
+
+def kendall_tie_scale(table, *, min_stratum: int = MIN_STRATUM) -> float:
+    """``r = sqrt((sum w_k rho_k + w0) / (sum w_k + w0))`` over the strata that enter the
+    stratified z, with ``w0 = TIE_PRIOR * (9/4) * n`` (n the table's rows: public under
+    replace-one). Under independence ``z / r`` is asymptotically standard normal given the
+    margins (``Var(sum a_k) ~ sum w_k rho_k``; the pseudo-weight only makes r larger, so the
+    test is at most conservative). ``r`` lies in ``[sqrt(TIE_PRIOR / (1 + TIE_PRIOR)), 1]``
+    (``sum w_k < (9/4) n``); with no stratum entering it is 1.
+
+    >>> t = np.array([[900, 5], [9000, 95]])   # two binary columns with rare levels
+    >>> round(kendall_tie_scale(t), 3), kendall_tie_scale(np.array([[1, 0], [0, 1]]))
+    (0.131, 1.0)
+    """
+    strata = as_strata(table)
+    sizes = strata.sum(axis=(1, 2))
+    keep = strata[sizes >= min_stratum]
+    w0 = TIE_PRIOR * 2.25 * float(sizes.sum())
+    if not len(keep):
+        return 1.0
+    return math.sqrt((float(tie_terms(keep).sum()) + w0) / (float(kendall_weight(keep.sum(axis=(1, 2)).astype(np.float64)).sum()) + w0))
 
 
 def kendall_weight(m):
