@@ -13,7 +13,9 @@ of a grid, run
   random_state=s)``, with its defaults otherwise (alpha = 0.05, two-sided), and again at
   alpha = 0.20: the authors' alpha of 0.10 is on ``norm.sf(|z|)``, half the two-sided
   p-value, so 0.20 puts the same threshold (1.28) on |z|;
-* non-private Kendall PC at both levels (what Priv-PC tends to as epsilon grows),
+* the same with ``ci_test="kendall-ties"`` (alpha 0.05): Kendall's z against a threshold
+  corrected for ties (:class:`privgraph.stats.KendallTest`, ``tie_corrected=True``);
+* non-private Kendall PC in each of these (what Priv-PC tends to as epsilon grows),
 
 on the same sample, and score the skeleton F1 of each against the TRUE network.
 The authors' code runs unpatched (Python 3.11, numpy 2, scipy 1.17, networkx 3, and
@@ -38,7 +40,10 @@ not of the coding. Binary variables are unaffected: a flipped code only flips ta
 Run (about 15 CPU-minutes, mostly the authors' code):
     python3 benchmarks/bench_authors_privpc.py --authors /tmp/privpc-authors \\
         --python /tmp/authors-venv/bin/python
-Writes benchmarks/results/authors_privpc.csv (one row per run pair).
+Writes benchmarks/results/authors_privpc.csv (one row per run pair). With
+``--reuse-authors CSV`` the authors' columns come from an earlier run's CSV (same samples,
+same matched totals: their code is deterministic given both) and only privgraph runs
+(a few CPU-minutes).
 """
 
 from __future__ import annotations
@@ -124,17 +129,21 @@ def skeleton_f1(names, edges, truth: CPDAG) -> float:
     return skeleton_scores(CPDAG(list(names), undirected=[(names[a], names[b]) for a, b in edges]), truth)["f1"]
 
 
+#: privgraph's variants: (column tag, ci_test, alpha). The authors' 0.10 is on a one-sided p
+#: of |z|: alpha = 0.20 two-sided puts the same threshold on |z|.
+VARIANTS = (("ours", "kendall", 0.05), ("ours_a20", "kendall", 0.20), ("ours_ties", "kendall-ties", 0.05))
+
+
 def run_privgraph(codes: np.ndarray, net, total: float, seed: int) -> dict:
-    """privgraph's Priv-PC at ``total`` with its default alpha (0.05, two-sided), and again at
-    alpha = 0.20 two-sided (the authors' 0.10 on a one-sided p of |z|: the same threshold on |z|)."""
+    """privgraph's Priv-PC at ``total`` in each of :data:`VARIANTS`."""
     engine = NumpyEngine(net.domain, codes)  # the codes as they are (a frame of 0/1 would not match the BIF's level names)
     truth, out = CPDAG.from_dag(net.to_networkx()), {}
-    for tag, alpha in (("ours", 0.05), ("ours_a20", 0.20)):
+    for tag, ci_test, alpha in VARIANTS:
         start = time.perf_counter()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # seeded noise: an experiment
-                est = PrivPC(method="priv-pc", epsilon=total, delta=DELTA, ci_test="kendall", alpha=alpha,
+                est = PrivPC(method="priv-pc", epsilon=total, delta=DELTA, ci_test=ci_test, alpha=alpha,
                              random_state=seed).fit(engine)
         except BudgetTooSmall:
             out.update({f"{tag}_f1": math.nan, f"{tag}_refused": True})
@@ -146,10 +155,30 @@ def run_privgraph(codes: np.ndarray, net, total: float, seed: int) -> dict:
 
 
 def nonprivate_f1(codes: np.ndarray, net) -> dict:
-    """Non-private Kendall PC's skeleton F1 at alpha 0.05 and 0.20 (what Priv-PC tends to)."""
+    """Non-private Kendall PC's skeleton F1 in each variant (what Priv-PC tends to)."""
     engine, truth = NumpyEngine(net.domain, codes), CPDAG.from_dag(net.to_networkx())
-    return {f"pc_f1{tag}": skeleton_scores(PrivPC(method="pc", ci_test="kendall", alpha=alpha).fit(engine).graph_,
-                                           truth)["f1"] for tag, alpha in (("", 0.05), ("_a20", 0.20))}
+    return {f"pc_f1{tag[4:]}": skeleton_scores(
+        PrivPC(method="pc", ci_test=ci_test, alpha=alpha).fit(engine).graph_, truth)["f1"]
+        for tag, ci_test, alpha in VARIANTS}
+
+
+def rerun_ours(rows: list[dict]) -> list[dict]:
+    """privgraph's columns recomputed on the rows of an earlier run (same samples: seed s, N
+    rows; same matched totals), the authors' columns kept: their code is deterministic given
+    the sample and numpy's seed, so it need not run again."""
+    out, nets, pcs = [], {}, {}
+    for row in rows:
+        name, seed = row["network"], int(row["seed"])
+        net = nets.setdefault(name, load_network(name))
+        if (name, seed) not in pcs:
+            codes = sample(net, N, np.random.default_rng(seed))
+            pcs[name, seed] = (codes, nonprivate_f1(codes, net))
+        codes, pc = pcs[name, seed]
+        kept = {k: v for k, v in row.items() if not k.startswith(("ours", "pc_f1"))}
+        out.append({**kept, **run_privgraph(codes, net, float(row["matched_total"]), seed), **pc})
+        print(name, row["target_total"], seed, {k: round(float(v), 3) for k, v in out[-1].items() if k.endswith("_f1")},
+              flush=True)
+    return out
 
 
 def network_runs(name: str, totals, seeds, authors: Path, python: str, tmp: Path) -> list[dict]:
@@ -201,29 +230,44 @@ def summarise(rows: list[dict], ours: str = "ours_f1") -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--authors", type=Path, required=True, help="checkout of the authors' repository")
+    ap.add_argument("--authors", type=Path, default=None, help="checkout of the authors' repository")
     ap.add_argument("--python", default=sys.executable, help="interpreter with the authors' needs (gsq, networkx)")
     ap.add_argument("--networks", nargs="+", default=list(NETWORKS))
     ap.add_argument("--totals", nargs="+", type=float, default=list(TOTALS))
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--out", type=Path, default=RESULTS / "authors_privpc.csv")
     ap.add_argument("--summarise", action="store_true", help="only print the tables of an existing --out")
+    ap.add_argument("--reuse-authors", type=Path, default=None,
+                    help="take the authors' runs from this earlier CSV and rerun privgraph only")
     args = ap.parse_args()
     if args.summarise:
         with open(args.out) as f:
-            rows = list(csv.DictReader(f))
-        print(summarise(rows), "\n\nprivgraph at alpha 0.20 (the authors' level):\n" + summarise(rows, "ours_a20_f1"))
+            print(summaries(list(csv.DictReader(f))))
         return
+    if args.authors is None and args.reuse_authors is None:
+        ap.error("give --authors (a checkout of their repository) or --reuse-authors (an earlier CSV)")
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in args.networks:
-            rows += network_runs(name, args.totals, range(args.seeds), args.authors, args.python, Path(tmp))
+    if args.reuse_authors is not None:
+        with open(args.reuse_authors) as f:
+            rows = rerun_ours(list(csv.DictReader(f)))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in args.networks:
+                rows += network_runs(name, args.totals, range(args.seeds), args.authors, args.python, Path(tmp))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
         writer.writeheader()
         writer.writerows(rows)
-    print(summarise(rows), "\n\nprivgraph at alpha 0.20 (the authors' level):\n" + summarise(rows, "ours_a20_f1"))
+    print(summaries(rows))
+
+
+def summaries(rows: list[dict]) -> str:
+    """The tables of every variant present in ``rows``."""
+    titles = {"ours": "privgraph (kendall, alpha 0.05)", "ours_a20": "privgraph at alpha 0.20 (the authors' level)",
+              "ours_ties": "privgraph with kendall-ties (alpha 0.05)"}
+    return "\n\n".join(f"{title}:\n{summarise(rows, tag + '_f1')}" for tag, title in titles.items()
+                        if rows and tag + "_f1" in rows[0])
 
 
 if __name__ == "__main__":
