@@ -110,3 +110,16 @@ def test_non_private_pc_finds_cancers_rare_edge_with_ties_counted():
     f1 = {ci: skeleton_scores(PrivPC(method="pc", ci_test=ci).fit(engine).graph_, truth)["f1"]
           for ci in ("kendall", "kendall-ties")}
     assert f1["kendall-ties"] == 1.0 and f1["kendall"] < 0.9
+
+
+def test_the_floor_follows_the_noise_and_a_sieve_screens_against_the_examines_threshold():
+    from privgraph.causal.margins import RankMargin
+
+    margin = RankMargin(TIES, 0.05)
+    assert margin._test_at(100_000, (2, 2))[0].tie_floor == 0.0  # no noise: the calibrated test
+    margin.expect_noise(1e6)
+    assert margin._test_at(100_000, (2, 2))[0].has_public_threshold  # drowned: the paper's test
+    margin.expect_noise(10.0, rows=100_000)
+    full, sub = margin._test_at(100_000, (2, 2))[0], margin._test_at(5_000, (2, 2))[0]
+    expected = 3 * 10.0 * TIES.sensitivity(100_000, "replace_one", (2, 2)) / TIES.critical_value(0.05)
+    assert full.tie_floor == sub.tie_floor == pytest.approx(expected)

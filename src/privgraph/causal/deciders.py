@@ -176,7 +176,7 @@ class _Capped:
         at n rows; else tell the margin its noise scale (public)."""
         useful = margin.useful_noise(n)
         if noise_at_unit_eps / self.per_round <= useful:
-            margin.expect_noise(noise_at_unit_eps / self.per_round)
+            margin.expect_noise(noise_at_unit_eps / self.per_round, rows=n)
             return
         needed_r = noise_needed(useful, noise_at_unit_eps)
         plan = Ledger(tuple(c.times(self.rounds) for c in self.charges_of(needed_r)))
@@ -370,7 +370,7 @@ class SubsampledGaussian(_Capped):
                 f"noise sigma {sigma:.3g} against a margin of {margin.useful_noise(self.sample_size):.3g} "
                 "(sensitivity units): raise epsilon, lower the cap, or use more rows"
             )
-        margin.expect_noise(sigma)
+        margin.expect_noise(sigma, rows=self.sample_size)
         self.ledger = self._reserve(budget)
         self.rounds_used = 0
 

@@ -91,7 +91,7 @@ def em_pc_skeleton(
             f"epsilon={epsilon:g} over EM-PC's {len(_plan(1.0, levels))} selections ({levels} levels) "
             f"gives each an epsilon of {per_charge:.3g}: its utilities (margin {useful:.3g}) would be drowned"
         )
-    margin.expect_noise(2.0 / per_charge)  # public: the degenerate-table shift (scores.py)
+    margin.expect_noise(2.0 / per_charge, rows=tables.n)  # public: the degenerate-table shift (scores.py)
     plan = reserve_plan(_plan(per_charge, levels), budget)
     nodes = list(tables.names)
     graph = _start_graph(nodes, _pairs(forbidden, nodes, "forbidden"))

@@ -281,7 +281,7 @@ class Level0:
             return np.zeros(0, dtype=bool)
         self.tables.count_pairs()
         if not self.is_kendall:
-            self.margin.expect_noise(self.noise)
+            self.margin.expect_noise(self.noise, rows=self.tables.n)
             view = self.margin.prepare(self.tables, sampler)
             values = np.array([self.margin(view, x, y, ()) for x, y in self.pairs])
             noisy = self._noisy(values, sampler, delta)
@@ -322,7 +322,7 @@ def _run_level(graph: nx.Graph, level: int, tables: Tables, view, margin, keep: 
         return 0
     rho = plan.test[level]
     noise = zcdp_gaussian_scale(rho, math.sqrt(len(edges)), len(edges))[0]
-    margin.expect_noise(noise)  # public: the degenerate-table shift
+    margin.expect_noise(noise, rows=tables.n)  # public: the degenerate-table shift
     scores = []
     for cands in sets:
         if view is tables:

@@ -89,12 +89,14 @@ class RankMargin:
         self.test, self.alpha = test, check_alpha(alpha)
         self.threshold = test.critical_value(self.alpha)  # T (public): the threshold's largest value
         self._sens: dict[tuple[int, int], tuple[CITest, float]] = {}
-        self.noise = 0.0
+        self.noise, self.rows = 0.0, None
 
-    def expect_noise(self, scale: float) -> None:
+    def expect_noise(self, scale: float, rows: int | None = None) -> None:
         """The decider's noise scale in margin units (public): sets the degenerate shift c
-        and the tie-corrected test's floor."""
-        self.noise = float(scale)
+        and the tie-corrected test's floor, the latter for tests on ``rows`` rows (public:
+        the examine's, so that a sieve on a sub-sample screens against the same threshold;
+        None: each view's own)."""
+        self.noise, self.rows = float(scale), rows
         self._sens.clear()
 
     def prepare(self, tables: Tables, sampler: NoiseSampler) -> Tables:
@@ -111,8 +113,9 @@ class RankMargin:
         if key not in self._sens:
             dz = self.test.sensitivity(n, RO, shape)
             test = self.test
-            if not test.has_public_threshold:  # tie-corrected: f = min(1, 3 b Delta / T)
-                test = replace(test, tie_floor=min(1.0, TIE_FLOOR_NOISES * self.noise * dz / self.threshold))
+            if not test.has_public_threshold:  # tie-corrected: f = min(1, 3 b Delta / T), Delta at self.rows
+                ref = dz if self.rows is None else self.test.sensitivity(self.rows, RO, shape)
+                test = replace(test, tie_floor=min(1.0, TIE_FLOOR_NOISES * self.noise * ref / self.threshold))
             self._sens[key] = (test, dz + test.threshold_sensitivity(self.alpha, n, RO, shape))
         return self._sens[key]
 
@@ -173,7 +176,7 @@ class BlockVotes:
     def useful_noise(self, n: int) -> float:
         return self.blocks / 2.0
 
-    def expect_noise(self, scale: float) -> None:
+    def expect_noise(self, scale: float, rows: int | None = None) -> None:
         """Nothing to calibrate: each block's test applies the convention itself."""
 
     def units(self, n: int) -> float:
