@@ -44,10 +44,23 @@ def test_discover_on_a_file_without_truth(tmp_path):
     assert "Smoker - Cancer" in result.output or "Cancer" in result.output
 
 
+def test_discover_with_the_tie_corrected_kendall_test_finds_cancers_rare_edge():
+    """Pollution - Cancer (levels of 10% and 1%): removed by the paper's Kendall test at this
+    size, kept once ties are counted (tests/stats/test_kendall_ties.py has the figures)."""
+    args = ["discover", "--network", "cancer", "--samples", "100000", "--method", "pc", "--seed", "0"]
+    found = {}
+    for ci in ("kendall", "kendall-ties"):
+        result = CliRunner().invoke(app, [*args, "--ci-test", ci], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        found[ci] = "isolated: Pollution" not in result.output
+    assert found == {"kendall": False, "kendall-ties": True}
+
+
 @pytest.mark.parametrize("args,message", [
     (["--network", "asia", "--samples", "100000", "--epsilon", "0.01"], "needs epsilon >="),
     (["--network", "asia", "--alpha", "2"], "alpha must lie in (0, 1)"),
     (["--network", "nowhere"], "no bundled network"),
+    (["--network", "asia", "--ci-test", "tau"], "kendall-ties"),
     ([], "exactly one"),
 ])
 def test_bad_input_is_one_line_and_exit_status_2(monkeypatch, capsys, args, message):
