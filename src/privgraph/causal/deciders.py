@@ -100,6 +100,15 @@ class NonPrivate:
         def __call__(self, strata: np.ndarray, owner: np.ndarray, count: int) -> np.ndarray:
             return self.test.decide_strata(strata, owner, count, self.alpha)
 
+        @property
+        def takes_blocks(self) -> bool:
+            """Whether :meth:`blocks` may be called: the test decides strata given as column
+            blocks (:meth:`privgraph.stats.GTest.decide_blocks`)."""
+            return hasattr(self.test, "decide_blocks")
+
+        def blocks(self, counts: np.ndarray, bounds: np.ndarray, owner: np.ndarray, count: int) -> np.ndarray:
+            return self.test.decide_blocks(counts, bounds, owner, count, self.alpha)
+
         def __eq__(self, other) -> bool:
             return isinstance(other, type(self)) and (self.test, self.alpha) == (other.test, other.alpha)
 

@@ -271,7 +271,10 @@ class Covers:
                      decide: Callable) -> np.ndarray:
         """(k, k) verdicts: [i, j] on the table (x, columns[i], *P, columns[j]) read from
         the grams given (x, *P) (meaningless where i or j is x, in P, or i == j), decided
+        in one call (:func:`_decide_gram_blocks`) if ``decide`` takes column blocks, else
         in one call per size of columns[i]."""
+        if getattr(decide, "takes_blocks", False):
+            return _decide_gram_blocks(self._shape(columns), grams, offsets, decide)
         sizes = np.asarray(self._shape(columns))
         k, width, r = len(columns), int(offsets[-1]), int(sizes[0])
         column_of = np.repeat(np.arange(k), sizes)  # each cell's column
@@ -378,6 +381,21 @@ def _blocks(columns: list[int], sizes: Sequence[int], groups: int, most: int) ->
             out.append([j])
             cells = groups * sizes[j]
     return out
+
+
+def _decide_gram_blocks(sizes: Sequence[int], grams: np.ndarray, offsets: np.ndarray, decide) -> np.ndarray:
+    """:meth:`Covers._decide_gram` by ``decide.blocks``: the strata of the tables (x, v, *P, s)
+    as column blocks (privgraph.stats.gtest.ColumnBlocks): b a cell of P and a cell of s
+    outside x's, the block of v (not x) its cells, the strata ordered by table, then cell of
+    P, then cell of s (as :meth:`Covers._from_grams` gives them). Holds a few float64
+    copies of the grams (each at most :data:`MAX_GRAM_CELLS` cells) at once."""
+    k, r, width = len(sizes), int(sizes[0]), int(offsets[-1])
+    # grams are symmetric: counts[(p, j), a, i] = grams[(a, p), i, j] for a cell j outside x
+    counts = grams.reshape(r, -1, width, width)[:, :, r:, :].transpose(1, 2, 0, 3).reshape(-1, r, width)
+    column_of = np.repeat(np.arange(k), sizes)[r:]  # each cell j's column
+    owner = (np.arange(1, k) * k)[:, None, None] + column_of
+    owner = np.broadcast_to(owner, (k - 1, counts.shape[0] // len(column_of), len(column_of))).ravel()
+    return np.asarray(decide.blocks(counts, offsets[1:], owner, k * k)).reshape(k, k)
 
 
 def _decide_pending(pending: dict, decide: Callable, out: list) -> None:

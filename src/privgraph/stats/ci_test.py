@@ -54,6 +54,7 @@ from scipy.special import chdtri, ndtri
 
 from privgraph.privacy.neighbours import Neighbours
 from privgraph.stats.gtest import (
+    ColumnBlocks,
     chi_square_by_stratum,
     chi_square_strata,
     degrees_of_freedom,
@@ -348,15 +349,25 @@ class _ChiSquareFamily(CITest):
     def _by_stratum(self, strata):
         raise NotImplementedError
 
-    def decide_strata(self, strata: np.ndarray, owner: np.ndarray, count: int, alpha: float) -> np.ndarray:
+    def decide_strata(self, strata: np.ndarray | ColumnBlocks, owner: np.ndarray, count: int,
+                      alpha: float) -> np.ndarray:
         """:meth:`CITest.decide_strata` in one pass: statistics and degrees of freedom summed
-        over each table's strata (dof 0 is exactly "no information")."""
+        over each table's strata (dof 0 is exactly "no information"). ``strata`` may also
+        be :class:`~privgraph.stats.gtest.ColumnBlocks` (empty strata among them count
+        nothing), ``owner`` then giving the table of each of its strata."""
         alpha = check_alpha(alpha)
         stats, dofs = self._by_stratum(strata)
         stat = np.maximum(np.bincount(owner, stats, count), 0.0)
         dof = np.bincount(owner, dofs, count)
-        informed = stat <= chdtri(np.maximum(dof, 1.0), alpha)
+        distinct, where = np.unique(np.maximum(dof, 1.0), return_inverse=True)  # chdtri: ~0.3 us a value
+        informed = stat <= chdtri(distinct, alpha)[where]
         return np.where(dof > 0, informed, self.degenerate != DEPENDENT)
+
+    def decide_blocks(self, counts: np.ndarray, bounds: np.ndarray, owner: np.ndarray, count: int,
+                      alpha: float) -> np.ndarray:
+        """:meth:`decide_strata` of the strata of ``ColumnBlocks(counts, bounds)`` (for
+        callers that hold the counts but not the stats package's types)."""
+        return self.decide_strata(ColumnBlocks(counts, bounds), owner, count, alpha)
 
     def evaluate(self, table) -> tuple[float, float]:
         """``(statistic, p-value)`` with the zero-degrees-of-freedom rule."""

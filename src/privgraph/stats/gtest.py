@@ -98,8 +98,13 @@ def _expected_and_dofs(strata: np.ndarray, margins: tuple | None = None) -> tupl
         e = np.divide(outer, n, out=outer)
     else:
         e = np.divide(outer, n, out=np.zeros(strata.shape), where=n > 0)
-    dofs = np.maximum(_sum_axis(rows > 0, 1) - 1, 0) * np.maximum(_sum_axis(cols > 0, 1) - 1, 0)
-    return e, dofs.astype(np.int64, copy=False)
+    return e, _dofs(_sum_axis(rows > 0, 1), _sum_axis(cols > 0, 1))
+
+
+def _dofs(seen_rows: np.ndarray, seen_cols: np.ndarray) -> np.ndarray:
+    """Strata's degrees of freedom (int64, rule above) from the counts of x's and y's
+    values seen in each."""
+    return (np.maximum(seen_rows - 1, 0) * np.maximum(seen_cols - 1, 0)).astype(np.int64, copy=False)
 
 
 #: Cells below which :func:`_sum_axis` reduces as numpy does, and strata with one value
@@ -128,22 +133,29 @@ def _sum_axis(a: np.ndarray, axis: int) -> np.ndarray:
     return out.astype(np.int64, copy=False)
 
 
-def g_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def g_by_stratum(strata: np.ndarray | ColumnBlocks) -> tuple[np.ndarray, np.ndarray]:
     """Each stratum's G statistic and degrees of freedom: a table's G and dof are their
-    sums over its strata (what a batch of tables needs).
+    sums over its strata (what a batch of tables needs). ``strata``: a (K, r, c) array or
+    :class:`ColumnBlocks`.
 
     >>> g, dof = g_by_stratum(np.array([[[30, 10], [10, 30]], [[5, 0], [0, 0]]]))
     >>> np.round(g, 3).tolist(), dof.tolist()
     ([20.93, 0.0], [1, 0])
     """
+    if isinstance(strata, ColumnBlocks):
+        return strata.by_stratum(_g_terms, 2.0)
     return _informative_only(strata, _g_by_stratum)
 
 
 def _g_by_stratum(strata: np.ndarray, margins: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     e, dofs = _expected_and_dofs(strata, margins)
-    o = strata.astype(np.float64)
-    ratio = np.divide(o, e, out=np.ones(o.shape), where=o > 0)  # E > 0 wherever O > 0
-    return 2.0 * (o * np.log(ratio)).sum(axis=(1, 2)), dofs
+    return 2.0 * _g_terms(strata.astype(np.float64), e).sum(axis=(1, 2)), dofs
+
+
+def _g_terms(o: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The cells' terms of G / 2: ``O ln(O / E)``, 0 where O = 0 (E > 0 wherever O > 0)."""
+    ratio = np.divide(o, e, out=np.ones(o.shape), where=o > 0)
+    return o * np.log(ratio)
 
 
 #: Rows of a stratum below which ``n * O / n == O`` exactly in float64 (n^2 < 2^53).
@@ -171,20 +183,70 @@ def _informative_only(strata: np.ndarray, by_stratum) -> tuple[np.ndarray, np.nd
     return stats, dofs
 
 
-def chi_square_by_stratum(strata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def chi_square_by_stratum(strata: np.ndarray | ColumnBlocks) -> tuple[np.ndarray, np.ndarray]:
     """Each stratum's Pearson statistic and degrees of freedom (see :func:`g_by_stratum`).
 
     >>> x2, dof = chi_square_by_stratum(np.array([[[30, 10], [10, 30]]]))
     >>> x2.tolist(), dof.tolist()
     ([20.0], [1])
     """
+    if isinstance(strata, ColumnBlocks):
+        return strata.by_stratum(_chi_square_terms, 1.0)
     return _informative_only(strata, _chi_square_by_stratum)
 
 
 def _chi_square_by_stratum(strata: np.ndarray, margins: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     e, dofs = _expected_and_dofs(strata, margins)
-    terms = np.divide((strata - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
-    return terms.sum(axis=(1, 2)), dofs
+    return _chi_square_terms(strata, e).sum(axis=(1, 2)), dofs
+
+
+def _chi_square_terms(o: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The cells' terms of Pearson's statistic: ``(O - E)^2 / E``, 0 where E = 0."""
+    return np.divide((o - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
+
+
+class ColumnBlocks:
+    """Strata that share their x rows and split their columns into blocks: stratum (g, b)
+    is ``counts[b, :, bounds[g]:bounds[g + 1]]`` for ``counts`` (B, r, W) integers (columns
+    outside the blocks are ignored), strata ordered g first. Every table (x, v, *P, s) of
+    a gram given (x, *P) is such a batch (b a cell of (P, s), g a column v), whose
+    statistics cost a few passes over the counts instead of one gather per stratum.
+
+    Each stratum's statistic is the same sum of the same terms as for the (K, r, c) array
+    of the strata, so the numbers are the same; empty strata count, with statistic and
+    dof 0 (so do those in which x or y takes one value: their E equals O exactly).
+
+    >>> counts = np.array([[[30, 10, 5], [10, 30, 0]]])   # one b, two blocks of columns
+    >>> g, dof = g_by_stratum(ColumnBlocks(counts, np.array([0, 2, 3])))
+    >>> np.round(g, 3).tolist(), dof.tolist()
+    ([20.93, 0.0], [1, 0])
+    """
+
+    def __init__(self, counts: np.ndarray, bounds: np.ndarray):
+        self.counts, self.bounds = counts, np.asarray(bounds, dtype=np.intp)
+
+    def by_stratum(self, terms, scale: float) -> tuple[np.ndarray, np.ndarray]:
+        """Each stratum's ``scale * sum(terms(O, E))`` over its cells, and its dof (flat, g first)."""
+        lo, hi = int(self.bounds[0]), int(self.bounds[-1])
+        counts, starts = self.counts[:, :, lo:hi], self.bounds[:-1] - lo
+        widths = np.diff(self.bounds)
+        block_of = np.repeat(np.arange(len(widths)), widths)  # each column's block
+        rows = np.add.reduceat(counts, starts, axis=2)  # (B, r, G)
+        cols = counts.sum(axis=1)  # (B, W)
+        n = rows.sum(axis=1)  # (B, G)
+        e = rows.astype(np.float64)[:, :, block_of] * cols.astype(np.float64)[:, None, :]
+        e /= np.maximum(n, 1).astype(np.float64)[:, None, block_of]  # an empty stratum's E: 0
+        cells = terms(counts.astype(np.float64), e)
+        stats = np.empty((len(widths), counts.shape[0]))
+        for c in np.unique(widths).tolist():  # strata of c columns: (K, r, c) as summed one by one
+            blocks = np.flatnonzero(widths == c)
+            picked = cells[:, :, (starts[blocks][:, None] + np.arange(c)).ravel()]
+            picked = picked.reshape(*counts.shape[:2], len(blocks), c).transpose(2, 0, 1, 3)
+            stats[blocks] = scale * np.ascontiguousarray(picked).reshape(-1, *picked.shape[2:]).sum(
+                axis=(1, 2)).reshape(len(blocks), -1)
+        seen_cols = np.add.reduceat(cols > 0, starts, axis=1, dtype=np.int64)  # (B, G)
+        dofs = _dofs(_sum_axis(rows > 0, 1), seen_cols)
+        return stats.ravel(), dofs.T.ravel()
 
 
 def chi_square_test(table) -> ChiSquareResult:
