@@ -238,7 +238,7 @@ class ColumnBlocks:
         e /= np.maximum(n, 1).astype(np.float64)[:, None, block_of]  # an empty stratum's E: 0
         cells = terms(counts.astype(np.float64), e)
         stats = np.empty((len(widths), counts.shape[0]))
-        for c in np.unique(widths).tolist():  # strata of c columns: (K, r, c) as summed one by one
+        for c in sorted(set(widths.tolist())):  # strata of c columns: (K, r, c) as summed one by one
             blocks = np.flatnonzero(widths == c)
             picked = cells[:, :, (starts[blocks][:, None] + np.arange(c)).ravel()]
             picked = picked.reshape(*counts.shape[:2], len(blocks), c).transpose(2, 0, 1, 3)
