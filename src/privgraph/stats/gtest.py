@@ -153,8 +153,10 @@ def _g_by_stratum(strata: np.ndarray, margins: tuple | None = None) -> tuple[np.
 
 
 def _g_terms(o: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """The cells' terms of G / 2: ``O ln(O / E)``, 0 where O = 0 (E > 0 wherever O > 0)."""
-    ratio = np.divide(o, e, out=np.ones(o.shape), where=o > 0)
+    """The cells' terms of G / 2: ``O ln(O / E)``, 0 where O = 0 (E > 0 wherever O > 0).
+    Divided everywhere, then picked: a few times faster than a masked divide."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(o > 0, o / e, 1.0)
     return o * np.log(ratio)
 
 
@@ -201,8 +203,10 @@ def _chi_square_by_stratum(strata: np.ndarray, margins: tuple | None = None) -> 
 
 
 def _chi_square_terms(o: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """The cells' terms of Pearson's statistic: ``(O - E)^2 / E``, 0 where E = 0."""
-    return np.divide((o - e) ** 2, e, out=np.zeros(e.shape), where=e > 0)
+    """The cells' terms of Pearson's statistic: ``(O - E)^2 / E``, 0 where E = 0 (divided
+    everywhere, then picked, as in :func:`_g_terms`)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(e > 0, (o - e) ** 2 / e, 0.0)
 
 
 class ColumnBlocks:
