@@ -26,7 +26,6 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.causal.margins import RO, noise_needed
-from privgraph.data.rowsets import nonempty_strata
 from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
 from privgraph.privacy import (
@@ -148,12 +147,14 @@ class NonPrivate:
     def start_level(self, level: int) -> None:
         if level == 0 and self.tables.count_pairs():  # the marginal tests in a batch per shape
             names, by_shape = self.tables.names, {}
+            size = dict(zip(names, self.tables.shape(names)))
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
-                    by_shape.setdefault(self.tables.shape((a, b)), []).append((a, b))
+                    by_shape.setdefault((size[a], size[b]), []).append((a, b))
             for pairs in by_shape.values():
-                strata, owner = nonempty_strata([self.tables.table(pair) for pair in pairs])
-                verdicts = self.test.decide_strata(strata, owner, len(pairs), self.alpha)
+                tables = np.stack([self.tables.table(pair) for pair in pairs]).astype(np.int64, copy=False)
+                owner = np.flatnonzero(tables.reshape(len(pairs), -1).any(axis=1))  # a table: one stratum
+                verdicts = self.test.decide_strata(tables[owner], owner, len(pairs), self.alpha)
                 self._marginal.update(zip(pairs, verdicts.tolist()))
 
     def focus(self, x: str, adjacent) -> None:
