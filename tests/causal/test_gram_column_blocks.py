@@ -48,6 +48,10 @@ def test_gram_verdicts_by_blocks_equal_those_by_strata(test):
         grams = grouped_grams(rows, None, groups, 6 if prefix else 3, range(5), sizes)
         meaningful = np.array([[i > 0 and j > 0 and i != j and not {names[i], names[j]} & set(prefix)
                                 for j in range(5)] for i in range(5)])
-        blocks = cover._decide_gram(names, grams, offsets, decide)
-        strata = cover._decide_gram(names, grams, offsets, ByStrata())
+        blocks = cover._decide_gram(names, grams, offsets, decide, 1)
+        strata = cover._decide_gram(names, grams, offsets, ByStrata(), 1)
         assert blocks[meaningful].tolist() == strata[meaningful].tolist()
+        for first in (2, 4):  # the rows from first on: the same
+            for way in (decide, ByStrata()):
+                rows = cover._decide_gram(names, grams, offsets, way, first)
+                assert rows[first:][meaningful[first:]].tolist() == strata[first:][meaningful[first:]].tolist()

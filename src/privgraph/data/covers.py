@@ -147,10 +147,13 @@ class Covers:
         of one size, 1 or 2) that grams of x's cover serve: sets[:len(out)].
 
         A run of sets sharing a prefix P reads the gram given (x, *P), whose tables
-        ``(x, v, *P, s)`` for every v and s of the cover are decided at once the first
-        time, by ``decide(strata, owner, count)`` (a hashable callable: a test's vectorised
-        ``decide_strata`` at some alpha), and kept with the gram. Each table's strata are
-        those :meth:`strata` gives it, in the same order, so the verdicts are the same.
+        ``(x, v, *P, s)`` for every s and every v from y on (in the cover's order) are
+        decided at once the first time, by ``decide(strata, owner, count)`` (a hashable
+        callable: a test's vectorised ``decide_strata`` at some alpha), and kept with the
+        gram. Stable PC asks x's edges in the cover's order, so the rows before y are
+        seldom wanted later (if one is, the rows from it on are decided again). Each
+        table's strata are those :meth:`strata` gives it, in the same order, so the
+        verdicts are the same.
         Stops after the first run with an independent verdict, or before a run that no
         gram serves.
         """
@@ -168,9 +171,9 @@ class Covers:
             if prefix and held[1][0] != held[0]:  # many grams per cover: fewer rows first
                 held = (held[0], self._projected(held))
             grams, offsets, known = self._gram(held, prefix)
-            if decide not in known:
-                known[decide] = self._decide_gram(held[0], grams, offsets, decide)
-            done.append(known[decide][where[y], [where[S[-1]] for S in run]])
+            if known.get(decide, (None, len(where)))[1] > where[y]:
+                known[decide] = (self._decide_gram(held[0], grams, offsets, decide, where[y]), where[y])
+            done.append(known[decide][0][where[y], [where[S[-1]] for S in run]])
             if done[-1].any():
                 break
         return np.concatenate(done) if done else empty
@@ -267,21 +270,22 @@ class Covers:
         self._prefixes = (rows, links)
         return ids, count
 
-    def _decide_gram(self, columns: tuple, grams: np.ndarray, offsets: np.ndarray,
-                     decide: Callable) -> np.ndarray:
-        """(k, k) verdicts: [i, j] on the table (x, columns[i], *P, columns[j]) read from
-        the grams given (x, *P) (meaningless where i or j is x, in P, or i == j), decided
-        in one call (:func:`_decide_gram_blocks`) if ``decide`` takes column blocks, else
-        in one call per size of columns[i]."""
+    def _decide_gram(self, columns: tuple, grams: np.ndarray, offsets: np.ndarray, decide: Callable,
+                     first: int) -> np.ndarray:
+        """(k, k) verdicts: [i, j] on the table (x, columns[i], *P, columns[j]) read from the
+        grams given (x, *P) (meaningless where i < first, i or j is x or in P, or i == j),
+        decided in one call (:func:`_decide_gram_blocks`) if ``decide`` takes column blocks,
+        else in one call per size of columns[i]."""
+        first = max(first, 1)
         if getattr(decide, "takes_blocks", False):
-            return _decide_gram_blocks(self._shape(columns), grams, offsets, decide)
+            return _decide_gram_blocks(self._shape(columns), grams, offsets, decide, first)
         sizes = np.asarray(self._shape(columns))
         k, width, r = len(columns), int(offsets[-1]), int(sizes[0])
         column_of = np.repeat(np.arange(k), sizes)  # each cell's column
         out = np.zeros((k, k), dtype=bool)
-        for c in np.unique(sizes[1:]).tolist():
+        for c in sorted(set(sizes[first:].tolist())):  # (np.unique's first call costs ~17 ms)
             ys = np.flatnonzero(sizes == c)
-            ys = ys[ys > 0]
+            ys = ys[ys >= first]
             cells = (offsets[ys][:, None] + np.arange(c)).ravel()
             # strata ordered as in _from_grams: by table (v, s), then cell of P, then cell of s
             block = grams[:, cells, :].reshape(r, -1, len(ys), c, width).transpose(2, 1, 4, 0, 3)
@@ -383,19 +387,20 @@ def _blocks(columns: list[int], sizes: Sequence[int], groups: int, most: int) ->
     return out
 
 
-def _decide_gram_blocks(sizes: Sequence[int], grams: np.ndarray, offsets: np.ndarray, decide) -> np.ndarray:
-    """:meth:`Covers._decide_gram` by ``decide.blocks``: the strata of the tables (x, v, *P, s)
-    as column blocks (privgraph.stats.gtest.ColumnBlocks): b a cell of P and a cell of s
-    outside x's, the block of v (not x) its cells, the strata ordered by table, then cell of
-    P, then cell of s (as :meth:`Covers._from_grams` gives them). Holds a few float64
-    copies of the grams (each at most :data:`MAX_GRAM_CELLS` cells) at once."""
+def _decide_gram_blocks(sizes: Sequence[int], grams: np.ndarray, offsets: np.ndarray, decide,
+                        first: int) -> np.ndarray:
+    """:meth:`Covers._decide_gram` (rows from ``first`` >= 1 on) by ``decide.blocks``: the
+    strata of the tables (x, v, *P, s) as column blocks (privgraph.stats.gtest.ColumnBlocks):
+    b a cell of P and a cell of s outside x's, the block of v its cells, the strata ordered
+    by table, then cell of P, then cell of s (as :meth:`Covers._from_grams` gives them).
+    Holds a few float64 copies of the grams (each at most :data:`MAX_GRAM_CELLS` cells)."""
     k, r, width = len(sizes), int(sizes[0]), int(offsets[-1])
     # grams are symmetric: counts[(p, j), a, i] = grams[(a, p), i, j] for a cell j outside x
     counts = grams.reshape(r, -1, width, width)[:, :, r:, :].transpose(1, 2, 0, 3).reshape(-1, r, width)
     column_of = np.repeat(np.arange(k), sizes)[r:]  # each cell j's column
-    owner = (np.arange(1, k) * k)[:, None, None] + column_of
-    owner = np.broadcast_to(owner, (k - 1, counts.shape[0] // len(column_of), len(column_of))).ravel()
-    return np.asarray(decide.blocks(counts, offsets[1:], owner, k * k)).reshape(k, k)
+    owner = (np.arange(first, k) * k)[:, None, None] + column_of
+    owner = np.broadcast_to(owner, (k - first, counts.shape[0] // len(column_of), len(column_of))).ravel()
+    return np.asarray(decide.blocks(counts, offsets[first:], owner, k * k)).reshape(k, k)
 
 
 def _decide_pending(pending: dict, decide: Callable, out: list) -> None:
