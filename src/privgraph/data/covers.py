@@ -162,7 +162,7 @@ class Covers:
         if not sets or not 1 <= len(sets[0]) <= GRAM_LEVELS or held is None:
             return empty
         where = {v: i for i, v in enumerate(held[0])}
-        if y not in where or any(c not in where for S in sets for c in S):
+        if y not in where or not where.keys() >= set().union(*sets):
             return empty
         done = []
         for prefix, run in groupby(sets, key=lambda S: S[:-1]):  # sets in order: a prefix's run
@@ -192,7 +192,7 @@ class Covers:
         """
         held = self._covers.get(x)
         have = set(held[0]) if held is not None else set()
-        if not sets or not sets[0] or y not in have or any(c not in have for S in sets for c in S):
+        if not sets or not sets[0] or y not in have or not have >= set().union(*sets):
             return np.zeros(0, dtype=bool)
         columns = held[0]
         base, j, out = self._projected(held), columns.index(y), []
@@ -365,7 +365,7 @@ class Covers:
         return found
 
     def _shape(self, columns: Sequence[str]) -> tuple[int, ...]:
-        return tuple(self._sizes[c] for c in columns)
+        return tuple(map(self._sizes.__getitem__, columns))
 
 
 def _blocks(columns: list[int], sizes: Sequence[int], groups: int, most: int) -> list[list[int]]:
