@@ -24,7 +24,8 @@ Memory: covers' own rows at most :data:`COVER_BUDGET_BYTES`, grams at most
 strata at most :data:`STRATA_BUDGET_CELLS` cells when it holds at most
 :meth:`Covers.sets_per_batch` sets (a set's tables decided at once: as many); verdicts by
 set for at most :data:`VERDICT_BUDGET_SETS` sets (a bool per cover column each), least
-recently used first out, strata decided :data:`DECIDE_CELLS` cells at a time, and for one
+recently used first out, strata decided :data:`DECIDE_CELLS` cells at a time, a gram decided
+with a few float64 copies of it (each at most :data:`MAX_GRAM_CELLS` cells), and for one
 cover (which may have been evicted) its columns widened to int64 and the stratum ids of
 one set's prefixes, each at most :data:`SET_BUDGET_IDS` int64.
 """
