@@ -123,3 +123,20 @@ def test_the_floor_follows_the_noise_and_a_sieve_screens_against_the_examines_th
     full, sub = margin._test_at(100_000, (2, 2))[0], margin._test_at(5_000, (2, 2))[0]
     expected = 3 * 10.0 * TIES.sensitivity(100_000, "replace_one", (2, 2)) / TIES.critical_value(0.05)
     assert full.tie_floor == sub.tie_floor == pytest.approx(expected)
+
+
+def test_priv_pc_refuses_the_same_budgets_with_or_without_ties():
+    """The refusal reads the margin's unit at the floor the noise sets: near the boundary the
+    noise is large, the floor 1 and the unit the paper's, so both tests refuse alike."""
+    from privgraph.causal import BudgetTooSmall
+
+    net = load_network("asia")
+    engine = NumpyEngine(net.domain, sample(net, 100_000, np.random.default_rng(0)))
+    for epsilon, refused in ((0.4025, True), (0.4027, False)):  # Kendall's boundary: 0.40257
+        for ci in ("kendall", "kendall-ties"):
+            try:
+                PrivPC(epsilon=epsilon, ci_test=ci, random_state=0).fit(engine)
+                outcome = False
+            except BudgetTooSmall:
+                outcome = True
+            assert outcome == refused, (ci, epsilon)

@@ -182,11 +182,12 @@ class _Capped:
         return (Charge(self.mechanism, r, 0.0, RO, sensitivity=1.0),)
 
     def _check_useful(self, margin, noise_at_unit_eps: float, n: int) -> None:
-        """Refuse (before spending) if the noise at the fitted budget drowns a marginal test
-        at n rows; else tell the margin its noise scale (public)."""
+        """Tell the margin its noise scale (public), then refuse (before spending) if that
+        noise drowns a marginal test at n rows (the margin's unit may depend on the noise:
+        the tie-corrected Kendall test's floor)."""
+        margin.expect_noise(noise_at_unit_eps / self.per_round, rows=n)
         useful = margin.useful_noise(n)
         if noise_at_unit_eps / self.per_round <= useful:
-            margin.expect_noise(noise_at_unit_eps / self.per_round, rows=n)
             return
         needed_r = noise_needed(useful, noise_at_unit_eps)
         plan = Ledger(tuple(c.times(self.rounds) for c in self.charges_of(needed_r)))
@@ -374,13 +375,13 @@ class SubsampledGaussian(_Capped):
         self.test_delta = min(0.1, delta / (2 * int(rounds) * q))  # amplified: half of delta over the cap
         self.per_round = self._plan(epsilon, delta, rounds, method or "rdp")
         sigma = gaussian_calibration(self.per_round, self.test_delta, 1.0)[0]
+        margin.expect_noise(sigma, rows=self.sample_size)  # public; may set the margin's unit (tie floor)
         if sigma > margin.useful_noise(self.sample_size):
             raise BudgetTooSmall(
                 f"epsilon={epsilon:g} (delta={delta:g}) over a cap of {self.rounds} tests buys Gaussian "
                 f"noise sigma {sigma:.3g} against a margin of {margin.useful_noise(self.sample_size):.3g} "
                 "(sensitivity units): raise epsilon, lower the cap, or use more rows"
             )
-        margin.expect_noise(sigma, rows=self.sample_size)
         self.ledger = self._reserve(budget)
         self.rounds_used = 0
 
