@@ -125,8 +125,7 @@ class RankMargin:
         cols = (x, y, *S)
         table = view.table(cols)
         test, unit = self._test_at(view.n, view.shape(cols))
-        threshold = self.threshold if test.has_public_threshold else test.threshold(self.alpha, table)
-        plain = (threshold - test.statistic(table)) / unit
+        plain = (test.threshold(self.alpha, table) - test.statistic(table)) / unit
         if screening or self.test.degenerate != DEPENDENT:
             return plain
         shift = max(0.5, min(self.threshold / unit, 3.0 * self.noise))

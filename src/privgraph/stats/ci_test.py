@@ -61,7 +61,7 @@ from privgraph.stats.gtest import (
     g_by_stratum,
     g_test_strata,
 )
-from privgraph.stats.kendall import TIE_PRIOR, conditional_kendall, kendall_terms, kendall_tie_scale, tie_terms
+from privgraph.stats.kendall import conditional_kendall, kendall_terms, kendall_tie_scale, kendall_tie_scales
 from privgraph.stats.sensitivity import (
     conditional_kendall_sensitivity_add_remove,
     conditional_kendall_sensitivity_replace_one,
@@ -187,10 +187,10 @@ class _StratifiedZTest(CITest):
         a = np.bincount(owner[keep], numerators, count)
         w = np.bincount(owner[keep], weights, count)
         z = np.divide(a, np.sqrt(w), out=np.zeros(count), where=w > 0)
-        scale = self._scales(strata, owner, count, keep, w)
+        scale = self._scales(strata, owner, count)
         return self._with_information(np.abs(z) <= self.critical_value(alpha) * scale, strata, owner, count)
 
-    def _scales(self, strata, owner, count, keep, weights) -> np.ndarray | float:
+    def _scales(self, strata, owner, count) -> np.ndarray | float:
         """Each table's threshold scale (1 here; see :class:`KendallTest`)."""
         return 1.0
 
@@ -304,13 +304,10 @@ class KendallTest(_StratifiedZTest):
             return 0.0
         return self.critical_value(alpha) * bound(n, strata_of(shape), self.tie_floor)
 
-    def _scales(self, strata, owner, count, keep, weights):
+    def _scales(self, strata, owner, count):
         if self.has_public_threshold:
             return 1.0
-        phi = np.bincount(owner[keep], tie_terms(strata[keep]), count)
-        w0 = TIE_PRIOR * 2.25 * np.bincount(owner, strata.sum(axis=(1, 2)), count)
-        r = np.sqrt(np.divide(phi + w0, weights + w0, out=np.ones(count), where=weights + w0 > 0))
-        return np.maximum(r, self.tie_floor)
+        return np.maximum(kendall_tie_scales(strata, owner, count), self.tie_floor)
 
 
 @dataclass(frozen=True)

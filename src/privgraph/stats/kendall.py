@@ -199,12 +199,24 @@ def kendall_tie_scale(table, *, min_stratum: int = MIN_STRATUM) -> float:
     (0.131, 1.0)
     """
     strata = as_strata(table)
+    return float(kendall_tie_scales(strata, np.zeros(len(strata), dtype=np.intp), 1, min_stratum=min_stratum)[0])
+
+
+def kendall_tie_scales(strata: np.ndarray, owner: np.ndarray, count: int, *,
+                       min_stratum: int = MIN_STRATUM) -> np.ndarray:
+    """:func:`kendall_tie_scale` of each of ``count`` tables given as strata (K, r, c) and
+    ``owner`` (K,), the table of each stratum (empty strata may be left out: they change
+    neither sum nor n).
+
+    >>> kendall_tie_scales(np.array([[[900, 5], [9000, 95]], [[1, 0], [0, 1]]]), np.array([0, 1]), 2).round(3).tolist()
+    [0.131, 1.0]
+    """
     sizes = strata.sum(axis=(1, 2))
-    keep = strata[sizes >= min_stratum]
-    w0 = TIE_PRIOR * 2.25 * float(sizes.sum())
-    if not len(keep):
-        return 1.0
-    return math.sqrt((float(tie_terms(keep).sum()) + w0) / (float(kendall_weight(keep.sum(axis=(1, 2)).astype(np.float64)).sum()) + w0))
+    keep = sizes >= min_stratum
+    weights = np.bincount(owner[keep], kendall_weight(sizes[keep].astype(np.float64)), count)
+    phi = np.bincount(owner[keep], tie_terms(strata[keep]), count)
+    w0 = TIE_PRIOR * 2.25 * np.bincount(owner, sizes, count)
+    return np.sqrt(np.divide(phi + w0, weights + w0, out=np.ones(count), where=weights + w0 > 0))
 
 
 def kendall_weight(m):
