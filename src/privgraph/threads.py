@@ -10,8 +10,8 @@ threadpoolctl finds the loaded BLAS libraries by reading the process's library l
 costs milliseconds; a controller is built on first use and kept, so entering the limit is
 cheap enough for inner loops (a ridge fit, a batch of tests), and a limit entered inside another
 is free: PC holds one limit around its whole run, where entering one per batch of tests (each
-entry reads every library's thread count, about 0.3 ms) was a quarter of the CPU time of
-alarm at 1e4 rows. scipy ships its own BLAS,
+entry reads every library's thread count, about 0.3 ms) was a large share of the CPU time
+of alarm at 1e4 rows. scipy ships its own BLAS,
 loaded with ``scipy.linalg``: the controller is rebuilt once when that (or another package
 bringing its own BLAS) has been imported since, so it never misses the library L-BFGS-B uses.
 """
