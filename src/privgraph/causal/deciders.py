@@ -44,8 +44,9 @@ from privgraph.privacy import (
     sieve_rate,
 )
 from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
-from privgraph.stats import CITest
+from privgraph.stats import ChiSquareTest, CITest, GTest
 from privgraph.stats.ci_test import check_alpha
+from privgraph.stats.gtest import ColumnBlocks
 
 #: Sets in the first batch of a side of an edge (:meth:`NonPrivate.first_independent`).
 FIRST_BATCH = 4
@@ -101,12 +102,12 @@ class NonPrivate:
 
         @property
         def takes_blocks(self) -> bool:
-            """Whether :meth:`blocks` may be called: the test decides strata given as column
-            blocks (:meth:`privgraph.stats.GTest.decide_blocks`)."""
-            return hasattr(self.test, "decide_blocks")
+            """Whether :meth:`blocks` may be called: the test (G or chi-square) decides strata
+            given as column blocks (:class:`privgraph.stats.gtest.ColumnBlocks`)."""
+            return isinstance(self.test, (GTest, ChiSquareTest))
 
         def blocks(self, counts: np.ndarray, bounds: np.ndarray, owner: np.ndarray, count: int) -> np.ndarray:
-            return self.test.decide_blocks(counts, bounds, owner, count, self.alpha)
+            return self.test.decide_strata(ColumnBlocks(counts, bounds), owner, count, self.alpha)
 
         def __eq__(self, other) -> bool:
             return isinstance(other, type(self)) and (self.test, self.alpha) == (other.test, other.alpha)

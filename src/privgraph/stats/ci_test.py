@@ -360,12 +360,6 @@ class _ChiSquareFamily(CITest):
         informed = stat <= chdtri(distinct, alpha)[where]
         return np.where(dof > 0, informed, self.degenerate != DEPENDENT)
 
-    def decide_blocks(self, counts: np.ndarray, bounds: np.ndarray, owner: np.ndarray, count: int,
-                      alpha: float) -> np.ndarray:
-        """:meth:`decide_strata` of the strata of ``ColumnBlocks(counts, bounds)`` (for
-        callers that hold the counts but not the stats package's types)."""
-        return self.decide_strata(ColumnBlocks(counts, bounds), owner, count, alpha)
-
     def evaluate(self, table) -> tuple[float, float]:
         """``(statistic, p-value)`` with the zero-degrees-of-freedom rule."""
         r = self._result(as_strata(table))
