@@ -199,6 +199,10 @@ class _StratifiedZTest(CITest):
         z = self._z(table)
         return abs(z.z), z.pvalue
 
+    def statistic(self, table) -> float:
+        """``|z|`` alone (a private margin reads it without the p-value)."""
+        return abs(self._z(table).z)
+
     def critical_value(self, alpha: float) -> float:
         """``T = Phi^-1(1 - alpha / 2)``, public: the threshold, or its largest value."""
         return float(-ndtri(check_alpha(alpha) / 2.0))
