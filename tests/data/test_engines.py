@@ -139,3 +139,32 @@ def test_a_missing_continuous_value_drops_the_row_in_every_engine(tmp_path):
     duck = DuckDBEngine(tmp_path / "w.parquet", missing="drop")
     assert mem.domain.names == duck.domain.names == ("a",)
     assert mem.counts(["a"]).tolist() == duck.counts(["a"]).tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("invalid", ["recode", "drop"])
+def test_distinct_rows_of_a_wide_file_unpack_from_packed_keys(tmp_path, monkeypatch, invalid):
+    """70 columns of 4 levels (140 bits): the rows are packed into three BIGINT keys, read in
+    batches of 7 rows, unpacked, and equal the distinct complete rows and counts of the file
+    (a value outside the levels dropped or recoded to code 0)."""
+    from privgraph.data.engines import duckdb_engine
+    from privgraph.data.engines.sql import packed_keys_query
+
+    rng = np.random.default_rng(3)
+    d = Domain(tuple(f"v{j}" for j in range(70)), (4,) * 70, levels=(("a", "b", "c", "d"),) * 70)
+    codes = rng.integers(0, 4, size=(40, 70))
+    codes = np.concatenate([codes, codes[:15]])  # repeated rows
+    text = np.array(["a", "b", "c", "d"], dtype=object)[codes]
+    text[3, 5] = "zz"  # outside the levels
+    pd.DataFrame(text, columns=list(d.names)).to_parquet(tmp_path / "w.parquet")
+    assert len(packed_keys_query("t", d)[1]) == 3  # 31 columns a key (4^31 = 2^62)
+    monkeypatch.setattr(duckdb_engine, "FETCH_ROWS", 7)
+    got, counts = DuckDBEngine(tmp_path / "w.parquet", d, invalid=invalid).distinct_rows(100)
+    want = codes.copy()
+    if invalid == "recode":
+        want[3, 5] = 0
+    else:
+        want = np.delete(want, 3, axis=0)
+    rows, n = np.unique(want, axis=0, return_counts=True)
+    assert got.dtype == np.uint8 and got.flags.f_contiguous
+    assert sorted(zip(map(tuple, got.tolist()), counts.tolist())) == sorted(zip(map(tuple, rows.tolist()), n.tolist()))
+    assert DuckDBEngine(tmp_path / "w.parquet", d, invalid=invalid).distinct_rows(len(n) - 1) is None

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+import numpy as np
+
 
 class Kind(enum.Enum):
     """How a column's values are ordered."""
@@ -128,6 +130,15 @@ class Domain:
         ('a',)
         """
         return tuple(n for n, k in zip(self.names, self.kinds) if k is not Kind.CONTINUOUS)
+
+    @property
+    def code_dtype(self) -> np.dtype:
+        """The smallest unsigned integer type that holds every column's codes (0..size-1).
+
+        >>> Domain.of(a=2, b=4).code_dtype, Domain.of(a=2, b=300).code_dtype
+        (dtype('uint8'), dtype('uint16'))
+        """
+        return np.min_scalar_type(max(max(self.sizes, default=1) - 1, 0))
 
     def size_of(self, name: str) -> int:
         return self.sizes[self.index(name)]

@@ -42,6 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
+from privgraph.data.domain import Domain
 from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, marginal
 from privgraph.data.engines.numpy_engine import bincount_codes
 from privgraph.data.covers import LRU, Covers
@@ -55,8 +56,20 @@ MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.e
 SMALL_JOINT_CELLS = 1 << 12
 #: Tables kept by the per-table cache (cells): least recently used evicted first.
 CACHE_BUDGET_CELLS = 1 << 20
-#: Most distinct rows fetched from an out-of-core engine (one grouped query) and kept.
-MAX_DISTINCT_ROWS = 1 << 21
+#: Bytes of distinct rows (codes, counts and float weights) fetched from an out-of-core
+#: engine in one grouped query and kept: 512 MB, some 1e7 rows of alarm's 37 columns.
+DISTINCT_ROWS_BYTES = 1 << 29
+
+
+def max_distinct_rows(domain: Domain) -> int:
+    """Most distinct rows of ``domain`` kept within :data:`DISTINCT_ROWS_BYTES` (a row: its
+    codes, an int64 count and a float64 weight).
+
+    >>> from privgraph.data import Domain
+    >>> max_distinct_rows(Domain.of(**{f"v{i}": 4 for i in range(37)}))
+    10129639
+    """
+    return DISTINCT_ROWS_BYTES // (len(domain.names) * domain.code_dtype.itemsize + 16)
 
 
 class Tables:
@@ -123,7 +136,7 @@ class Tables:
             joint = np.asarray(engine.counts(names), dtype=np.int64)
             return cls(engine, int(joint.sum()), joint)
         fetch = getattr(engine, "distinct_rows", None)  # an out-of-core engine's one query
-        found = fetch(MAX_DISTINCT_ROWS) if fetch is not None else None
+        found = fetch(max_distinct_rows(engine.domain)) if fetch is not None else None
         if found is None:
             return cls(engine, int(engine.counts([])), None)
         tables = cls(engine, int(found[1].sum()), None)
@@ -227,8 +240,7 @@ class Tables:
     def _find_whole_rows(self):
         if self._joint is not None:
             cells = np.flatnonzero(self._joint)
-            dtype = np.min_scalar_type(max(max(self.domain.sizes, default=1) - 1, 0))
-            rows = np.stack(np.unravel_index(cells, self._joint.shape), axis=1).astype(dtype)
+            rows = np.stack(np.unravel_index(cells, self._joint.shape), axis=1).astype(self.domain.code_dtype)
             return self.names, np.asfortranarray(rows), self._joint.ravel()[cells].astype(np.float64)
         if self._distinct is None:
             self._distinct = distinct_rows(getattr(self.engine, "codes", None) if self._rows is None else None)

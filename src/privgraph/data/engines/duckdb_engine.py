@@ -16,14 +16,18 @@ from privgraph.data.engines.sql import (
     coded_source,
     complete_codes_where,
     group_by_query,
+    packed_keys_query,
     table_from_codes,
     table_from_groups,
+    unpack_keys,
 )
 from privgraph.data.frontdoor import check_columns_present
 from privgraph.data.files import check_path, complete_filter, connect, domain_of_file, duckdb_source
 
 _SELECTION = "privgraph_selected_rows"
 ROW = "privgraph_row"
+#: Result rows read from DuckDB at a time by :meth:`DuckDBEngine.distinct_rows`.
+FETCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +106,13 @@ class DuckDBEngine:
         """``(codes of the distinct complete rows, their counts)`` in one grouped query, or
         None if there are more than ``max_rows`` of them (or no coded source: ``invalid``
         unset). What a count engine batches: every later table is counted from these in
-        memory. The codes are uint8/uint16 (column-major), the counts int64.
+        memory. The codes are ``domain.code_dtype`` (column-major), the counts int64.
+
+        The query groups by the rows packed into one or two integers
+        (:func:`~privgraph.data.engines.sql.packed_keys_query`), and its result is read in
+        batches of :data:`FETCH_ROWS`, each unpacked to small codes at once: the memory is the
+        result's codes and counts and one batch, not a column of 64-bit integers per
+        column of the file (alarm from 1e8 rows: some 7e6 distinct rows).
 
         >>> import pandas as pd, tempfile, os
         >>> from privgraph.data import Domain
@@ -115,18 +125,25 @@ class DuckDBEngine:
         >>> e.distinct_rows(1) is None
         True
         """
-        names = self.domain.names
-        if self.invalid is None or not names:
+        d = self.domain
+        if self.invalid is None or not d.names:
             return None
-        query = group_by_query(self._source(), names, where=self._where)
-        got = self._con.execute(f"SELECT * FROM ({query}) LIMIT {int(max_rows) + 1}").fetchnumpy()
-        counts = np.asarray(got["privgraph_n"], dtype=np.int64)
-        if counts.size > max_rows:
-            return None
-        dtype = np.min_scalar_type(max(max(self.domain.sizes) - 1, 0))
-        codes = np.empty((counts.size, len(names)), dtype=dtype, order="F")
-        for j, name in enumerate(names):
-            codes[:, j] = np.asarray(got[name], dtype=np.int64)
+        query, runs = packed_keys_query(self._source(), d, where=self._where)
+        parts, total = [], 0
+        with self._con.sql(query).to_arrow_reader(batch_size=FETCH_ROWS) as reader:  # streamed
+            for batch in reader:
+                total += batch.num_rows
+                if total > max_rows:
+                    return None
+                keys = [batch.column(i).to_numpy() for i in range(len(runs))]
+                parts.append((unpack_keys(keys, runs, d.sizes, d.code_dtype),
+                              np.asarray(batch.column(len(runs)).to_numpy(), dtype=np.int64)))
+        codes, counts = np.empty((total, len(d.names)), dtype=d.code_dtype, order="F"), np.empty(total, np.int64)
+        at = 0
+        while parts:  # each batch freed once copied
+            c, w = parts.pop(0)
+            codes[at:at + len(w)], counts[at:at + len(w)] = c, w
+            at += len(w)
         return codes, counts
 
     def _numbered_source(self) -> str:

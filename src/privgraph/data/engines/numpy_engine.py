@@ -42,8 +42,7 @@ class NumpyEngine:
                 f"{list(self.domain.names)}, got {codes.shape}"
             )
         _check_code_range(self.domain, codes)
-        dtype = np.min_scalar_type(max(max(self.domain.sizes, default=1) - 1, 0))
-        object.__setattr__(self, "codes", np.asfortranarray(codes.astype(dtype, copy=False)))
+        object.__setattr__(self, "codes", np.asfortranarray(codes.astype(self.domain.code_dtype, copy=False)))
 
     @classmethod
     def from_frame(

@@ -143,3 +143,58 @@ def table_from_codes(groups: Iterable[Sequence], shape: Sequence[int]) -> np.nda
     for row in groups:
         table[tuple(int(v) for v in row[:-1])] += int(row[-1])
     return table
+
+
+#: Most cells one packed key may index: a mixed-radix code below this fits a signed BIGINT.
+KEY_CELLS = 1 << 62
+
+
+def packed_keys_query(source: str, domain: Domain, *, where: str = "", style: str = "ansi") -> tuple[str, list]:
+    """The distinct coded rows of ``source`` and their counts, each row *packed* into few
+    BIGINT keys: ``(query, runs)``, where the query returns the columns ``privgraph_k0``,
+    ``privgraph_k1``, ... and :data:`COUNT`, and key i is the mixed-radix code of the
+    columns ``runs[i] = (start, stop)`` (the first most significant; at most
+    :data:`KEY_CELLS` cells a key). Grouping by one or two integers instead of a column
+    each keeps the engine's hash table small (alarm's 37 columns: one key); unpack with
+    :func:`unpack_keys`. ``source`` must hold each column's *code* (:func:`coded_source`).
+
+    >>> query, runs = packed_keys_query("t", Domain.of(a=3, b=4))
+    >>> runs
+    [(0, 2)]
+    >>> print(query)
+    SELECT privgraph_k0, COUNT(*) AS privgraph_n FROM (SELECT CAST("a" AS BIGINT) * 4 + CAST("b" AS BIGINT) AS privgraph_k0 FROM t) GROUP BY privgraph_k0
+    """
+    q = quote if style == "ansi" else _backquote
+    runs, start, cells = [], 0, 1
+    for j, size in enumerate(domain.sizes):
+        if cells * size > KEY_CELLS and j > start:
+            runs.append((start, j))
+            start, cells = j, 1
+        cells *= size
+    runs.append((start, len(domain.sizes)))
+    keys = []
+    for i, (a, b) in enumerate(runs):
+        terms = [f"CAST({q(name)} AS BIGINT)" + (f" * {int(np.prod(domain.sizes[j + 1:b], dtype=object))}"
+                                                 if j + 1 < b else "")
+                 for j, name in zip(range(a, b), domain.names[a:b])]
+        keys.append(f"{' + '.join(terms)} AS privgraph_k{i}")
+    names = ", ".join(f"privgraph_k{i}" for i in range(len(runs)))
+    clause = f" {where}" if where else ""
+    packed = f"(SELECT {', '.join(keys)} FROM {source}{clause})"
+    return f"SELECT {names}, COUNT(*) AS {COUNT} FROM {packed} GROUP BY {names}", runs
+
+
+def unpack_keys(keys: Sequence[np.ndarray], runs: Sequence[tuple[int, int]], sizes: Sequence[int],
+                dtype) -> np.ndarray:
+    """The codes (rows x columns, ``dtype``) from :func:`packed_keys_query`'s keys.
+
+    >>> unpack_keys([np.array([0, 7, 11])], [(0, 2)], (3, 4), np.uint8).tolist()
+    [[0, 0], [1, 3], [2, 3]]
+    """
+    rows = len(keys[0]) if keys else 0
+    codes = np.empty((rows, len(sizes)), dtype=dtype)
+    for key, (a, b) in zip(keys, runs):
+        key = np.array(key, dtype=np.int64)  # a copy, divided in place
+        for j in range(b - 1, a - 1, -1):
+            key, codes[:, j] = np.divmod(key, sizes[j])
+    return codes
