@@ -170,3 +170,39 @@ def test_distinct_rows_of_a_wide_file_unpack_from_packed_keys(tmp_path, monkeypa
     engine = DuckDBEngine(tmp_path / "w.parquet", d, invalid=invalid)
     assert engine.distinct_rows(len(n) - 1) is None  # too many: the reader is closed mid-way
     assert engine.counts(["v0"]).tolist() == np.bincount(want[:, 0], minlength=4).tolist()  # the connection still serves
+
+
+def test_spark_distinct_rows_serve_pc_without_a_job_per_table(spark, tmp_path, monkeypatch):
+    """Spark gives the distinct coded rows in two jobs; PC over them equals PC in memory and
+    counts no table on its own; a value outside the levels is counts()'s error."""
+    from privgraph.causal import NonPrivate, stable_pc_skeleton
+    from privgraph.data import Tables
+    from privgraph.datasets import load_network, sample
+    from privgraph.stats import GTest
+
+    net = load_network("alarm")
+    d = net.domain
+    codes = sample(net, 600, np.random.default_rng(5))
+    frame = pd.DataFrame({c: np.asarray(d.levels[j], dtype=object)[codes[:, j]] for j, c in enumerate(d.names)})
+    frame.astype(str).to_parquet(tmp_path / "alarm.parquet")
+    engine = SparkEngine(tmp_path / "alarm.parquet", d, spark=spark)
+    got, counts = engine.distinct_rows(10**6)
+    rows, n = np.unique(codes, axis=0, return_counts=True)
+    assert got.dtype == d.code_dtype and got.flags.f_contiguous
+    assert sorted(zip(map(tuple, got.tolist()), counts.tolist())) == sorted(zip(map(tuple, rows.tolist()), n.tolist()))
+    assert engine.distinct_rows(len(n) - 1) is None
+    calls = []
+    monkeypatch.setattr(SparkEngine, "counts", lambda self, *a, **k: calls.append(a))
+    a = stable_pc_skeleton(d.names, NonPrivate(Tables.from_engine(engine), GTest(), 0.05), max_cond_size=2)
+    b = stable_pc_skeleton(d.names, NonPrivate(Tables.from_engine(NumpyEngine(d, codes)), GTest(), 0.05),
+                           max_cond_size=2)
+    assert set(map(frozenset, a.graph.edges)) == set(map(frozenset, b.graph.edges)) and a.n_tests == b.n_tests
+    assert not calls
+    monkeypatch.undo()
+    frame.loc[7, d.names[3]] = "zz"
+    frame.astype(str).to_parquet(tmp_path / "bad.parquet")
+    bad = SparkEngine(tmp_path / "bad.parquet", d, spark=spark)
+    message = f"column {d.names[3]!r} holds value 'zz' not among its levels"
+    for call in (lambda: bad.distinct_rows(10**6), lambda: bad.counts([d.names[3]])):
+        with pytest.raises(ValueError, match=message):
+            call()

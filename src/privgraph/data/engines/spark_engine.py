@@ -12,7 +12,7 @@ import numpy as np
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, row_indices
-from privgraph.data.engines.sql import group_by_query, table_from_groups
+from privgraph.data.engines.sql import COUNT, code_of, group_by_query, level_lookup, table_from_groups
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
 
 ROW = "privgraph_row"
@@ -65,6 +65,46 @@ class SparkEngine:
         if not columns:
             return np.array(groups[0][0] if groups else 0, dtype=np.int64)
         return table_from_groups(groups, columns, self.domain)
+
+    def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(codes of the distinct complete rows, their counts)``, or None if there are more
+        than ``max_rows`` of them: what :class:`~privgraph.data.Tables` counts every table
+        from, in memory, instead of one Spark job per table. The codes are
+        ``domain.code_dtype`` (column-major), the counts int64.
+
+        Two jobs. The first collects each column's distinct values (a column's levels, or
+        the value that is an error), which the driver maps to codes exactly as
+        :meth:`counts` does (a level, or its text; a value outside the levels is the same
+        error). The second groups the rows by their codes, computed on the cluster by a
+        CASE over those values, and brings back at most ``max_rows + 1`` rows of small
+        integers. Only Spark SQL runs on the executors.
+        """
+        from pyspark.sql import functions as F
+
+        d = self.domain
+        if not d.names:
+            return None
+        data = self.spark.sql(f"SELECT * FROM {self._view} {self._where}")
+        columns = [F.col(_backquote(name)) for name in d.names]
+        seen = data.agg(*[F.collect_set(c) for c in columns]).collect()[0]
+        small = "tinyint" if max(d.sizes) <= 128 else "smallint" if max(d.sizes) <= 1 << 15 else "int"
+        coded = []
+        for j, (name, column) in enumerate(zip(d.names, columns)):
+            lookup, case = level_lookup(d.levels[j]), None
+            for value in seen[j]:
+                code = code_of(name, lookup, value)
+                match = column == F.lit(value)
+                case = F.when(match, code) if case is None else case.when(match, code)
+            coded.append((F.lit(0) if case is None else case).cast(small).alias(f"privgraph_k{j}"))
+        keys = [f"privgraph_k{j}" for j in range(len(d.names))]
+        grouped = data.select(*coded).groupBy(*keys).agg(F.count(F.lit(1)).alias(COUNT))
+        table = grouped.limit(int(max_rows) + 1).toArrow()
+        if table.num_rows > max_rows:
+            return None
+        codes = np.empty((table.num_rows, len(d.names)), dtype=d.code_dtype, order="F")
+        for j, key in enumerate(keys):
+            codes[:, j] = table.column(key).to_numpy()
+        return codes, np.asarray(table.column(COUNT).to_numpy(), dtype=np.int64)
 
     def _numbered_view(self) -> str:
         from pyspark.sql import Window

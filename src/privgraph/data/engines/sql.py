@@ -48,21 +48,28 @@ def table_from_groups(groups: Iterable[Sequence], columns: Sequence[str], domain
     [1, 3]
     """
     shape = domain.project(columns).shape
-    lookups = [_lookup(domain.levels[domain.index(c)]) for c in columns]
+    lookups = [level_lookup(domain.levels[domain.index(c)]) for c in columns]
     table = np.zeros(shape, dtype=np.int64)
     for row in groups:
-        idx = tuple(_code(c, lk, v) for c, lk, v in zip(columns, lookups, row[:-1]))
+        idx = tuple(code_of(c, lk, v) for c, lk, v in zip(columns, lookups, row[:-1]))
         table[idx] += int(row[-1])
     return table
 
 
-def _lookup(levels: tuple) -> dict:
+def level_lookup(levels: tuple) -> dict:
+    """The codes of a column's values for :func:`code_of`: each level and its text."""
     out = {str(v): i for i, v in enumerate(levels)}
     out.update({v: i for i, v in enumerate(levels)})
     return out
 
 
-def _code(column: str, lookup: dict, value) -> int:
+def code_of(column: str, lookup: dict, value) -> int:
+    """The code of a value of ``column`` (a level, else a level's text), or the error that
+    names the column: a NULL, or a value outside the levels.
+
+    >>> code_of("a", level_lookup((1, 2)), "2"), code_of("a", level_lookup(("x", "y")), "y")
+    (1, 1)
+    """
     if value is None:
         raise ValueError(f"column {column!r} has missing values; use missing='drop' to drop them")
     try:
