@@ -83,8 +83,11 @@ def test_budget_too_small_is_refused_before_any_budget_is_spent(asia):
         SieveExamineDecider(tables, make_margin(KendallTest(), 0.05), epsilon=0.05, delta=1e-6, rounds=56,
                      sampler=SeededSampler(0), budget=budget)
     assert len(budget.ledger) == 0
-    with pytest.raises(BudgetTooSmall):
-        PrivPC(epsilon=0.01).fit(asia)
+    with pytest.raises(BudgetTooSmall, match=r"method='gauss-pc' \(--method gauss-pc\).* not with the 28 pairs"):
+        PrivPC(epsilon=0.01).fit(asia)  # the default cap grows with the pairs: the scalable method is named
+    with pytest.raises(BudgetTooSmall) as refused:
+        PrivPC(epsilon=0.01, max_rounds=56).fit(asia)
+    assert "gauss-pc" not in str(refused.value)  # a cap the user chose: only the cap's own advice
 
 
 @pytest.mark.parametrize("params,match", [

@@ -388,8 +388,15 @@ class PrivPC(PrivateEstimator):
             return NonPrivate(tables, test, self.alpha)
         d = len(tables.names)
         rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
-        return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
-                                delta=self.delta, rounds=rounds, sampler=sampler, budget=budget)
+        try:
+            return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
+                                    delta=self.delta, rounds=rounds, sampler=sampler, budget=budget)
+        except BudgetTooSmall as err:  # public parameters only: say what scales on a wide table
+            if method == "gauss-pc" or self.max_rounds is not None:
+                raise
+            raise BudgetTooSmall(f"{err}; or method='gauss-pc' (--method gauss-pc), one release per level of "
+                                 f"PC, whose noise grows with the square root of the number of tests, not with "
+                                 f"the {d * (d - 1) // 2} pairs") from err
 
 
 def resized_plan(estimator: PrivPC, domain: Domain, m: int, size_epsilon: float) -> Ledger:
