@@ -146,7 +146,7 @@ def test_distinct_rows_of_a_wide_file_unpack_from_packed_keys(tmp_path, monkeypa
     """70 columns of 4 levels (140 bits): the rows are packed into three BIGINT keys, read in
     batches of 7 rows, unpacked, and equal the distinct complete rows and counts of the file
     (a value outside the levels dropped or recoded to code 0)."""
-    from privgraph.data.engines import duckdb_engine
+    from privgraph.data.engines import sql
     from privgraph.data.engines.sql import packed_keys_query
 
     rng = np.random.default_rng(3)
@@ -157,7 +157,7 @@ def test_distinct_rows_of_a_wide_file_unpack_from_packed_keys(tmp_path, monkeypa
     text[3, 5] = "zz"  # outside the levels
     pd.DataFrame(text, columns=list(d.names)).to_parquet(tmp_path / "w.parquet")
     assert len(packed_keys_query("t", d)[1]) == 3  # 31 columns a key (4^31 = 2^62)
-    monkeypatch.setattr(duckdb_engine, "FETCH_ROWS", 7)
+    monkeypatch.setattr(sql, "FETCH_ROWS", 7)
     got, counts = DuckDBEngine(tmp_path / "w.parquet", d, invalid=invalid).distinct_rows(100)
     want = codes.copy()
     if invalid == "recode":

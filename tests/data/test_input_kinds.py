@@ -99,3 +99,40 @@ def test_spark_frame_through_estimators_and_cli(labelled, spark, monkeypatch, ca
         out = capsys.readouterr().out
         assert done.value.code in (0, None), out
         assert "CPDAG" in out or "fitted cgm-em" in out
+
+
+def _wide_inputs(tmp_path, n=500):
+    """alarm (37 columns: no joint table) as labels in a CSV file, its codebook and codes."""
+    net = load_network("alarm")
+    frame = sample_frame(net, n, np.random.default_rng(8), labels=True).astype(str)
+    frame.to_csv(tmp_path / "alarm.csv", index=False)
+    write_codebook(net.domain, tmp_path / "alarm.json")
+    return frame, tmp_path / "alarm.json"
+
+
+def _pc_edges(x, book):
+    return {frozenset(e) for e in PrivPC(method="pc", max_cond_size=1).fit(x, domain=book).skeleton_.edges}
+
+
+def test_a_wide_duckdb_relation_gives_pc_its_distinct_rows_in_one_query(tmp_path, monkeypatch):
+    import duckdb
+
+    from privgraph.data.relation import RelationEngine
+
+    frame, book = _wide_inputs(tmp_path)
+    want = _pc_edges(frame, book)
+    calls = []
+    monkeypatch.setattr(RelationEngine, "counts", lambda self, *a, **k: calls.append(a))
+    relation = duckdb.sql(f"SELECT * FROM read_csv('{tmp_path / 'alarm.csv'}', all_varchar = true)")
+    assert _pc_edges(relation, book) == want and len(want) >= 10 and not calls
+
+
+@requires_spark
+def test_a_wide_spark_frame_gives_pc_its_distinct_rows(tmp_path, spark, monkeypatch):
+    from privgraph.data import SparkEngine
+
+    frame, book = _wide_inputs(tmp_path)
+    want = _pc_edges(frame, book)
+    calls = []
+    monkeypatch.setattr(SparkEngine, "counts", lambda self, *a, **k: calls.append(a))
+    assert _pc_edges(spark.read.csv(str(tmp_path / "alarm.csv"), header=True), book) == want and not calls

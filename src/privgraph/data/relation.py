@@ -17,7 +17,14 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.data.engines.base import check_columns
-from privgraph.data.engines.sql import coded_source, complete_codes_where, group_by_query, table_from_codes
+from privgraph.data.engines.sql import (
+    coded_source,
+    complete_codes_where,
+    group_by_query,
+    packed_keys_query,
+    read_packed_rows,
+    table_from_codes,
+)
 
 _VIEW = "privgraph_relation"
 _ids = count()
@@ -62,6 +69,21 @@ class RelationEngine:
             return np.array(groups[0][0] if groups else 0, dtype=np.int64)
         return table_from_codes(groups, self.domain.project(columns).shape)
 
+    def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The distinct coded rows and their counts in one grouped query, or None past
+        ``max_rows`` (as :meth:`privgraph.data.DuckDBEngine.distinct_rows`).
+
+        >>> import duckdb
+        >>> rel = duckdb.sql("SELECT * FROM (VALUES ('x', 1), ('y', 2), ('x', 1)) t(a, b)")
+        >>> codes, n = RelationEngine(rel, Domain(("a", "b"), (2, 2), levels=(("x", "y"), (1, 2))), "drop").distinct_rows(5)
+        >>> sorted(zip(codes.tolist(), n.tolist()))
+        [([0, 0], 2), ([1, 1], 1)]
+        """
+        if not self.domain.names:
+            return None
+        query, runs = packed_keys_query(coded_source(_VIEW, self.domain, self.invalid), self.domain, where=self._where)
+        return read_packed_rows(self.relation.query(_VIEW, query), runs, self.domain, max_rows)
+
 
 def coded_spark_engine(frame, domain: Domain, invalid: str):
     """A :class:`~privgraph.data.SparkEngine` over a Spark DataFrame coded by the public domain.
@@ -91,6 +113,11 @@ class LabelledEngine:
 
     def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
         return self.inner.counts(check_columns(self.domain, columns), rows)
+
+    def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The inner engine's distinct rows (the same codes), or None if it has none."""
+        fetch = getattr(self.inner, "distinct_rows", None)
+        return None if fetch is None else fetch(max_rows)
 
 
 def is_duckdb_relation(x) -> bool:

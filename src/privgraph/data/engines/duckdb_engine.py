@@ -17,17 +17,15 @@ from privgraph.data.engines.sql import (
     complete_codes_where,
     group_by_query,
     packed_keys_query,
+    read_packed_rows,
     table_from_codes,
     table_from_groups,
-    unpack_keys,
 )
 from privgraph.data.frontdoor import check_columns_present
 from privgraph.data.files import check_path, complete_filter, connect, domain_of_file, duckdb_source
 
 _SELECTION = "privgraph_selected_rows"
 ROW = "privgraph_row"
-#: Result rows read from DuckDB at a time by :meth:`DuckDBEngine.distinct_rows`.
-FETCH_ROWS = 1 << 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,10 +107,10 @@ class DuckDBEngine:
         memory. The codes are ``domain.code_dtype`` (column-major), the counts int64.
 
         The query groups by the rows packed into one or two integers
-        (:func:`~privgraph.data.engines.sql.packed_keys_query`), and its result is read in
-        batches of :data:`FETCH_ROWS`, each unpacked to small codes at once: the memory is the
-        result's codes and counts and one batch, not a column of 64-bit integers per
-        column of the file (alarm from 1e8 rows: some 7e6 distinct rows).
+        (:func:`~privgraph.data.engines.sql.packed_keys_query`), and its result is streamed
+        and unpacked batch by batch (:func:`~privgraph.data.engines.sql.read_packed_rows`):
+        the memory is the result's codes and counts and one batch, not a column of 64-bit
+        integers per column of the file (alarm from 1e8 rows: some 7e6 distinct rows).
 
         >>> import pandas as pd, tempfile, os
         >>> from privgraph.data import Domain
@@ -125,26 +123,10 @@ class DuckDBEngine:
         >>> e.distinct_rows(1) is None
         True
         """
-        d = self.domain
-        if self.invalid is None or not d.names:
+        if self.invalid is None or not self.domain.names:
             return None
-        query, runs = packed_keys_query(self._source(), d, where=self._where)
-        parts, total = [], 0
-        with self._con.sql(query).to_arrow_reader(batch_size=FETCH_ROWS) as reader:  # streamed
-            for batch in reader:
-                total += batch.num_rows
-                if total > max_rows:
-                    return None
-                keys = [batch.column(i).to_numpy() for i in range(len(runs))]
-                parts.append((unpack_keys(keys, runs, d.sizes, d.code_dtype),
-                              np.asarray(batch.column(len(runs)).to_numpy(), dtype=np.int64)))
-        codes, counts = np.empty((total, len(d.names)), dtype=d.code_dtype, order="F"), np.empty(total, np.int64)
-        at = 0
-        while parts:  # each batch freed once copied
-            c, w = parts.pop(0)
-            codes[at:at + len(w)], counts[at:at + len(w)] = c, w
-            at += len(w)
-        return codes, counts
+        query, runs = packed_keys_query(self._source(), self.domain, where=self._where)
+        return read_packed_rows(self._con.sql(query), runs, self.domain, max_rows)
 
     def _numbered_source(self) -> str:
         """The complete rows, numbered 0.. in file order (so ``rows`` means the same as in memory)."""

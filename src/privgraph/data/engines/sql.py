@@ -191,6 +191,45 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "", style: st
     return f"SELECT {names}, COUNT(*) AS {COUNT} FROM {packed} GROUP BY {names}", runs
 
 
+#: Result rows read at a time by :func:`read_packed_rows`.
+FETCH_ROWS = 1 << 20
+
+
+def read_packed_rows(relation, runs: Sequence[tuple[int, int]], domain: Domain,
+                     max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows and counts of a DuckDB ``relation`` running :func:`packed_keys_query`:
+    ``(codes, counts)``, codes ``domain.code_dtype`` column-major and counts int64, or None
+    past ``max_rows`` rows. The result is streamed in batches of :data:`FETCH_ROWS` rows,
+    each unpacked at once (:func:`unpack_keys`), and a batch is freed once copied: the
+    memory is the result's codes and counts and one batch.
+
+    >>> import duckdb
+    >>> d = Domain.of(a=3, b=4)
+    >>> query, runs = packed_keys_query("(SELECT * FROM (VALUES (2, 3), (0, 1), (2, 3)) t(a, b))", d)
+    >>> codes, counts = read_packed_rows(duckdb.sql(query), runs, d, 10)
+    >>> sorted(zip(codes.tolist(), counts.tolist()))
+    [([0, 1], 1), ([2, 3], 2)]
+    >>> read_packed_rows(duckdb.sql(query), runs, d, 1) is None
+    True
+    """
+    parts, total = [], 0
+    with relation.to_arrow_reader(batch_size=FETCH_ROWS) as reader:  # streamed, closed on the way out
+        for batch in reader:
+            total += batch.num_rows
+            if total > max_rows:
+                return None
+            keys = [batch.column(i).to_numpy() for i in range(len(runs))]
+            parts.append((unpack_keys(keys, runs, domain.sizes, domain.code_dtype),
+                          np.asarray(batch.column(len(runs)).to_numpy(), dtype=np.int64)))
+    codes = np.empty((total, len(domain.names)), dtype=domain.code_dtype, order="F")
+    counts, at = np.empty(total, dtype=np.int64), 0
+    while parts:  # each batch freed once copied
+        c, w = parts.pop(0)
+        codes[at:at + len(w)], counts[at:at + len(w)] = c, w
+        at += len(w)
+    return codes, counts
+
+
 def unpack_keys(keys: Sequence[np.ndarray], runs: Sequence[tuple[int, int]], sizes: Sequence[int],
                 dtype) -> np.ndarray:
     """The codes (rows x columns, ``dtype``) from :func:`packed_keys_query`'s keys.
