@@ -85,14 +85,13 @@ def one(name: str, n: int, method: str) -> dict:
     if method in ("pc-duckdb", "pc-spark", "pc-spark-per-table"):
         import tempfile
 
-        import pandas as pd
+        import pyarrow.parquet as pq
+        from bench_large_file import labelled_table
 
         from privgraph.data.engines.duckdb_engine import DuckDBEngine
 
         path = Path(tempfile.mkdtemp()) / f"{name}.parquet"
-        d = net.domain
-        pd.DataFrame({c: np.asarray(d.levels[j], dtype=object)[codes[:, j]].astype(str)
-                      for j, c in enumerate(names)}).to_parquet(path)
+        pq.write_table(labelled_table(codes, net.domain), path)
     if method.startswith("pc-spark"):
         from privgraph.data import SparkEngine
 
