@@ -323,12 +323,15 @@ def _run_level(graph: nx.Graph, level: int, tables: Tables, view, margin, keep: 
     rho = plan.test[level]
     noise = zcdp_gaussian_scale(rho, math.sqrt(len(edges)), len(edges))[0]
     margin.expect_noise(noise, rows=tables.n)  # public: the degenerate-table shift
-    scores = []
+    scores, batch = [], getattr(margin, "batch", None)
     for cands in sets:
-        if view is tables:
-            for a in dict.fromkeys(c[0] for c in cands):
+        parts = []
+        for a, b in dict.fromkeys(c[:2] for c in cands):  # each side's sets, in the order of cands
+            if view is tables:
                 tables.cover((a, *snapshot[a]))
-        scores.append(np.array([margin(view, a, b, S) for a, b, S in cands]))
+            side = [S for a2, b2, S in cands if (a2, b2) == (a, b)]
+            parts.append(batch(view, a, b, side) if batch is not None else [margin(view, a, b, S) for S in side])
+        scores.append(np.concatenate([np.asarray(p, dtype=float) for p in parts]))
     best = np.array([s.max() for s in scores])
     noisy = zcdp_gaussian_vector(best, rho=rho, delta=plan.delta * rho / plan.rho, sensitivity=math.sqrt(len(edges)),
                                  neighbours=RO, sampler=sampler).value  # reserved with the plan

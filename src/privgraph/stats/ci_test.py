@@ -182,13 +182,28 @@ class _StratifiedZTest(CITest):
 
     def decide_strata(self, strata: np.ndarray, owner: np.ndarray, count: int, alpha: float) -> np.ndarray:
         """:meth:`CITest.decide_strata` in one pass: each table's z summed from its strata."""
+        independent = self.statistics_strata(strata, owner, count) <= self.thresholds_strata(alpha, strata, owner, count)
+        return self._with_information(independent, strata, owner, count)
+
+    def statistics_strata(self, strata: np.ndarray, owner: np.ndarray, count: int) -> np.ndarray:
+        """:meth:`statistic` (``|z|``) of each of ``count`` tables given by their nonempty
+        strata (as :meth:`decide_strata`), in one pass.
+
+        >>> strata = np.array([[[40, 10], [10, 40]], [[25, 25], [25, 25]]])
+        >>> t = KendallTest()
+        >>> t.statistics_strata(strata, np.array([0, 1]), 2).round(6).tolist() == [
+        ...     round(t.statistic(strata[0]), 6), round(t.statistic(strata[1]), 6)]
+        True
+        """
         keep = strata.sum(axis=(1, 2)) >= MIN_STRATUM
         numerators, weights = self._terms(strata[keep])
         a = np.bincount(owner[keep], numerators, count)
         w = np.bincount(owner[keep], weights, count)
-        z = np.divide(a, np.sqrt(w), out=np.zeros(count), where=w > 0)
-        scale = self._scales(strata, owner, count)
-        return self._with_information(np.abs(z) <= self.critical_value(alpha) * scale, strata, owner, count)
+        return np.abs(np.divide(a, np.sqrt(w), out=np.zeros(count), where=w > 0))
+
+    def thresholds_strata(self, alpha: float, strata: np.ndarray, owner: np.ndarray, count: int) -> np.ndarray:
+        """:meth:`threshold` of each of ``count`` tables given by their nonempty strata."""
+        return np.broadcast_to(self.critical_value(alpha) * self._scales(strata, owner, count), (count,))
 
     def _scales(self, strata, owner, count) -> np.ndarray | float:
         """Each table's threshold scale (1 here; see :class:`KendallTest`)."""
