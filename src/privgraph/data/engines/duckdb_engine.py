@@ -106,8 +106,8 @@ class DuckDBEngine:
         unset). What a count engine batches: every later table is counted from these in
         memory. The codes are ``domain.code_dtype`` (column-major), the counts int64.
 
-        The query groups by the rows packed into one or two integers
-        (:func:`~privgraph.data.engines.sql.packed_keys_query`), and its result is streamed
+        The query groups by the rows packed into a few BIGINT keys (one for alarm's 37
+        columns: :func:`~privgraph.data.engines.sql.packed_keys_query`), and its result is streamed
         and unpacked batch by batch (:func:`~privgraph.data.engines.sql.read_packed_rows`):
         the memory is the result's codes and counts and one batch, not a column of 64-bit
         integers per column of the file (alarm from 1e8 rows: some 7e6 distinct rows).

@@ -161,7 +161,7 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "", style: st
     BIGINT keys: ``(query, runs)``, where the query returns the columns ``privgraph_k0``,
     ``privgraph_k1``, ... and :data:`COUNT`, and key i is the mixed-radix code of the
     columns ``runs[i] = (start, stop)`` (the first most significant; at most
-    :data:`KEY_CELLS` cells a key). Grouping by one or two integers instead of a column
+    :data:`KEY_CELLS` cells a key). Grouping by a few integers instead of a column
     each keeps the engine's hash table small (alarm's 37 columns: one key); unpack with
     :func:`unpack_keys`. ``source`` must hold each column's *code* (:func:`coded_source`).
 
