@@ -323,15 +323,18 @@ def _run_level(graph: nx.Graph, level: int, tables: Tables, view, margin, keep: 
     rho = plan.test[level]
     noise = zcdp_gaussian_scale(rho, math.sqrt(len(edges)), len(edges))[0]
     margin.expect_noise(noise, rows=tables.n)  # public: the degenerate-table shift
-    scores, batch = [], getattr(margin, "batch", None)
+    sides: dict = {}  # node a -> {b: the sets of side a - b, in the order of cands}
     for cands in sets:
-        parts = []
-        for a, b in dict.fromkeys(c[:2] for c in cands):  # each side's sets, in the order of cands
-            if view is tables:
-                tables.cover((a, *snapshot[a]))
-            side = [S for a2, b2, S in cands if (a2, b2) == (a, b)]
-            parts.append(batch(view, a, b, side) if batch is not None else [margin(view, a, b, S) for S in side])
-        scores.append(np.concatenate([np.asarray(p, dtype=float) for p in parts]))
+        for a, b, S in cands:
+            sides.setdefault(a, {}).setdefault(b, []).append(S)
+    batch, found = getattr(margin, "batch", None), {}
+    for a in sorted(sides, key=order.get):  # a node's sides together: its cover and grams serve them all
+        if view is tables:
+            tables.cover((a, *snapshot[a]))
+        for b, side in sides[a].items():
+            found[a, b] = np.asarray(batch(view, a, b, side) if batch is not None
+                                     else [margin(view, a, b, S) for S in side], dtype=float)
+    scores = [np.concatenate([found[ab] for ab in dict.fromkeys(c[:2] for c in cands)]) for cands in sets]
     best = np.array([s.max() for s in scores])
     noisy = zcdp_gaussian_vector(best, rho=rho, delta=plan.delta * rho / plan.rho, sensitivity=math.sqrt(len(edges)),
                                  neighbours=RO, sampler=sampler).value  # reserved with the plan
