@@ -327,13 +327,12 @@ def _run_level(graph: nx.Graph, level: int, tables: Tables, view, margin, keep: 
     for cands in sets:
         for a, b, S in cands:
             sides.setdefault(a, {}).setdefault(b, []).append(S)
-    batch, found = getattr(margin, "batch", None), {}
+    found = {}
     for a in sorted(sides, key=order.get):  # a node's sides together: its cover and grams serve them all
         if view is tables:
             tables.cover((a, *snapshot[a]))
         for b, side in sides[a].items():
-            found[a, b] = np.asarray(batch(view, a, b, side) if batch is not None
-                                     else [margin(view, a, b, S) for S in side], dtype=float)
+            found[a, b] = margin.batch(view, a, b, side)
     scores = [np.concatenate([found[ab] for ab in dict.fromkeys(c[:2] for c in cands)]) for cands in sets]
     best = np.array([s.max() for s in scores])
     noisy = zcdp_gaussian_vector(best, rho=rho, delta=plan.delta * rho / plan.rho, sensitivity=math.sqrt(len(edges)),

@@ -137,8 +137,8 @@ class RankMargin:
         counted together (:meth:`Tables.strata`, in batches of ``view.sets_per_batch``) and
         the test's statistics and thresholds computed for a batch at once
         (``statistics_strata``, ``thresholds_strata``): the same margins, up to the order
-        in which a table's strata are summed. A view that cannot count strata, or a test
-        that cannot take them, is asked set by set.
+        in which a table's strata are summed. A test that cannot take strata is asked set
+        by set.
 
         >>> import numpy as np
         >>> from privgraph.data import Domain, NumpyEngine
@@ -151,7 +151,7 @@ class RankMargin:
         True
         """
         sets = [tuple(S) for S in sets]
-        if not hasattr(view, "strata") or not hasattr(self.test, "statistics_strata"):
+        if not hasattr(self.test, "statistics_strata"):
             return np.array([self(view, x, y, S) for S in sets], dtype=float)
         out = np.empty(len(sets))
         step = max(1, view.sets_per_batch(x, y))
@@ -216,6 +216,10 @@ class BlockVotes:
         test = replace(self.test, degenerate=INDEPENDENT) if screening else self.test
         votes = sum(test.decide(t, self.alpha).is_independent for t in stacked)
         return votes - view.count / 2.0
+
+    def batch(self, view: Blocks, x: str, y: str, sets: Sequence[tuple]) -> np.ndarray:
+        """``[self(view, x, y, S) for S in sets]`` (each block's tables are counted on their own)."""
+        return np.array([self(view, x, y, S) for S in sets], dtype=float)
 
     def useful_noise(self, n: int) -> float:
         return self.blocks / 2.0

@@ -115,9 +115,8 @@ class LabelledEngine:
         return self.inner.counts(check_columns(self.domain, columns), rows)
 
     def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The inner engine's distinct rows (the same codes), or None if it has none."""
-        fetch = getattr(self.inner, "distinct_rows", None)
-        return None if fetch is None else fetch(max_rows)
+        """The inner engine's distinct rows (the same codes)."""
+        return self.inner.distinct_rows(max_rows)
 
 
 def is_duckdb_relation(x) -> bool:

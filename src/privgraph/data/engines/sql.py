@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -156,7 +157,7 @@ def table_from_codes(groups: Iterable[Sequence], shape: Sequence[int]) -> np.nda
 KEY_CELLS = 1 << 62
 
 
-def packed_keys_query(source: str, domain: Domain, *, where: str = "", style: str = "ansi") -> tuple[str, list]:
+def packed_keys_query(source: str, domain: Domain, *, where: str = "") -> tuple[str, list]:
     """The distinct coded rows of ``source`` and their counts, each row *packed* into few
     BIGINT keys: ``(query, runs)``, where the query returns the columns ``privgraph_k0``,
     ``privgraph_k1``, ... and :data:`COUNT`, and key i is the mixed-radix code of the
@@ -171,7 +172,6 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "", style: st
     >>> print(query)
     SELECT privgraph_k0, COUNT(*) AS privgraph_n FROM (SELECT CAST("a" AS BIGINT) * 4 + CAST("b" AS BIGINT) AS privgraph_k0 FROM t) GROUP BY privgraph_k0
     """
-    q = quote if style == "ansi" else _backquote
     runs, start, cells = [], 0, 1
     for j, size in enumerate(domain.sizes):
         if cells * size > KEY_CELLS and j > start:
@@ -181,9 +181,8 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "", style: st
     runs.append((start, len(domain.sizes)))
     keys = []
     for i, (a, b) in enumerate(runs):
-        terms = [f"CAST({q(name)} AS BIGINT)" + (f" * {int(np.prod(domain.sizes[j + 1:b], dtype=object))}"
-                                                 if j + 1 < b else "")
-                 for j, name in zip(range(a, b), domain.names[a:b])]
+        terms = [f"CAST({quote(domain.names[j])} AS BIGINT)" for j in range(a, b)]
+        terms = [t + (f" * {math.prod(domain.sizes[j + 1:b])}" if j + 1 < b else "") for t, j in zip(terms, range(a, b))]
         keys.append(f"{' + '.join(terms)} AS privgraph_k{i}")
     names = ", ".join(f"privgraph_k{i}" for i in range(len(runs)))
     clause = f" {where}" if where else ""
