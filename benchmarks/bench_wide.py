@@ -39,7 +39,7 @@ garbage collection of what the imports and the sampling left, for every method a
 skeleton. Rows go to benchmarks/results/discovery_wide.csv.
 
 Run: python benchmarks/bench_wide.py [--networks asia,alarm] [--rows 10000,100000]
-     [--methods pc,pc-cl,causal-learn,priv-pc] [--timeout 600]
+     [--methods pc,pc-cl,causal-learn,priv-pc] [--timeout 600] [--depth K]
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ def load(name: str):
     return random_network(100, np.random.default_rng(0)) if name == "random100" else load_network(name)
 
 
-def one(name: str, n: int, method: str) -> dict:
-    """One cell, in this process: CPU seconds, peak RSS (MB), F1, tests."""
+def one(name: str, n: int, method: str, depth: int | None = None) -> dict:
+    """One cell, in this process: CPU seconds, peak RSS (MB), F1, tests; ``depth`` the largest
+    conditioning set (None: the default rule, ``default_max_cond_size``)."""
     from privgraph.causal import NonPrivate, PrivPC, Tables, stable_pc_skeleton
     from privgraph.causal.deciders import BudgetTooSmall
     from privgraph.causal.estimators import default_max_cond_size
@@ -80,7 +81,7 @@ def one(name: str, n: int, method: str) -> dict:
 
     net = load(name)
     codes = sample(net, n, np.random.default_rng(0))
-    depth = default_max_cond_size(n, len(net.domain.names))
+    depth = default_max_cond_size(n, len(net.domain.names)) if depth is None else depth
     names = net.domain.names
     if method in ("pc-duckdb", "pc-spark", "pc-spark-per-table"):
         import tempfile
@@ -125,7 +126,7 @@ def one(name: str, n: int, method: str) -> dict:
     else:
         warnings.simplefilter("ignore")
         try:
-            est = PrivPC(epsilon=1.0, delta=1e-6, method=method, random_state=0).fit(
+            est = PrivPC(epsilon=1.0, delta=1e-6, method=method, max_cond_size=depth, random_state=0).fit(
                 NumpyEngine(net.domain, codes))
         except BudgetTooSmall as e:
             return {"cpu_s": round(time.process_time() - t0, 3), "status": "refused", "note": str(e)[:120]}
@@ -137,7 +138,7 @@ def one(name: str, n: int, method: str) -> dict:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     digest = hashlib.sha1(repr(sorted(sorted(e) for e in found)).encode()).hexdigest()[:10]
     return {"cpu_s": round(cpu, 3), "peak_rss_mb": round(rss), "f1": round(f1, 3), "status": "ok",
-            "skeleton": digest, **extra}
+            "skeleton": digest, "depth": depth, **extra}
 
 
 def spark_session():
@@ -153,10 +154,10 @@ def spark_session():
     return spark
 
 
-def cell(name: str, n: int, method: str, timeout: float) -> dict:
+def cell(name: str, n: int, method: str, timeout: float, depth: int | None = None) -> dict:
     row = {"network": name, "columns": len(load(name).domain.names), "rows": n, "method": method}
     try:
-        out = subprocess.run([sys.executable, __file__, "--one", json.dumps([name, n, method])],
+        out = subprocess.run([sys.executable, __file__, "--one", json.dumps([name, n, method, depth])],
                              capture_output=True, text=True, timeout=timeout)
         row.update(json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0
                    else {"status": "error", "note": out.stderr.strip().splitlines()[-1][:120]})
@@ -173,15 +174,17 @@ def main() -> None:
     ap.add_argument("--methods", default="pc,pc-cl,causal-learn,priv-pc")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", default=str(RESULTS / "discovery_wide.csv"))
+    ap.add_argument("--depth", type=int, default=None,
+                    help="largest conditioning set, for every method (default: min(d - 2, floor(log2 n) - 5))")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(one(*json.loads(args.one))))
         return
-    rows = [cell(name, int(n), method, args.timeout) for name in args.networks.split(",")
+    rows = [cell(name, int(n), method, args.timeout, args.depth) for name in args.networks.split(",")
             for n in args.rows.split(",") for method in args.methods.split(",")]
     fields = ["network", "columns", "rows", "method", "status", "cpu_s", "wall_s", "peak_rss_mb", "f1", "skeleton",
-              "tests", "complete", "note"]
+              "depth", "tests", "complete", "note"]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
