@@ -294,14 +294,10 @@ def summaries(rows: list[dict]) -> str:
     titles = {"ours": "privgraph (kendall, alpha 0.05)", "ours_a20": "privgraph at alpha 0.20 (the authors' level)",
               "ours_ties": "privgraph with kendall-ties (alpha 0.05)",
               "ours_ties_a01": "privgraph with kendall-ties at alpha 0.01"}
+    pairs = len(rows) // max(len({(r["network"], float(r["target_total"])) for r in rows}), 1)
     return "\n\n".join(f"{title}:\n{summarise(rows, tag + '_f1')}\n\npaired difference, privgraph - authors "
-                        f"(mean ± standard error over the {len(rows) // max(len(cells_of(rows)), 1)} run pairs a cell):"
-                        f"\n{paired(rows, tag + '_f1')}" for tag, title in titles.items()
-                        if rows and tag + "_f1" in rows[0])
-
-
-def cells_of(rows: list[dict]) -> set:
-    return {(r["network"], float(r["target_total"])) for r in rows}
+                        f"(mean ± standard error over the {pairs} run pairs a cell):\n{paired(rows, tag + '_f1')}"
+                        for tag, title in titles.items() if rows and tag + "_f1" in rows[0])
 
 
 if __name__ == "__main__":
