@@ -28,21 +28,21 @@ from privgraph.outputs import check_outputs, write_atomically
 # numpy, pandas and the estimators are imported where used: `privgraph --help` stays fast
 
 
-def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as_text: bool = False):
+def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as_text: bool = False,
+               dialect=None):
     """Yield ``(name, x_values, y_values)`` for every pair in the files (as Series named x, y).
 
     One file without ``pair_column`` is one pair named after the file; with it, one pair
     per value of that column (prefixed by the file's name when there are several files).
     ``as_text`` reads a CSV as text, so that no type is guessed from the data (the public
-    domain then says how to read each value).
+    domain then says how to read each value). A CSV is read by the fixed ``dialect`` (the
+    codebook's, else RFC 4180): a line that does not parse is a record of missing values.
     """
-    for path in paths:
-        from privgraph.data.files import read_table
+    from privgraph.data.files import read_table
 
-        frame = read_table(path, as_text=as_text)
-        missing = [c for c in (x, y, pair_column) if c is not None and c not in frame.columns]
-        if missing:
-            raise KeyError(f"columns {missing} not in {str(path)!r} (columns: {list(frame.columns)})")
+    for path in paths:
+        columns = [c for c in dict.fromkeys((x, y, pair_column)) if c is not None]
+        frame = read_table(path, columns, as_text=as_text, dialect=dialect)
         if pair_column is None:
             yield path.stem, frame[x], frame[y]
             continue
@@ -133,7 +133,15 @@ def direction(
         from privgraph.cli.inputs import INFER_NOTICE
 
         console.print(INFER_NOTICE)
-    pairs = list(read_pairs(list(data), x, y, pair_column, as_text=domain is not None))
+    # public bounds or a domain: every value read as text and mapped on its own (a value that
+    # is no number is missing), so no record can change how a column is typed
+    pairs = list(read_pairs(list(data), x, y, pair_column, as_text=not infer_domain,
+                            dialect=None if domain is None else domain.dialect))
+    if domain is None and not infer_domain:
+        import pandas as pd
+
+        pairs = [(name, pd.to_numeric(xs, errors="coerce").astype(float), pd.to_numeric(ys, errors="coerce").astype(float))
+                 for name, xs, ys in pairs]
     batch = len(pairs) > 1
     rows, ledgers, caveats = [], [], set()
     with Progress(console=console, transient=True, disable=not batch) as progress:

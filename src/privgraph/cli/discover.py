@@ -85,7 +85,8 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
         from privgraph.data.frontdoor import open_file
 
         path, codebook = public_file(data, domain, infer_domain, engine)
-        return (open_file(path, engine), codebook, infer_domain), None, str(data)
+        dialect = None if codebook is None else codebook.dialect
+        return (open_file(path, engine, dialect), codebook, infer_domain), None, str(data)
     if domain is not None or infer_domain:
         raise ValueError("--domain and --infer-domain are for a DATA file; a --network has its own domain")
     from privgraph.datasets import load_network, sample_frame

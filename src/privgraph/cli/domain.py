@@ -65,10 +65,14 @@ def report(path: Path, codebook: Path, console: Console) -> None:
 
     from privgraph.data import Kind, read_codebook
     from privgraph.data.frontdoor import level_codes, read_frame
+    from privgraph.data.records import VALID
 
     domain = read_codebook(codebook)
-    frame = read_frame(path, domain)
-    table = Table(title=f"{path.name} against {codebook.name} ({len(frame)} rows; NOT private)")
+    frame = read_frame(path, domain, with_valid=True)
+    malformed = int((~frame[VALID]).sum()) if VALID in frame else 0
+    table = Table(title=f"{path.name} against {codebook.name} ({len(frame)} rows; NOT private)",
+                  caption=f"lines that do not parse (read as records of missing values): {malformed}"
+                  if VALID in frame else None, caption_justify="left")
     for col in ("column", "kind", "missing", "outside the domain"):
         table.add_column(col, justify="left" if col in ("column", "kind") else "right")
     for name, kind, levels, bounds in zip(domain.names, domain.kinds, domain.levels, domain.bounds):

@@ -26,6 +26,10 @@ codebook written in advance (``--domain domain.json``)::
   data. Such a domain is *not public* until a person has reviewed it (removed levels that
   only the data could tell, added the ones it lacks) and deleted that key; until then every
   ledger says "domain read from the data: not private".
+* ``"csv"`` (optional): how a CSV file of this table is read, fixed before any data is read
+  (:class:`~privgraph.data.records.Dialect`): ``{"delimiter": ";", "quote": "\"",
+  "encoding": "utf-8" | "latin-1", "header": true}``; the default is RFC 4180 in UTF-8 with
+  a header. Without a header the file's fields are the codebook's columns, in order.
 
 Values outside the domain (and missing values) never raise once the domain is fixed: see
 :mod:`privgraph.data.frontdoor` for the policy that handles them.
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from privgraph.data.domain import Domain, Kind
+from privgraph.data.records import Dialect
 
 #: The ``format`` value and the current ``version`` of a codebook.
 FORMAT, VERSION = "privgraph-domain", 1
@@ -69,6 +74,8 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
             entry["levels"] = [_json_level(v) for v in levels]
         columns.append(entry)
     out: dict[str, Any] = {"format": FORMAT, "version": VERSION, "columns": columns}
+    if domain.csv is not None and (csv := domain.csv.to_codebook()) is not None:
+        out["csv"] = csv
     if drafted_from is not None or not domain.public:
         out[_DRAFT_KEY] = drafted_from or "unknown"
     return out
@@ -103,9 +110,10 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     names = [s[0] for s in specs]
     if dup := sorted({n for n in names if names.count(n) > 1}):
         raise ValueError(f"{source}: duplicate column names {dup}")
+    dialect = Dialect.from_codebook(codebook.get("csv"), source, names) if "csv" in codebook else None
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
                   tuple(s[3] for s in specs), tuple(s[4] for s in specs),
-                  public=_DRAFT_KEY not in codebook)
+                  public=_DRAFT_KEY not in codebook, csv=dialect)
 
 
 def _column(entry, i: int, source: str):

@@ -43,6 +43,8 @@ class Domain:
     levels: tuple[tuple, ...] = field(default=(), compare=False)
     bounds: tuple = field(default=(), compare=False)
     public: bool = field(default=True, compare=False)
+    #: How a CSV file of this domain is read (the codebook's ``"csv"``; None: RFC 4180, UTF-8, header).
+    csv: object = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if len(set(self.names)) != len(self.names):
@@ -161,7 +163,15 @@ class Domain:
             tuple(self.levels[i] for i in idx),
             tuple(self.bounds[i] for i in idx),
             self.public,
+            self.csv,
         )
+
+    @property
+    def dialect(self):
+        """The :class:`~privgraph.data.records.Dialect` a CSV file of this domain is read with."""
+        from privgraph.data.records import Dialect
+
+        return self.csv or Dialect()
 
     def cells(self, names: Sequence[str] | None = None) -> int:
         """Number of cells of the table over ``names`` (all columns by default)."""

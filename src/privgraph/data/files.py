@@ -10,25 +10,19 @@ import pandas as pd
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import check_missing_policy, check_overrides, infer_column, parse_kind
+from privgraph.data.records import VALID, Dialect, check_csv_file, header_of, records_query
 
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL", "DECIMAL")
 
 
 def check_path(path) -> Path:
-    r"""``path`` as a Path if it names an existing .csv or .parquet file (a CSV's header is
-    checked too: present, and naming each column once).
+    r"""``path`` as a Path if it names an existing .csv or .parquet file (public facts only: a
+    CSV's header is read with its dialect, :func:`privgraph.data.records.check_csv_file`).
 
     >>> check_path("/no/such/file.csv")
     Traceback (most recent call last):
     ...
     FileNotFoundError: no such data file: '/no/such/file.csv'
-    >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
-    >>> _ = (d / "t.csv").write_text("a,b,a\n1,2,3\n")
-    >>> check_path(d / "t.csv")
-    Traceback (most recent call last):
-    ...
-    ValueError: data file '.../t.csv' names columns ['a'] more than once: rename them
     """
     p = Path(os.fspath(path))
     if p.is_dir():
@@ -37,55 +31,74 @@ def check_path(path) -> Path:
         raise FileNotFoundError(f"no such data file: {str(p)!r}")
     if file_format(p) is None:
         raise ValueError(f"data file {str(p)!r} must end in .csv or .parquet")
-    if file_format(p) == "csv":
-        check_csv_header(p)
     return p
 
 
-def check_csv_header(path: Path) -> list[str]:
-    """The column names of a CSV file's header: refused if missing, empty or repeated
-    (pandas and DuckDB would rename a repeated name silently)."""
-    import csv
-    import gzip
+def file_columns(path: Path, dialect: Dialect | None = None) -> list[str]:
+    """The columns of a checked CSV (its header under ``dialect``) or Parquet file (its schema)."""
+    if file_format(path) == "parquet":
+        import pyarrow.parquet as pq
 
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", newline="") as f:
-        header = next(csv.reader(f), None)
-    if not header or not any(h.strip() for h in header):
-        raise ValueError(f"data file {str(path)!r} is empty: expected a header line naming the columns")
-    if dup := sorted({h for h in header if header.count(h) > 1}):
-        raise ValueError(f"data file {str(path)!r} names columns {dup} more than once: rename them")
-    return header
+        return list(pq.read_schema(path).names)
+    return header_of(path, dialect or Dialect())
 
 
-def read_table(path, columns=None, *, as_text: bool = False):
+def csv_records(path: Path, names: Sequence[str], dialect: Dialect | None = None, *, typed: bool = False,
+                con=None) -> str:
+    """The DuckDB source of a CSV file's ``names`` under ``dialect``, one row per record, its
+    header checked against ``names`` (:mod:`privgraph.data.records`: a line that does not parse
+    is a record of missing values). ``typed`` casts each column to BIGINT or DOUBLE where all
+    its values are numbers (the domain is then being read from the data: not private)."""
+    dialect = dialect or Dialect()
+    header = check_csv_file(path, dialect, names)
+    text = records_query(path, header, names, dialect)
+    if not typed:
+        return text
+    con = con or connect()
+    clean = [f"NULLIF(trim({quote(n)}), '')" for n in names]
+    probes = ", ".join(f"count({c}), count(CASE WHEN regexp_full_match({c}, '[-+]?[0-9]+') THEN TRY_CAST({c} AS BIGINT) "
+                       f"END), count(TRY_CAST({c} AS DOUBLE))" for c in clean)
+    counts = con.execute(f"SELECT {probes} FROM {text}").fetchall()[0] if names else ()
+    cols = []
+    for i, (n, c) in enumerate(zip(names, clean)):
+        present, ints, floats = counts[3 * i: 3 * i + 3]
+        sql_type = "BIGINT" if present and ints == present else "DOUBLE" if present and floats == present else None
+        cols.append(f"{f'CAST({c} AS {sql_type})' if sql_type else c} AS {quote(n)}")
+    return f"(SELECT {', '.join(cols)} FROM {text})"
+
+
+def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | None = None,
+               with_valid: bool = False):
     """A CSV or Parquet file (or its ``columns``) as a pandas DataFrame, in one place.
 
-    ``as_text`` reads a CSV's values as text, so that no type is guessed from the data (a
-    public domain then says how to read each value); Parquet keeps its stored types. The
-    file is checked first (:func:`check_path`); a requested column that the file lacks is a
-    KeyError naming the file and its columns.
+    A CSV file is read by the fixed ``dialect`` (:mod:`privgraph.data.records`): a line that
+    does not parse is a row of missing values. ``as_text`` keeps a CSV's values as text, so
+    that no type is guessed from the data (a public domain then says how to read each
+    value); otherwise a column whose values are all numbers becomes numeric. ``with_valid``
+    adds the column :data:`~privgraph.data.records.VALID` (CSV only: False on a line that
+    did not parse). Parquet keeps its stored types. A requested column that the file lacks
+    is a KeyError naming the file.
 
     >>> import tempfile, pandas as pd
     >>> p = Path(tempfile.mkdtemp()) / "t.csv"
-    >>> pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_csv(p, index=False)
-    >>> read_table(p, ["a"], as_text=True)["a"].tolist()
-    ['1', '2']
+    >>> _ = p.write_text("a,b\\n1,x\\n2,y,z\\n")
+    >>> read_table(p, ["a"], as_text=True)["a"].tolist(), read_table(p)["a"].tolist()
+    (['1', nan], [1, <NA>])
     """
-    import pandas as pd
-
     from privgraph.data.frontdoor import check_columns_present
 
     path = check_path(path)
     if file_format(path) == "parquet":
-        import pyarrow.parquet as pq
-
         if columns is not None:
-            check_columns_present(pq.read_schema(path).names, columns, repr(str(path)))
+            check_columns_present(file_columns(path), columns, repr(str(path)))
         return pd.read_parquet(path, columns=None if columns is None else list(columns))
-    if columns is not None:
-        check_columns_present(check_csv_header(path), columns, repr(str(path)))
-    return pd.read_csv(path, usecols=None if columns is None else list(columns), dtype=str if as_text else None)
+    names = file_columns(path, dialect) if columns is None else list(columns)
+    if with_valid and not as_text:
+        raise ValueError("with_valid reads the values as text: pass as_text=True")
+    con = connect()
+    source = csv_records(path, names, dialect, typed=not as_text, con=con)
+    select = ", ".join([quote(n) for n in names] + ([VALID] if with_valid else []))
+    return con.execute(f"SELECT {select} FROM {source}").df()
 
 
 def file_format(path: Path) -> str | None:
@@ -107,11 +120,11 @@ def sql_literal(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
-def duckdb_source(path: Path, *, row_numbers: bool = False, all_text: bool = False) -> str:
-    """The DuckDB table function that reads ``path`` (with ``file_row_number`` if asked).
-
-    ``all_text`` reads every CSV column as text, so that no type is guessed from the data.
-    """
+def duckdb_source(path: Path, names: Sequence[str] = (), *, row_numbers: bool = False, all_text: bool = False,
+                  dialect: Dialect | None = None, con=None) -> str:
+    """The DuckDB source that reads ``path``: Parquet (with ``file_row_number`` if asked), or
+    a CSV file's ``names`` by its fixed dialect (:func:`csv_records`; ``all_text`` keeps the
+    values as text, else numbers are typed from the data)."""
     if file_format(path) == "parquet":
         extra = ", file_row_number = true" if row_numbers else ""
         return f"read_parquet({sql_literal(path)}{extra})"
@@ -120,10 +133,7 @@ def duckdb_source(path: Path, *, row_numbers: bool = False, all_text: bool = Fal
             f"row selections need row numbers, which DuckDB gives for Parquet only; "
             f"convert {str(path)!r} to Parquet or count the whole file and sub-sample the table"
         )
-    if all_text:
-        return f"read_csv({sql_literal(path)}, header = true, all_varchar = true)"
-    # no BOOLEAN guess: "yes"/"no" stay text, as pandas and Spark read them
-    return f"read_csv({sql_literal(path)}, header = true, auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR'])"
+    return csv_records(path, names, dialect, typed=not all_text, con=con)
 
 
 def connect(memory_limit: str = "1GB", threads: int | None = None):
@@ -153,15 +163,17 @@ def domain_of_file(
     levels: Mapping[str, Sequence] | None = None,
     missing: str = "error",
     connection=None,
+    dialect: Dialect | None = None,
 ) -> Domain:
-    """The domain of a CSV/Parquet file (see :meth:`Domain.from_path`)."""
+    """The domain of a CSV/Parquet file (see :meth:`Domain.from_path`), a CSV read by ``dialect``."""
     path, missing = check_path(path), check_missing_policy(missing)
     con = connection or connect()
-    source = duckdb_source(path)
+    have = file_columns(path, dialect)
+    names = list(columns) if columns is not None else have
+    if unknown := [n for n in names if n not in have]:
+        raise KeyError(f"columns {unknown} not in {str(path)!r} (columns: {have})")
+    source = duckdb_source(path, names, con=con, dialect=dialect)
     types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    names = list(columns) if columns is not None else list(types)
-    if unknown := [n for n in names if n not in types]:
-        raise KeyError(f"columns {unknown} not in {str(path)!r} (columns: {list(types)})")
     kinds, levels = check_overrides(names, kinds or {}, levels or {})
     where = complete_filter(con, source, names, missing)
     specs = [_column_spec(con, source, where, n, types[n], kinds.get(n), levels.get(n)) for n in names]

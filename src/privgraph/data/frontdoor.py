@@ -302,12 +302,17 @@ def check_columns_present(columns, names: Sequence[str], what: str = "the data")
         raise KeyError(f"{which} not in {what} (its columns: {listed})")
 
 
-def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame":  # noqa: F821
-    """The domain's columns (and ``extra`` ones) of a CSV/Parquet file, CSV read as text so
-    that no type is guessed from the data."""
+def read_frame(path, domain: Domain, extra: Sequence[str] = (), *, with_valid: bool = False) -> "pd.DataFrame":  # noqa: F821
+    """The domain's columns (and ``extra`` ones) of a CSV/Parquet file, a CSV read by the
+    domain's fixed dialect as text, so that no type is guessed from the data (a line that
+    does not parse is a row of missing values: :mod:`privgraph.data.records`; ``with_valid``
+    adds the column that says which lines parsed)."""
     from privgraph.data.files import read_table
 
-    return read_table(path, list(dict.fromkeys(list(domain.names) + list(extra))), as_text=True)
+    from privgraph.data.files import file_format
+
+    return read_table(path, list(dict.fromkeys(list(domain.names) + list(extra))), as_text=True,
+                      dialect=domain.dialect, with_valid=with_valid and file_format(Path(path)) == "csv")
 
 
 def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbours, invalid: str | None = None,
@@ -369,12 +374,14 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def open_file(path, engine: str = "duckdb"):
+def open_file(path, engine: str = "duckdb", dialect=None):
     """What the estimators take for a data file counted by ``engine``: the path itself
-    (DuckDB, out of core) or a Spark DataFrame (every CSV column read as text, so no type
-    is guessed from the data; Parquet keeps its types) on the active or a local session.
+    (DuckDB, out of core) or a Spark DataFrame on the active or a local session: a CSV's
+    records by the fixed ``dialect`` (:func:`privgraph.data.records.spark_records`, every
+    value text, so no type is guessed from the data), a Parquet file with its types.
     """
     from privgraph.data.files import check_path, file_format
+    from privgraph.data.records import Dialect, header_of, spark_records
 
     path = check_path(path)
     if check_engine(engine) == "duckdb":
@@ -387,7 +394,8 @@ def open_file(path, engine: str = "duckdb"):
         .config("spark.ui.enabled", "false").getOrCreate()
     if file_format(path) == "parquet":
         return spark.read.parquet(str(path))
-    return spark.read.csv(str(path), header=True, inferSchema=False)
+    dialect = dialect or Dialect()
+    return spark_records(spark, path, header_of(path, dialect), dialect)
 
 
 __all__ = ["ENGINES", "DomainRequired", "check_engine", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",

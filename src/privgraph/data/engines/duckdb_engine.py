@@ -22,7 +22,15 @@ from privgraph.data.engines.sql import (
     table_from_groups,
 )
 from privgraph.data.frontdoor import check_columns_present
-from privgraph.data.files import check_path, complete_filter, connect, domain_of_file, duckdb_source
+from privgraph.data.files import (
+    check_path,
+    complete_filter,
+    connect,
+    domain_of_file,
+    duckdb_source,
+    file_columns,
+    file_format,
+)
 
 _SELECTION = "privgraph_selected_rows"
 ROW = "privgraph_row"
@@ -60,6 +68,7 @@ class DuckDBEngine:
     invalid: str | None = None
     _con: object = field(default=None, repr=False)
     _where: str = field(default="", repr=False)
+    _sources: dict = field(default=None, repr=False)
 
     def __post_init__(self):
         path = check_path(self.path)
@@ -69,22 +78,30 @@ class DuckDBEngine:
             if self.domain is None or self.invalid not in ("drop", "recode"):
                 raise ValueError(f"invalid={self.invalid!r} needs a public domain and 'drop' or 'recode'")
             domain = self.domain.project(self.domain.discrete_names)
-            have = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {duckdb_source(path, all_text=True)}").fetchall()]
-            check_columns_present(have, domain.names, repr(str(path)))
+            if file_format(path) == "parquet":
+                check_columns_present(file_columns(path), domain.names, repr(str(path)))
+            def coded(rows: bool) -> str:
+                raw = duckdb_source(path, domain.names, row_numbers=rows, all_text=True, dialect=domain.dialect)
+                return coded_source(raw, domain, self.invalid, keep=("file_row_number",) if rows else ())
+
+            sources = {False: coded(False)} | ({True: coded(True)} if file_format(path) == "parquet" else {})
             where = complete_codes_where(domain.names) if self.invalid == "drop" and domain.names else ""
         else:
+            dialect = self.domain.dialect if self.domain is not None else None
             domain = self.domain or domain_of_file(path, missing=self.missing, connection=con)
-            where = complete_filter(con, duckdb_source(path), domain.names, self.missing)
+            typed = duckdb_source(path, domain.names, dialect=dialect, con=con)
+            sources = {False: typed} | ({True: duckdb_source(path, row_numbers=True)}
+                                        if file_format(path) == "parquet" else {})
+            where = complete_filter(con, typed, domain.names, self.missing)
             domain = domain.project(domain.discrete_names)
-        for k, v in (("path", path), ("domain", domain), ("_con", con), ("_where", where)):
+        for k, v in (("path", path), ("domain", domain), ("_con", con), ("_where", where), ("_sources", sources)):
             object.__setattr__(self, k, v)
 
     def _source(self, row_numbers: bool = False) -> str:
         """The rows to count: the file, or its coded form under an ``invalid`` policy."""
-        if self.invalid is None:
-            return duckdb_source(self.path, row_numbers=row_numbers)
-        raw = duckdb_source(self.path, row_numbers=row_numbers, all_text=True)
-        return coded_source(raw, self.domain, self.invalid, keep=("file_row_number",) if row_numbers else ())
+        if row_numbers not in self._sources:
+            duckdb_source(self.path, row_numbers=True)  # raises: a CSV file has no row numbers
+        return self._sources[row_numbers]
 
     def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
         """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""

@@ -14,6 +14,7 @@ from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, row_indices
 from privgraph.data.engines.sql import COUNT, code_of, group_by_query, level_lookup, table_from_groups
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
+from privgraph.data.records import Dialect
 
 ROW = "privgraph_row"
 _ids = itertools.count()
@@ -141,10 +142,13 @@ def _active_session():
 def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
     if isinstance(data, (str, Path)):
         path = check_path(data)
-        reader = spark.read.parquet if file_format(path) == "parquet" else (
-            lambda p: spark.read.csv(p, header=True, inferSchema=True)
-        )
-        return reader(str(path)), domain or domain_of_file(path, missing=missing)
+        if file_format(path) == "parquet":
+            return spark.read.parquet(str(path)), domain or domain_of_file(path, missing=missing)
+        from privgraph.data.records import header_of, spark_records
+
+        dialect = domain.dialect if domain is not None else Dialect()
+        records = spark_records(spark, path, header_of(path, dialect), dialect)  # text: matched to levels by text
+        return records, domain or domain_of_file(path, missing=missing)
     if domain is None:
         raise ValueError("a SparkEngine over a DataFrame needs its domain= (fixed in advance)")
     return data, domain
