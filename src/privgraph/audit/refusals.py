@@ -39,6 +39,7 @@ class RefusalCase:
     make_pair: Callable[[Path], tuple[Path, Path]]
     args: Callable[[Path, Path], list[str]]  # (data file, folder) -> the rest of the command line
     outputs: Sequence[str] = ()
+    takes_data: bool = True  # False: the command reads no data file (plan); it runs beside each file alike
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,19 @@ def run_case(case: RefusalCase) -> RefusalResult:
         for side, data in zip(("left", "right"), case.make_pair(root)):
             out_dir = root / side
             out_dir.mkdir()
-            result = CliRunner().invoke(app, [case.command, str(data), *case.args(data, out_dir)],
-                                        env={"COLUMNS": "200"})
+            command = case.command.split() + ([str(data)] if case.takes_data else [])
+            result = CliRunner().invoke(app, [*command, *case.args(data, out_dir)], env={"COLUMNS": "200"})
             seen.append(_behaviour(result, out_dir, data))
-    return RefusalResult(case, seen[0][1:] == seen[1][1:], seen[0][0], seen[1][0])
+    same = seen[0][1:-1] == seen[1][1:-1] and not any(_shows_a_record(s[-1]) for s in seen)
+    return RefusalResult(case, same, seen[0][0], seen[1][0])
+
+
+#: A token only the malformed records hold: a command that prints it shows a record's text.
+MARKER = "zqxj"
+
+
+def _shows_a_record(shown: str) -> bool:
+    return MARKER in shown.lower()
 
 
 def _behaviour(result, out_dir: Path, data: Path) -> tuple:
@@ -79,7 +89,8 @@ def _behaviour(result, out_dir: Path, data: Path) -> tuple:
     text = (message,) + tuple(sorted(set(_MARKERS.findall(result.output))))
     summary = f"exit {result.exit_code}" + (f", {error}: {str(result.exception)[:60]}" if error else "") + \
         (f", wrote {', '.join(files)}" if files else "")
-    return summary, result.exit_code, error, files, text
+    shown = result.output + (str(result.exception) if result.exception else "")
+    return summary, result.exit_code, error, files, text, shown
 
 
 # --- neighbouring files -------------------------------------------------------------
@@ -154,6 +165,37 @@ def _pair_replaced(value: float, n: int = 400):
     return make
 
 
+#: One malformed line of each kind (each holds :data:`MARKER`, which must never be printed).
+MALFORMED_LINES = {
+    "extra field": b"no,2,x,zqxj",
+    "short row": b"zqxj,2",
+    "bad byte": b"no,zqxj\xff,x",
+    "stray quote": b'no,2",zqxj',
+    "unterminated quote": b'"no,2,zqxj',
+}
+
+
+def _malformed(line: bytes, n: int = 1000):
+    """D, and D with one malformed line among its records (neighbours under either relation)."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left = _write(_side(folder, 0) / "d.csv", _table(n))
+        lines = left.read_bytes().splitlines()
+        right = _side(folder, 1) / "d.csv"
+        right.write_bytes(b"\n".join(lines[:n // 2] + [line] + lines[n // 2:]) + b"\n")
+        return left, right
+    return make
+
+
+def _with_bom(n: int = 1000):
+    """The same records, the file without and with a UTF-8 byte-order mark."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left = _write(_side(folder, 0) / "d.csv", _table(n))
+        right = _side(folder, 1) / "d.csv"
+        right.write_bytes(b"\xef\xbb\xbf" + left.read_bytes())
+        return left, right
+    return make
+
+
 def _side(folder: Path, i: int) -> Path:
     """The folder of one neighbour's file (both files get the same name)."""
     path = folder / f"input{i}"
@@ -185,6 +227,21 @@ def _fit_mrf(neighbours: str):
 def _direction(data: Path, out: Path) -> list[str]:
     return ["--domain", str(_pair_codebook(data.parent)), "--x", "x", "--y", "y", "--epsilon", "1", "--seed", "0",
             "--out", str(out / "r.json")]
+
+
+def _release(neighbours: str):
+    def args(data: Path, out: Path) -> list[str]:
+        return ["--domain", str(_codebook(data.parent)), "--epsilon", "1", "--structure", "tree", "--neighbours",
+                neighbours, "--seed", "0", "--out", str(out)]
+    return args
+
+
+def _plan(data: Path, out: Path) -> list[str]:
+    return ["--domain", str(_codebook(data.parent)), "--rows", "1000", "--epsilon", "1"]
+
+
+def _domain_check(data: Path, out: Path) -> list[str]:
+    return ["--check", str(_codebook(data.parent))]
 
 
 def _no_domain(command: str):
@@ -222,7 +279,41 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
                     _one_more_row(), _no_domain("fit-mrf")),
         RefusalCase("no_domain_direction", "direction", "any", "no domain: refused whatever the file holds",
                     _pair_with_ties(), _no_domain("direction")),
+        RefusalCase("release_out_of_domain", "release", "add/remove", "a value outside the domain",
+                    _replaced("a", "maybe"), _release("add_remove")),
+        RefusalCase("release_one_more_row", "release", "add/remove", "100 vs 101 rows (n is private)",
+                    _one_more_row(), _release("add_remove")),
+        *_malformed_cases(),
     )
+
+
+def _malformed_cases() -> tuple[RefusalCase, ...]:
+    """Every command that reads a file, on D and D with one malformed line (and with a BOM)."""
+    commands = (("discover", "replace-one", _discover()), ("fit-mrf", "add/remove", _fit_mrf("add_remove")),
+                ("fit-mrf", "replace-one", _fit_mrf("replace_one")), ("release", "add/remove", _release("add_remove")),
+                ("release", "replace-one", _release("replace_one")), ("domain", "owner's tool", _domain_check))
+    cases = [RefusalCase(f"{command.replace('-', '_')}_{relation.split('-')[0].split('/')[0]}_{kind.replace(' ', '_')}",
+                         command, relation, f"one malformed line ({kind})", _malformed(line), args)
+             for command, relation, args in commands for kind, line in MALFORMED_LINES.items()]
+    cases += [RefusalCase(f"{command.replace('-', '_')}_bom", command, relation, "a byte-order mark before the header",
+                          _with_bom(), args) for command, relation, args in commands[:1] + commands[3:4]]
+    cases += [RefusalCase(f"direction_{kind.replace(' ', '_')}", "direction", "replace-one",
+                          f"one malformed line ({kind})", _malformed_pair(line), _direction)
+              for kind, line in MALFORMED_LINES.items()]
+    cases.append(RefusalCase("plan_reads_no_data", "plan", "any", "plan beside a file and its malformed neighbour",
+                             _malformed(MALFORMED_LINES["extra field"]), _plan, takes_data=False))
+    return tuple(cases)
+
+
+def _malformed_pair(line: bytes):
+    """A continuous pair, and the same pair with one malformed line."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left, _ = _pair_replaced(0.0)(folder)
+        lines = left.read_bytes().splitlines()
+        right = _side(folder, 1) / "p.csv"
+        right.write_bytes(b"\n".join(lines[:200] + [line] + lines[200:]) + b"\n")
+        return left, right
+    return make
 
 
 def audit_refusals(cases: Sequence[RefusalCase] | None = None) -> list[RefusalResult]:
