@@ -82,6 +82,10 @@ class PrivateMRF(PrivateEstimator):
         The released noisy tables (None for PSGD).
     ledger_ : Ledger
         What the fit cost; its charge notes name the privacy unit.
+    composition_ : str
+        How :attr:`ledger_` composes to the fit's guarantee
+        (:func:`~privgraph.privacy.ledger.guarantee`): ``"rdp"`` at ``delta`` for PSGD (its
+        steps are calibrated by RDP), ``"basic"`` for the one release of the tables.
 
     Examples
     --------
@@ -158,7 +162,7 @@ class PrivateMRF(PrivateEstimator):
                 codes, domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
                 sampler=sampler, neighbours=neighbours, individuals=ids, ties=self.ties, budget=budget, **options,
             )
-            self.marginals_ = None
+            self.marginals_, self.composition_ = None, "rdp"
             self._caveat(domain)
             return self
         ties = tuple(range(len(cliques))) if self.ties is None else tuple(self.ties)
@@ -174,7 +178,7 @@ class PrivateMRF(PrivateEstimator):
             unit=self._unit(), budget=budget,
         )
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
-        self.model_ = fit(self.marginals_, **options)
+        self.model_, self.composition_ = fit(self.marginals_, **options), "basic"
         self._caveat(domain)
         return self
 

@@ -350,6 +350,9 @@ class PrivateANM(PrivateEstimator):
         the private margin): an estimate, not a guarantee.
     ledger_ : Ledger
         What was released and what it cost.
+    composition_ : str
+        How :attr:`ledger_` composes to the fit's guarantee: ``"basic"`` (one charge under
+        ``privacy="record"``; the score releases summed otherwise).
 
     Examples
     --------
@@ -406,6 +409,7 @@ class PrivateANM(PrivateEstimator):
         self.result_ = result
         self.direction_, self.scores_, self.confidence_, self.ledger_ = (
             result.direction, result.scores, result.confidence, ledger)
+        self.composition_ = "basic"
         return self
 
     def privacy_plan(self, n_rows: int) -> Ledger:
