@@ -67,7 +67,7 @@ def release(
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
         est.fit(data, public, infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)
-        writers = release_writers(est, synthetic, paths, sampling)
+        writers = release_writers(est, synthetic, paths)
         write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
                   f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")
