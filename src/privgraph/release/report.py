@@ -289,5 +289,5 @@ Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together the
 """
 
 
-__all__ = ["FILES", "marginal_checks", "method_comparison", "privacy_summary", "relation", "release_outputs", "release_writers",
-           "report_markdown", "stage_epsilons", "what_ran"]
+__all__ = ["FILES", "marginal_checks", "method_comparison", "privacy_summary", "relation", "release_outputs",
+           "release_writers", "report_markdown", "stage_epsilons", "what_ran"]

@@ -90,8 +90,10 @@ class DirectionResult:
     scores : dict
         The private scores ``{"x->y": s, "y->x": s}`` (None where undecided); smaller wins.
     confidence : float or None
-        An *estimate* of the probability that the noise has not flipped the decision:
-        Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private* margin.
+        An *estimate* of the probability that the privacy noise has not flipped the
+        decision: Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private*
+        margin. It covers the privacy noise only, not the scores' sampling error: not a
+        confidence in the direction (the command line calls it "P(noise kept the order)").
     score, privacy : str
         The score and the privacy mode used.
     """
@@ -346,8 +348,9 @@ class PrivateANM(PrivateEstimator):
     scores_ : dict
         The private scores.
     confidence_ : float or None
-        Estimated probability that the noise did not flip the decision (Theorem 3 / 5 at
-        the private margin): an estimate, not a guarantee.
+        Estimated probability that the privacy noise did not flip the decision (Theorem 3 /
+        5 at the private margin): an estimate, not a guarantee, and blind to sampling error
+        (see :attr:`DirectionResult.confidence`).
     ledger_ : Ledger
         What was released and what it cost.
     composition_ : str
