@@ -187,7 +187,8 @@ class PrivateMRF(PrivateEstimator):
         )
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
         self.model_, self.composition_ = fit(self.marginals_, **options), "basic"
-        self.is_exact_ = is_exact(self.model_.domain, self.model_.cliques)
+        fitted = self.model_ if self.model_ is not None else self.marginals_  # a custom method may return none
+        self.is_exact_ = is_exact(fitted.domain, fitted.cliques)
         self._caveat(domain)
         return self
 
