@@ -7,19 +7,22 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from privgraph.cli.guarantee import COMPOSITIONS
+
 
 def demo(
     epsilon: float = typer.Option(2.0, help="Total privacy budget epsilon."),
     delta: float = typer.Option(1e-6, help="Total privacy budget delta."),
     rows: int = typer.Option(10_000, help="Rows of synthetic data."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    compositions: bool = COMPOSITIONS,
 ) -> None:
-    """Release statistics of a synthetic dataset under one budget and print the ledger."""
+    """Release statistics of a synthetic dataset under one budget and print its guarantee."""
     if rows < 1:
         raise ValueError(f"--rows must be a positive number of rows, got {rows}")
     import numpy as np
 
-    from privgraph.cli.ledger_table import print_ledger
+    from privgraph.cli.guarantee import print_privacy
     from privgraph.privacy import (
         Budget,
         BudgetExceeded,
@@ -37,8 +40,6 @@ def demo(
     ages = rng.integers(18, 90, size=rows)
     smoker = rng.random(rows) < 0.3
     sampler = resolve_sampler(seed)
-    if not sampler.is_secure:
-        console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     budget = Budget(epsilon, delta)
     nb = Neighbours.ADD_REMOVE
     share = budget.epsilon / 4
@@ -59,4 +60,5 @@ def demo(
         laplace_mechanism(0.0, epsilon=share, sensitivity=1.0, neighbours=nb, sampler=sampler, budget=budget)
     except BudgetExceeded as err:
         console.print(f"a fifth release, asked for on purpose, was refused before drawing noise: {err}")
-    print_ledger(budget.ledger, delta)
+    print_privacy(console, budget.ledger, budget.composition, budget.delta, relation=nb, seeded=not sampler.is_secure,
+                  compositions=compositions)

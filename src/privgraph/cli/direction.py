@@ -10,7 +10,12 @@ file in the same folder, then renamed), as JSON or CSV by the extension of ``--o
 Accounting across pairs: each pair gets the full ``--epsilon``. If the pairs hold disjoint
 records (the rows of a long table, files about different people), a record is in one pair
 only and the guarantee per record is epsilon (parallel composition). If the same people
-appear in several pairs, the guarantee is the sum, which the summary also prints.
+appear in several pairs, the guarantee is the sum, which the headline also prints.
+
+``p_noise_kept_order`` (the table's "P(noise kept the order)") is the probability that the
+privacy noise did not swap the two scores, evaluated at the private margin (Theorem 3 or 5):
+it covers the privacy noise only, not the sampling error of the scores (a wrong direction
+with a large margin still reads near 1). It is not a confidence in the direction.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.outputs import check_outputs, write_atomically
 
 # numpy, pandas and the estimators are imported where used: `privgraph --help` stays fast
@@ -84,11 +90,11 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
     True
     """
     row = {"pair": name, "rows": n, "direction": None, "score_x_to_y": None, "score_y_to_x": None,
-           "confidence_estimate": None, "epsilon": None, "delta": None, "error": error}
+           "p_noise_kept_order": None, "epsilon": None, "delta": None, "error": error}
     if model is not None:
         total = model.ledger_.total()
         row.update(direction=model.direction_, score_x_to_y=model.scores_["x->y"],
-                   score_y_to_x=model.scores_["y->x"], confidence_estimate=model.confidence_,
+                   score_y_to_x=model.scores_["y->x"], p_noise_kept_order=model.confidence_,
                    epsilon=total.epsilon, delta=total.delta)
     return row
 
@@ -108,6 +114,7 @@ def direction(
     pair_column: Optional[str] = typer.Option(None, help="Long table: the column naming each pair."),
     out: Optional[Path] = typer.Option(None, help="Write the results here (.json or .csv), atomically."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    compositions: bool = COMPOSITIONS,
 ) -> None:
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
@@ -119,8 +126,6 @@ def direction(
         raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
     check_outputs({"--out": (out, (".json", ".csv"))})
-    if seed is not None:
-        console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):
         raise ValueError("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")
@@ -159,34 +164,47 @@ def direction(
                     raise
                 rows.append(result_row(name, None, len(xs), str(err)))
             progress.advance(task)
-    _report(console, rows, ledgers, delta, batch)
-    for caveat in sorted(caveats):
-        console.print(f"[bold red]NOT PRIVATE:[/] {caveat}")
+    _report(console, rows, batch)
+    _privacy(console, ledgers, sorted(caveats), delta, seeded=seed is not None, compositions=compositions)
     if out is not None:
         write_rows(rows, out)
         console.print(f"results written to {out}")
 
 
-def _report(console: Console, rows: list[dict], ledgers: list, delta: float, batch: bool) -> None:
+def _report(console: Console, rows: list[dict], batch: bool) -> None:
     from rich.table import Table
 
-    table = Table(title="Private causal direction (confidence: an estimate, Theorem 3/5 at the private margin)")
-    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "confidence", "error"):
+    table = Table(title="Private causal direction (P(noise kept the order): the privacy noise only, Theorem 3/5 "
+                        "at the private margin; sampling error is not included)")
+    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(noise kept the order)", "error"):
         table.add_column(col)
     for r in rows:
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         table.add_row(r["pair"], str(r["rows"]), r["direction"] or "-", fmt(r["score_x_to_y"]),
-                      fmt(r["score_y_to_x"]), fmt(r["confidence_estimate"]), r["error"] or "")
+                      fmt(r["score_y_to_x"]), fmt(r["p_noise_kept_order"]), r["error"] or "")
     console.print(table)
-    if not ledgers:
-        return
-    if batch:
-        from privgraph.privacy.ledger import merge
 
-        total = merge(ledgers).total()
-        console.print(f"{len(ledgers)} pairs decided; per record epsilon {ledgers[0].total().epsilon:g} if the "
-                      f"pairs hold disjoint records, epsilon {total.epsilon:g} (delta {total.delta:g}) if they share them")
-    else:
-        from privgraph.cli.ledger_table import print_ledger
 
-        print_ledger(ledgers[0], max(delta, 1e-12), console)
+def _privacy(console: Console, ledgers: list, caveats: list[str], delta: float, *, seeded: bool,
+             compositions: bool) -> None:
+    """The headline: one pair's guarantee; for a batch, each pair's (parallel composition over
+    disjoint records) and, on the same line, the sum that holds when the pairs share records.
+    Each pair's ledger composes by basic composition (:attr:`PrivateANM.composition_`)."""
+    from privgraph.cli.guarantee import caveat_lines, headline, print_privacy, relation_of
+    from privgraph.privacy.ledger import merge
+
+    if len(ledgers) == 1:
+        return print_privacy(console, ledgers[0], "basic", delta, relation="replace_one", seeded=seeded,
+                             compositions=compositions)
+    if ledgers:
+        per_pair = max((ledger.total() for ledger in ledgers), key=lambda cost: cost.epsilon)
+        shared = merge(ledgers).total()
+        console.print(headline(per_pair, relation_of(ledgers[0], "replace_one"),
+                               f" for each pair if the {len(ledgers)} pairs hold disjoint records; if they share "
+                               f"records, ({shared.epsilon:.4g}, {shared.delta:.3g}), composed by basic"))
+        if compositions:
+            from privgraph.cli.ledger_table import composition_table
+
+            console.print(composition_table(merge(ledgers), delta or 1e-6))
+    for line in caveat_lines(caveats, seeded):
+        console.print(line)

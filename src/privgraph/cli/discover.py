@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from privgraph.cli.ledger_table import ledger_table
+from privgraph.cli.guarantee import COMPOSITIONS
 
 
 def discover(
@@ -43,6 +43,7 @@ def discover(
     out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml, or any name with --format)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Format of --out: json, dot or graphml (default: from its suffix)."),
     plot: Optional[Path] = typer.Option(None, help="Draw the CPDAG to this image (.png, .svg or .pdf)."),
+    compositions: bool = COMPOSITIONS,
 ) -> None:
     """Learn a causal graph (CPDAG) under a total privacy budget."""
     from privgraph.causal import PrivPC
@@ -58,14 +59,12 @@ def discover(
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
                  orient_share=orient_share, degenerate=degenerate, neighbours=neighbours)
-    if seed is not None and method != "pc":
-        console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     if infer_domain:
         from privgraph.cli.inputs import INFER_NOTICE
 
         console.print(INFER_NOTICE)
     seconds = fit_with_progress(est, X, console, label)
-    report(est, truth, console, seconds)
+    report(est, truth, console, seconds, compositions)
     write_outputs(est, out, plot, console, fmt)
 
 
@@ -114,27 +113,35 @@ def fit_with_progress(est, X, console: Console, label: str) -> float:
         return time.perf_counter() - start
 
 
-def report(est, truth, console: Console, seconds: float) -> None:
-    """The CPDAG, the privacy report, and scores against the truth when known."""
+def report(est, truth, console: Console, seconds: float, compositions: bool = False) -> None:
+    """The CPDAG, the privacy report (its facts, the charges, the guarantee's headline), and
+    scores against the truth when known."""
     console.print(f"[bold]CPDAG[/] ({len(est.graph_.directed_edges)} directed, "
                   f"{len(est.graph_.undirected_edges)} undirected; {est.n_tests_} tests, {seconds:.3f} s)")
     console.print(str(est.graph_) or "(no edges)")
     console.print(privacy_summary(est))
-    if est.ledger_.charges:
-        console.print(ledger_table(est.ledger_, title="Privacy ledger (the whole cap, reserved in advance)"))
+    if est.method != "pc":
+        from privgraph.cli.guarantee import print_privacy
+
+        print_privacy(console, est.ledger_, est.composition_, est.delta, relation=est.neighbours,
+                      seeded=not est.sampler_.is_secure, compositions=compositions,
+                      title="Privacy ledger (charges: the whole cap, reserved in advance)")
     if truth is not None:
         console.print(metrics_table(est.graph_, truth))
 
 
 def privacy_summary(est) -> str:
-    """One paragraph: budget, spent, composition, neighbouring relation, cap use."""
+    """One paragraph of facts the guarantee's headline does not carry: the budget asked for,
+    the plan, the relation's public facts, cap use, the noise. What was spent is the
+    headline's (printed below it by :func:`~privgraph.cli.guarantee.print_privacy`), not
+    repeated here."""
     if est.method == "pc":
         return "[red]method pc is NOT private[/]: no noise, no budget."
     rounds = "" if est.rounds_ is None else f"; rounds used {est.rounds_used_} of a cap of {est.rounds_}"
     done = "" if est.complete_ else " [yellow](cap reached before PC finished: remaining edges kept)[/]"
-    return (f"[bold]Privacy[/]: budget epsilon={est.epsilon:g}, delta={est.delta:g}; spent epsilon="
-            f"{est.epsilon_spent_:.6f} by {est.composition_} composition over the plan fixed in advance; "
-            f"neighbours: {_relation(est)}{rounds}{done}; noise: "
+    return (f"[bold]Privacy[/]: budget epsilon={est.epsilon:g}, delta={est.delta:g}, reserved whole by "
+            f"{est.composition_} composition over the plan fixed in advance (the guarantee: the 'privacy:' "
+            f"line below); neighbours: {_relation(est)}{rounds}{done}; noise: "
             f"{'SecureSampler' if est.sampler_.is_secure else 'SeededSampler (NOT private)'}")
 
 

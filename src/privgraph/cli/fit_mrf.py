@@ -16,6 +16,7 @@ from typing import Optional, Tuple
 import typer
 from rich.console import Console
 
+from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.outputs import check_outputs, write_all
 
 
@@ -35,10 +36,11 @@ def fit_mrf(
     out: Optional[Path] = typer.Option(None, help="Write the model here: .json (with its ledger) or .uai (the UAI MARKOV format)."),
     synthetic: Optional[Tuple[int, Path]] = typer.Option(None, help="N PATH: write N synthetic records as CSV."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    compositions: bool = COMPOSITIONS,
 ) -> None:
-    """Fit a differentially private MRF to DATA and print its privacy ledger."""
+    """Fit a differentially private MRF to DATA and print its privacy guarantee."""
     from privgraph.cli.inputs import INFER_NOTICE, public_file
-    from privgraph.cli.ledger_table import print_ledger
+    from privgraph.cli.guarantee import print_privacy
     from privgraph.data.frontdoor import open_file
     from privgraph.mrf import PrivateMRF
 
@@ -51,8 +53,6 @@ def fit_mrf(
     data, public = public_file(data, domain, infer_domain, engine)
     if infer_domain:
         console.print(INFER_NOTICE)
-    if seed is not None:
-        console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
                      delta=delta, individual=individual, invalid=invalid, random_state=seed)
     with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
@@ -70,7 +70,8 @@ def fit_mrf(
         console.print(f"model written to {out}")
     if synthetic:
         console.print(f"{synthetic[0]} synthetic records written to {synthetic[1]}")
-    print_ledger(est.ledger_, delta or 1e-6)
+    print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
+                  compositions=compositions)
 
 
 def _units(est) -> str:

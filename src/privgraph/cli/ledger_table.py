@@ -1,4 +1,8 @@
-"""Printing a ledger: the privacy report every command shows with its result."""
+"""Tables of a ledger: its charges, and (behind ``--compositions``) its total by each method.
+
+The guarantee itself is the one line of :mod:`privgraph.cli.guarantee`; these tables are
+labelled as what they are.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,9 @@ if TYPE_CHECKING:
     from privgraph.privacy import Ledger
 
 
-def ledger_table(ledger: Ledger, title: str = "Privacy ledger") -> Table:
-    """A rich table with one row per charge; the ledger's caveats in red beneath it."""
-    caption = "\n".join(f"[bold red]NOT PRIVATE:[/] {c}" for c in ledger.caveats) or None
-    table = Table(title=title, caption=caption, caption_justify="left")
+def ledger_table(ledger: Ledger, title: str = "Privacy ledger (charges)") -> Table:
+    """A rich table with one row per charge (the caveats go with the headline)."""
+    table = Table(title=title)
     for col in ("mechanism", "neighbours", "epsilon", "delta", "sensitivity", "count", "note"):
         table.add_column(col, justify="right" if col in ("epsilon", "delta", "count") else "left")
     for row in ledger.rows():
@@ -27,8 +30,10 @@ def ledger_table(ledger: Ledger, title: str = "Privacy ledger") -> Table:
 
 
 def composition_table(ledger: Ledger, delta: float, methods=("basic", "advanced", "optimal", "pld", "rdp")) -> Table:
-    """Total epsilon of the ledger under each composition method, at a target delta."""
-    table = Table(title=f"Total privacy cost (target delta = {delta:g})")
+    """The ledger's total under each accounting method at a target delta: a comparison of
+    methods (some give no finite total for some charges), not the guarantee."""
+    table = Table(title=f"Accounting methods compared (target delta = {delta:g}); not the guarantee, "
+                        "which the 'privacy:' line states")
     table.add_column("composition")
     table.add_column("epsilon", justify="right")
     table.add_column("delta", justify="right")
@@ -39,9 +44,3 @@ def composition_table(ledger: Ledger, delta: float, methods=("basic", "advanced"
         except ValueError as err:
             table.add_row(method, "n/a", str(err)[:60])
     return table
-
-
-def print_ledger(ledger: Ledger, delta: float, console: Console | None = None) -> None:
-    console = console or Console()
-    console.print(ledger_table(ledger))
-    console.print(composition_table(ledger, delta))

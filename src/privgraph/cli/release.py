@@ -17,6 +17,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from privgraph.cli.guarantee import COMPOSITIONS
+
 
 def release(
     data: Path = typer.Argument(..., help="CSV or Parquet file of discrete columns (needs --domain)."),
@@ -33,9 +35,10 @@ def release(
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     neighbours: str = typer.Option("add_remove", help="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none) | replace_one (one row changed, the number of rows public)."),
+    compositions: bool = COMPOSITIONS,
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
-    from privgraph.cli.ledger_table import print_ledger
+    from privgraph.cli.guarantee import print_privacy
     from privgraph.data import resolve_domain
     from privgraph.data.files import check_path
     from privgraph.outputs import check_outputs, write_all
@@ -59,15 +62,14 @@ def release(
     public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
     if infer_domain:
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
-    if seed is not None:
-        console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
                          neighbours=neighbours)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
         est.fit(data, public, infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)
-        writers = release_writers(est, synthetic, paths, sampling)
+        writers = release_writers(est, synthetic, paths)
         write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
                   f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")
-    print_ledger(est.ledger_, delta)
+    print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
+                  compositions=compositions)

@@ -57,7 +57,7 @@ import numpy as np
 from scipy.optimize import Bounds, minimize
 
 from privgraph.threads import single_threaded_blas
-from privgraph.mrf.inference import MAX_TREE_CELLS, flat_inference
+from privgraph.mrf.inference import flat_inference
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import NoisyMarginals
 
@@ -86,7 +86,7 @@ def cgm_em(
     max_iter: int = MAX_ITER,
     e_step=None,
     overrelax: bool = True,
-    max_cells: int = MAX_TREE_CELLS,
+    max_cells: int | None = None,
 ) -> MarkovRandomField:
     """Fit a model to noisy clique tables by CGM-EM (see the module docstring).
 
@@ -227,7 +227,7 @@ def _means(noisy: NoisyMarginals, sums: np.ndarray) -> np.ndarray:
 
 
 def dual_e_step(
-    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = E_STEP_ITER,
+    noisy: NoisyMarginals, theta, *, start=None, max_cells: int | None = None, max_iter: int = E_STEP_ITER,
     settled=None,
 ):
     """NLBP's fixed point ``g*`` via the MAP problem's dual (module docstring).
@@ -370,7 +370,7 @@ def _unflatten(flat, sizes, shapes) -> list[np.ndarray]:
 
 
 def nlbp_e_step(
-    noisy: NoisyMarginals, theta, *, start=None, max_cells: int = MAX_TREE_CELLS, max_iter: int = 10,
+    noisy: NoisyMarginals, theta, *, start=None, max_cells: int | None = None, max_iter: int = 10,
     settled=None,
 ):
     """NLBP's damped fixed-point iteration: ``g`` is the running mean of the gradients
@@ -383,7 +383,7 @@ def nlbp_e_step(
     return step, None
 
 
-def expected_tables(noisy: NoisyMarginals, theta, max_cells: int = MAX_TREE_CELLS) -> list[np.ndarray]:
+def expected_tables(noisy: NoisyMarginals, theta, max_cells: int | None = None) -> list[np.ndarray]:
     """``N`` times the model's marginal of each group (mean over tied cliques).
 
     >>> from privgraph.data.domain import Domain

@@ -28,12 +28,12 @@ from privgraph.data.frontdoor import encode_public, public_codes, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.individuals import individual_tables
-from privgraph.mrf.inference import infer
+from privgraph.mrf.inference import infer, is_exact
 from privgraph.mrf.model import MarkovRandomField, check_cliques, parse_cliques
 from privgraph.estimator import PrivateEstimator
 from privgraph.mrf.psgd import psgd, psgd_plan
 from privgraph.mrf.release import group_tables, plan_release, release_tables
-from privgraph.mrf.sampling import sample_model
+from privgraph.mrf.sampling import sample_model, sampling_path
 from privgraph.privacy import Budget, Ledger, Neighbours
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 
@@ -82,6 +82,17 @@ class PrivateMRF(PrivateEstimator):
         The released noisy tables (None for PSGD).
     ledger_ : Ledger
         What the fit cost; its charge notes name the privacy unit.
+    composition_ : str
+        How :attr:`ledger_` composes to the fit's guarantee
+        (:func:`~privgraph.privacy.ledger.guarantee`): ``"rdp"`` at ``delta`` for PSGD (its
+        steps are calibrated by RDP), ``"basic"`` for the one release of the tables.
+    is_exact_ : bool
+        Whether the fit's inference was exact (the model's junction tree within
+        :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`); False: loopy BP, approximate.
+    sampling_ : str
+        Set by :meth:`sample`: the path its last call took (``"round"``, ``"sample"`` or
+        ``"gibbs"``, :func:`~privgraph.mrf.sampling.sampling_path`), which need not be the
+        method asked for.
 
     Examples
     --------
@@ -158,7 +169,8 @@ class PrivateMRF(PrivateEstimator):
                 codes, domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
                 sampler=sampler, neighbours=neighbours, individuals=ids, ties=self.ties, budget=budget, **options,
             )
-            self.marginals_ = None
+            self.marginals_, self.composition_ = None, "rdp"
+            self.is_exact_ = is_exact(self.model_.domain, self.model_.cliques)
             self._caveat(domain)
             return self
         ties = tuple(range(len(cliques))) if self.ties is None else tuple(self.ties)
@@ -174,7 +186,9 @@ class PrivateMRF(PrivateEstimator):
             unit=self._unit(), budget=budget,
         )
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
-        self.model_ = fit(self.marginals_, **options)
+        self.model_, self.composition_ = fit(self.marginals_, **options), "basic"
+        fitted = self.model_ if self.model_ is not None else self.marginals_  # a custom method may return none
+        self.is_exact_ = is_exact(fitted.domain, fitted.cliques)
         self._caveat(domain)
         return self
 
@@ -264,6 +278,7 @@ class PrivateMRF(PrivateEstimator):
         """``n`` synthetic records (level labels), exact or Gibbs; ``method``: ``"sample"``
         (i.i.d.) or ``"round"`` (controlled rounding; see :func:`~privgraph.mrf.sample_model`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
+        self.sampling_ = sampling_path(self.model_, method)
         codes = sample_model(self.model_, n, rng=rng, method=method)
         d = self.model_.domain
         return pd.DataFrame({name: np.asarray(lv)[codes[:, j]] for j, (name, lv) in enumerate(zip(d.names, d.levels))})

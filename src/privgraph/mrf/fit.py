@@ -17,7 +17,7 @@ from scipy.optimize import minimize
 
 from privgraph.data.domain import Domain
 from privgraph.threads import single_threaded_blas
-from privgraph.mrf.inference import MAX_TREE_CELLS, flat_inference
+from privgraph.mrf.inference import flat_inference
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 
 
@@ -31,7 +31,7 @@ def fit_mle(
     init: Sequence[np.ndarray] | None = None,
     max_iter: int = 1000,
     tol: float = 1e-9,
-    max_cells: int = MAX_TREE_CELLS,
+    max_cells: int | None = None,
 ) -> MarkovRandomField:
     """Log-potentials maximising the likelihood of the given clique marginals.
 

@@ -21,8 +21,31 @@ from privgraph.mrf.junction import JunctionTree, junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
 
-#: Largest junction tree (total cells over its cliques) exact inference will build.
+#: Largest junction tree (total cells over its cliques) exact inference will build; read
+#: when each call runs (a ``max_cells`` of None), so one setting governs fits, sampling and
+#: the reports of which ran (:func:`is_exact`).
 MAX_TREE_CELLS = 5_000_000
+
+
+def tree_limit(max_cells: int | None) -> int:
+    """``max_cells``, or :data:`MAX_TREE_CELLS` as it is now when None.
+
+    >>> tree_limit(None) == MAX_TREE_CELLS, tree_limit(10)
+    (True, 10)
+    """
+    return MAX_TREE_CELLS if max_cells is None else max_cells
+
+
+def is_exact(domain: Domain, cliques: Sequence[Sequence[str]], max_cells: int | None = None) -> bool:
+    """Whether inference (and sampling) on a model over ``cliques`` is exact: True when their
+    junction tree holds at most ``max_cells`` cells (exact calibration, exact draws), False
+    when the fitters use loopy BP and the samplers Gibbs sampling.
+
+    >>> d = Domain.of(a=2, b=2, c=2)
+    >>> is_exact(d, [("a", "b"), ("b", "c")]), is_exact(d, [("a", "b"), ("b", "c")], max_cells=4)
+    (True, False)
+    """
+    return junction_tree(domain, tuple(tuple(c) for c in cliques)).cells <= tree_limit(max_cells)
 
 
 @dataclass(frozen=True)
@@ -38,7 +61,7 @@ class Beliefs:
     is_exact: bool
 
 
-def infer(model: MarkovRandomField, *, max_cells: int = MAX_TREE_CELLS) -> Beliefs:
+def infer(model: MarkovRandomField, *, max_cells: int | None = None) -> Beliefs:
     """Clique marginals and the log-partition function of ``model``.
 
     Examples
@@ -56,7 +79,7 @@ def infer_potentials(
     cliques: Sequence[tuple[str, ...]],
     potentials: Sequence[np.ndarray],
     *,
-    max_cells: int = MAX_TREE_CELLS,
+    max_cells: int | None = None,
 ) -> Beliefs:
     """:func:`infer` on raw log-potential arrays (the estimators' inner loops use this).
 
@@ -64,7 +87,7 @@ def infer_potentials(
     >>> b.marginals[1].round(12).tolist(), round(float(np.exp(b.log_partition)), 6)
     ([0.25, 0.75], 8.0)"""
     tree = junction_tree(domain, tuple(cliques))
-    if tree.cells <= max_cells:
+    if tree.cells <= tree_limit(max_cells):
         beliefs, log_z = calibrate(tree, potentials)
         return Beliefs(tuple(clique_marginals(tree, beliefs)), log_z, True)
     marginals, log_z, _ = loopy_beliefs(domain, cliques, potentials)
@@ -76,7 +99,7 @@ def flat_inference(
     cliques: Sequence[tuple[str, ...]],
     groups: Sequence[int],
     *,
-    max_cells: int = MAX_TREE_CELLS,
+    max_cells: int | None = None,
 ) -> Callable[[np.ndarray], tuple[np.ndarray, float]]:
     """The inner loop of the fitters: flat group log-potentials to flat group marginals.
 
@@ -97,7 +120,7 @@ def flat_inference(
     tree = junction_tree(domain, cliques)
     shapes = _group_shapes(domain, cliques, groups)
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-    if tree.cells > max_cells:
+    if tree.cells > tree_limit(max_cells):
         return _loopy_inference(domain, cliques, groups, shapes, sizes)
     rows, cols = parameter_map(tree, groups, sizes)
     plan, cells, params = scaled_plan(tree), tree.cells, int(sizes[-1])

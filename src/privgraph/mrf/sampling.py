@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privgraph.mrf.inference import MAX_TREE_CELLS
+from privgraph.mrf.inference import tree_limit
 from privgraph.mrf.calibration import calibrate
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
@@ -17,13 +17,37 @@ from privgraph.mrf.model import MarkovRandomField
 #: ``sample_model``'s methods: i.i.d. draws, or controlled rounding within each separator value.
 SAMPLE_METHODS = ("sample", "round")
 
+#: What each path of :func:`sampling_path` does, in the words of a report.
+SAMPLING_PATHS = {
+    "round": "exactly from the model by controlled rounding through its junction tree (each value's count "
+             "within one of the model's)",
+    "sample": "exactly from the model, i.i.d., through its junction tree",
+    "gibbs": "approximately, by Gibbs sampling (the model's junction tree is too large for exact draws; "
+             "controlled rounding was not possible)",
+}
+
+
+def sampling_path(model: MarkovRandomField, method: str, max_cells: int | None = None) -> str:
+    """The path :func:`sample_model` takes for ``method``: ``"gibbs"`` when the model's
+    junction tree exceeds ``max_cells`` (:data:`~privgraph.mrf.inference.MAX_TREE_CELLS`
+    when None), else ``method`` itself (``"round"`` or ``"sample"``).
+
+    >>> from privgraph.data.domain import Domain
+    >>> m = MarkovRandomField.of(Domain.of(a=2, b=3), ["a,b"])
+    >>> sampling_path(m, "round"), sampling_path(m, "round", max_cells=5)
+    ('round', 'gibbs')
+    """
+    if method not in SAMPLE_METHODS:
+        raise ValueError(f"sampling method must be one of {SAMPLE_METHODS}, got {method!r}")
+    return "gibbs" if junction_tree(model.domain, model.cliques).cells > tree_limit(max_cells) else method
+
 
 def sample_model(
     model: MarkovRandomField,
     n: int,
     *,
     rng: np.random.Generator,
-    max_cells: int = MAX_TREE_CELLS,
+    max_cells: int | None = None,
     gibbs_sweeps: int = 500,
     method: str = "sample",
 ) -> np.ndarray:
@@ -53,7 +77,7 @@ def sample_model(
 
 
 def sample_chunks(model: MarkovRandomField, n: int, chunk: int, *, rng: np.random.Generator,
-                  max_cells: int = MAX_TREE_CELLS, gibbs_sweeps: int = 500, method: str = "sample"):
+                  max_cells: int | None = None, gibbs_sweeps: int = 500, method: str = "sample"):
     """:func:`sample_model`'s ``n`` records in arrays of at most ``chunk`` rows (one array
     when ``n`` is 0), the junction tree built and calibrated once: memory of a chunk, time of
     one set-up. Controlled rounding (``method="round"``) rounds within each chunk.
@@ -65,11 +89,10 @@ def sample_chunks(model: MarkovRandomField, n: int, chunk: int, *, rng: np.rando
     """
     if n < 0:
         raise ValueError(f"number of records n must be >= 0, got {n!r}")
-    if method not in SAMPLE_METHODS:
-        raise ValueError(f"sampling method must be one of {SAMPLE_METHODS}, got {method!r}")
+    path = sampling_path(model, method, max_cells)
     sizes = [min(chunk, n - start) for start in range(0, n, max(1, chunk))] or [0]
     tree = junction_tree(model.domain, model.cliques)
-    if tree.cells > max_cells:
+    if path == "gibbs":
         for size in sizes:
             yield gibbs_sample(model, size, rng=rng, sweeps=gibbs_sweeps)
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost
+from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost, guarantee
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon  # noqa: F401 (doctests)
 
 _TOLERANCE = 1e-12
@@ -78,11 +78,7 @@ class Budget:
         return self._ledger
 
     def _compose(self, ledger: Ledger) -> PrivacyCost:
-        if self.composition == "basic":
-            return ledger.total("basic")
-        if self.composition == "optimal" and self.delta == 0:
-            return ledger.total("basic")  # pure budget: optimal composition at delta 0 is basic
-        return ledger.total(self.composition, delta=self.delta)
+        return guarantee(ledger, self.composition, self.delta)
 
     def spent(self) -> PrivacyCost:
         return self._compose(self._ledger)

@@ -186,6 +186,26 @@ class Ledger:
         ]
 
 
+def guarantee(ledger: Ledger, method: str, delta: float | None) -> PrivacyCost:
+    """The guarantee ``ledger`` has under a budget composed by ``method`` at target ``delta``.
+
+    The one rule, shared by :class:`~privgraph.privacy.Budget` and every report of a
+    result: ``basic`` sums the charges (it needs no target), as does ``optimal`` at
+    ``delta`` 0 or None (pure charges compose optimally by their sum); every other method
+    composes to the target ``delta``.
+
+    >>> c = Charge("laplace", 0.1, 0.0, Neighbours.ADD_REMOVE, sensitivity=1.0)
+    >>> tuple(guarantee(Ledger.of(c.times(10)), "optimal", 0.0))
+    (1.0, 0.0)
+    >>> cost = guarantee(Ledger.of(c.times(100)), "optimal", 1e-6)
+    >>> round(cost.epsilon, 3), cost.delta, cost.method
+    (4.775, 1e-06, 'optimal')
+    """
+    if method == "basic" or (method == "optimal" and not delta):
+        return ledger.total("basic")
+    return ledger.total(method, delta=delta)
+
+
 def merge(ledgers: Iterable[Ledger]) -> Ledger:
     """Concatenate several ledgers.
 

@@ -126,6 +126,11 @@ class PrivateRelease(PrivateEstimator):
     n_rows_ : int
         The number of rows: public under replace-one; under add/remove the noisy tables'
         estimate (post-processing), which is also the default number of synthetic rows.
+    is_exact_ : bool
+        Whether the model's inference was exact (junction tree) or approximate (loopy BP).
+    sampling_ : str
+        Set by :meth:`sample`: the path its last call took, ``"round"``, ``"sample"`` or
+        ``"gibbs"`` (the model too large for exact draws: then no rounding).
 
     Examples
     --------
@@ -278,6 +283,7 @@ class PrivateRelease(PrivateEstimator):
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
         self.structure_kind_, self.composition_ = prediction.structure, composition
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
+        self.is_exact_ = params.is_exact_
         return self
 
     def _fit_tree(self, engine, domain, prediction: ReleasePlan | None, budget: Budget | None, *,
@@ -341,7 +347,9 @@ class PrivateRelease(PrivateEstimator):
         n = self.n_rows_ if n is None else n
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
-        return self.parameters_.sample(int(n), random_state=random_state, method=method)
+        rows = self.parameters_.sample(int(n), random_state=random_state, method=method)
+        self.sampling_ = self.parameters_.sampling_
+        return rows
 
     def marginal(self, columns) -> np.ndarray:
         """The fitted model's probability table over ``columns``."""

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data.frontdoor import level_codes
+from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.release.tree import proportions
 
 #: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
@@ -46,16 +47,18 @@ def privacy_summary(release) -> dict:
     """The privacy facts every output carries: relation, totals, ledger rows, caveats; the
     number of rows as ``n_rows_public`` (replace-one) or ``n_rows_estimated`` (add/remove:
     estimated from the noisy tables, post-processing)."""
-    total = release.ledger_.total(release.composition_, release.delta or None)
+    from privgraph.privacy.ledger import guarantee
+
+    total = guarantee(release.ledger_, release.composition_, release.delta)
     rows = "n_rows_public" if relation(release) == "replace_one" else "n_rows_estimated"
     return {"neighbours": relation(release), rows: release.n_rows_, "epsilon": total.epsilon,
             "delta": total.delta, "composition": total.method, "ledger": release.ledger_.rows(),
             "caveats": list(release.ledger_.caveats)}
 
 
-def release_writers(release, synthetic, paths: dict[str, Path], sampling: str = "round") -> dict:
-    """``{path: writer}`` for every output of a fitted release and its synthetic rows (drawn
-    from the model by ``sampling``, a method of :func:`~privgraph.mrf.sample_model`)."""
+def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
+    """``{path: writer}`` for every output of a fitted release and its synthetic rows, drawn
+    by ``release.sample`` (the report names the path that ran, ``release.sampling_``)."""
     from privgraph.graphs.export import drawing_writer, graph_writer
 
     privacy = privacy_summary(release)
@@ -68,17 +71,36 @@ def release_writers(release, synthetic, paths: dict[str, Path], sampling: str = 
         paths["graph_dot"]: graph_writer(release.graph_, ".dot", privacy),
         paths["graph_png"]: drawing_writer(release.graph_, "png", title=f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"),
         paths["model"]: _text(json.dumps(model)),
-        paths["ledger"]: _text(json.dumps(privacy, indent=1)),
+        paths["ledger"]: _text(json.dumps(privacy | {"accounting_methods_compared": method_comparison(release)},
+                                          indent=1)),
         paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
         paths["budget_png"]: _budget_plot(release),
         paths["marginals_png"]: _marginals_plot(checks),
-        paths["report"]: _text(report_markdown(release, checks, paths, sampling)),
+        paths["report"]: _text(report_markdown(release, checks, paths)),
     }
     if paths["synthetic"].suffix == ".parquet":
         writers[paths["synthetic"]] = lambda tmp: synthetic.to_parquet(tmp, index=False)
     else:
         writers[paths["synthetic"]] = lambda tmp: synthetic.to_csv(tmp, index=False)
     return writers
+
+
+def method_comparison(release) -> dict:
+    """The release's ledger totalled by every accounting method at its delta, for
+    ledger.json: a comparison of methods, not the guarantee (which is ``epsilon``, ``delta``
+    and ``composition`` beside it). A method that gives no finite total is None."""
+    from privgraph.privacy.ledger import METHODS, guarantee
+
+    out = {"note": "each accounting method's total of the same charges; the guarantee is the "
+                   "release's own composition (the top-level epsilon, delta, composition)"}
+    for method in METHODS:
+        try:
+            cost = guarantee(release.ledger_, method, release.delta or None)
+        except ValueError:
+            cost = None
+        finite = cost is not None and np.isfinite(cost.epsilon)
+        out[method] = {"epsilon": cost.epsilon, "delta": cost.delta} if finite else None
+    return out
 
 
 def _text(text: str):
@@ -188,13 +210,18 @@ def _marginals_plot(checks):
     return lambda tmp: fig.savefig(tmp, format="png", dpi=100)
 
 
-#: How the report names each sampling method of :func:`~privgraph.mrf.sample_model`.
-_SAMPLING = {"sample": "i.i.d. from the model",
-             "round": "from the model by controlled rounding (each value's count within one of the model's)"}
+def what_ran(release) -> str:
+    """The report's account of what actually ran: the structure the planner chose, the
+    model's inference (exact or approximate) and the path the synthetic rows took."""
+    inference = ("exact (junction tree)" if release.is_exact_ else
+                 "approximate (loopy belief propagation: the junction tree exceeds the exact-inference limit)")
+    return (f"- Structure: {_STAGE_NAMES[release.structure_kind_]} (asked for: {release.structure}).\n"
+            f"- Model's inference: {inference}.\n"
+            f"- Synthetic rows: drawn {SAMPLING_PATHS[release.sampling_]}.")
 
 
-def report_markdown(release, checks, paths, sampling: str = "round") -> str:
-    """The report: what was released, at what cost, what is private and what is not."""
+def report_markdown(release, checks, paths) -> str:
+    """The report: what was released, at what cost, what ran, what is private and what is not."""
     p = privacy_summary(release)
     eps = stage_epsilons(release)
     caveats = "\n".join(f"- **NOT PRIVATE:** {c}" for c in p["caveats"]) or "- none"
@@ -210,6 +237,10 @@ def report_markdown(release, checks, paths, sampling: str = "round") -> str:
 **Guarantee**: ({p['epsilon']:.4g}, {p['delta']:.3g})-differential privacy under {unit}, composed by
 {p['composition']} composition over every charge in `{paths['ledger'].name}`.
 
+## What ran
+
+{what_ran(release)}
+
 ## What is private and what is not
 
 - Private (covered by the guarantee): the graph, the model, the synthetic rows, the released
@@ -217,8 +248,8 @@ def report_markdown(release, checks, paths, sampling: str = "round") -> str:
   the ledger.
 - Public (not protected, by assumption): the domain codebook (names, levels, order), {public_n}the
   parameters of the run (epsilon, split, cap, alpha).
-- The synthetic rows are drawn {_SAMPLING[sampling]}; they are not records of the
-  data and carry no more information than the model.
+- The synthetic rows are drawn from the model; they are not records of the data and
+  carry no more information than the model.
 - Caveats:
 {caveats}
 
@@ -229,7 +260,7 @@ def report_markdown(release, checks, paths, sampling: str = "round") -> str:
 {_size_row(release, eps)}| 1 structure | {_structure_row(release)} | {eps['structure']:.4g} |
 | 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
 | 3 parameters | {_parameters_row(release)} | {eps['parameters']:.4g} |
-| 4 synthetic rows | {_SAMPLING[sampling]} | 0 |
+| 4 synthetic rows | drawn {SAMPLING_PATHS[release.sampling_]} | 0 |
 
 Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together they cost
 ({p['epsilon']:.4g}, {p['delta']:.3g}) by {p['composition']} composition, which for Gaussian
@@ -258,5 +289,5 @@ Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together the
 """
 
 
-__all__ = ["FILES", "marginal_checks", "privacy_summary", "relation", "release_outputs", "release_writers",
-           "report_markdown", "stage_epsilons"]
+__all__ = ["FILES", "marginal_checks", "method_comparison", "privacy_summary", "relation", "release_outputs",
+           "release_writers", "report_markdown", "stage_epsilons", "what_ran"]

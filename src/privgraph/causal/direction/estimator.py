@@ -90,8 +90,10 @@ class DirectionResult:
     scores : dict
         The private scores ``{"x->y": s, "y->x": s}`` (None where undecided); smaller wins.
     confidence : float or None
-        An *estimate* of the probability that the noise has not flipped the decision:
-        Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private* margin.
+        An *estimate* of the probability that the privacy noise has not flipped the
+        decision: Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private*
+        margin. It covers the privacy noise only, not the scores' sampling error: not a
+        confidence in the direction (the command line calls it "P(noise kept the order)").
     score, privacy : str
         The score and the privacy mode used.
     """
@@ -346,10 +348,14 @@ class PrivateANM(PrivateEstimator):
     scores_ : dict
         The private scores.
     confidence_ : float or None
-        Estimated probability that the noise did not flip the decision (Theorem 3 / 5 at
-        the private margin): an estimate, not a guarantee.
+        Estimated probability that the privacy noise did not flip the decision (Theorem 3 /
+        5 at the private margin): an estimate, not a guarantee, and blind to sampling error
+        (see :attr:`DirectionResult.confidence`).
     ledger_ : Ledger
         What was released and what it cost.
+    composition_ : str
+        How :attr:`ledger_` composes to the fit's guarantee: ``"basic"`` (one charge under
+        ``privacy="record"``; the score releases summed otherwise).
 
     Examples
     --------
@@ -406,6 +412,7 @@ class PrivateANM(PrivateEstimator):
         self.result_ = result
         self.direction_, self.scores_, self.confidence_, self.ledger_ = (
             result.direction, result.scores, result.confidence, ledger)
+        self.composition_ = "basic"
         return self
 
     def privacy_plan(self, n_rows: int) -> Ledger:
