@@ -158,9 +158,9 @@ def test_fit_mrf_prints_no_row_count_under_add_remove(monkeypatch, capsys, tmp_p
 
 
 @pytest.mark.parametrize("content,message", [
-    ("a,a,b\n1,2,3\n", "names columns ['a'] more than once"),
-    ("", "is empty: expected a header line"),
-    ("x,y\n1,2\n", "not in"),
+    ("a,a,b\n1,2,3\n", "names a column more than once"),
+    ("", "is empty or its header (line 1) does not parse: expected a header line"),
+    ("x,y\n1,2\n", "does not name the codebook's columns ['a', 'b']"),
 ])
 def test_bad_data_files_are_one_line_errors(monkeypatch, capsys, tmp_path, content, message):
     path = tmp_path / "d.csv"
