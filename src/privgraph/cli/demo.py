@@ -15,8 +15,9 @@ def demo(
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
 ) -> None:
     """Release statistics of a synthetic dataset under one budget and print the ledger."""
-    if rows < 1:
-        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
+    from privgraph.cli.options import check_options
+
+    check_options(epsilon=epsilon, delta=delta, rows=rows, seed=seed)
     import numpy as np
 
     from privgraph.cli.ledger_table import print_ledger

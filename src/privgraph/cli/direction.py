@@ -115,6 +115,9 @@ def direction(
     from privgraph.data import DomainRequired
     from privgraph.data.frontdoor import how_to_get_a_domain
 
+    from privgraph.cli.options import check_options
+
+    check_options(epsilon=epsilon, delta=delta, seed=seed)
     if x == y:
         raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)

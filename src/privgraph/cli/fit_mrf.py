@@ -42,9 +42,10 @@ def fit_mrf(
     from privgraph.data.frontdoor import open_file
     from privgraph.mrf import PrivateMRF
 
+    from privgraph.cli.options import check_options
+
     console = Console()
-    if synthetic and synthetic[0] < 1:
-        raise ValueError(f"--synthetic needs a positive number of records, got {synthetic[0]}")
+    check_options(epsilon=epsilon, delta=delta, seed=seed, synthetic=synthetic[0] if synthetic else None)
     check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
     if engine == "spark" and (method == "psgd" or individual is not None):
         raise ValueError("--engine spark counts tables: psgd and --individual need --engine duckdb")

@@ -42,11 +42,12 @@ def release(
     from privgraph.release import PrivateRelease
     from privgraph.release.report import release_outputs, release_writers
 
+    from privgraph.cli.options import check_options
+
     console = Console()
+    check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, rows=rows, seed=seed)
     if not out.is_dir():
         raise FileNotFoundError(f"--out {str(out)!r} is not an existing directory")
-    if rows is not None and rows < 1:
-        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
     from privgraph.mrf.sampling import SAMPLE_METHODS
 
     if sampling not in SAMPLE_METHODS:

@@ -22,10 +22,10 @@ def sample(
     domain_out: Optional[Path] = typer.Option(None, "--domain-out", help="Also write the network's domain codebook here (.json)."),
 ) -> None:
     """Write rows sampled from a bundled network (and its domain codebook)."""
+    from privgraph.cli.options import check_options, check_sample_memory
     from privgraph.outputs import check_outputs, write_all
 
-    if samples < 1:
-        raise ValueError(f"--samples must be a positive number of rows, got {samples}")
+    check_options(samples=samples, seed=seed)
     check_outputs({"OUT": (out, (".csv", ".parquet")), "--domain-out": (domain_out, (".json",))})
     import json
 
@@ -35,6 +35,7 @@ def sample(
     from privgraph.datasets import load_network, sample_frame
 
     net = load_network(network)
+    check_sample_memory(samples, len(net.domain.names), "sample")
     frame = sample_frame(net, samples, np.random.default_rng(seed), labels=True)
     writers = {out: (lambda tmp: frame.to_parquet(tmp)) if out.suffix.lower() == ".parquet"
                else (lambda tmp: frame.to_csv(tmp, index=False))}
