@@ -108,6 +108,7 @@ def direction(
     pair_column: Optional[str] = typer.Option(None, help="Long table: the column naming each pair."),
     out: Optional[Path] = typer.Option(None, help="Write the results here (.json or .csv), atomically."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
@@ -121,7 +122,7 @@ def direction(
     if x == y:
         raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
-    check_outputs({"--out": (out, (".json", ".csv"))})
+    check_outputs({"--out": (out, (".json", ".csv"))}, overwrite=overwrite)
     if seed is not None:
         console.print("[yellow]seeded sampler: reproducible noise, NOT private (experiments only)[/]")
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)

@@ -43,6 +43,7 @@ def discover(
     out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml, or any name with --format)."),
     fmt: Optional[str] = typer.Option(None, "--format", help="Format of --out: json, dot or graphml (default: from its suffix)."),
     plot: Optional[Path] = typer.Option(None, help="Draw the CPDAG to this image (.png, .svg or .pdf)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Learn a causal graph (CPDAG) under a total privacy budget."""
     from privgraph.causal import PrivPC
@@ -57,7 +58,7 @@ def discover(
     console = Console()
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
-    check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
+    check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)}, overwrite=overwrite)
     with Console(stderr=True).status(f"{method}: reading {data or network}"):
         X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,

@@ -35,6 +35,7 @@ def fit_mrf(
     out: Optional[Path] = typer.Option(None, help="Write the model here: .json (with its ledger) or .uai (the UAI MARKOV format)."),
     synthetic: Optional[Tuple[int, Path]] = typer.Option(None, help="N PATH: write N synthetic records as CSV."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy ledger."""
     from privgraph.cli.inputs import INFER_NOTICE, public_file
@@ -46,7 +47,8 @@ def fit_mrf(
 
     console = Console()
     check_options(epsilon=epsilon, delta=delta, seed=seed, synthetic=synthetic[0] if synthetic else None)
-    check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
+    check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))},
+                  overwrite=overwrite)
     if engine == "spark" and (method == "psgd" or individual is not None):
         raise ValueError("--engine spark counts tables: psgd and --individual need --engine duckdb")
     data, public = public_file(data, domain, infer_domain, engine)
