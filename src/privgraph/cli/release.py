@@ -47,6 +47,10 @@ def release(
 
     console = Console()
     check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, rows=rows, seed=seed)
+    from privgraph.privacy import Neighbours
+    from privgraph.release.planner import check_splittable
+
+    check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
     check_empty_directory(out, flag="--out", overwrite=overwrite)
     from privgraph.mrf.sampling import SAMPLE_METHODS
 
