@@ -58,11 +58,13 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] 
     return target
 
 
-def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence[str]]]) -> dict[str, Path]:
+def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence[str]]], *,
+                  overwrite: bool = False) -> dict[str, Path]:
     """Check every output a command was asked for, and that no two name the same file.
 
     ``outputs`` maps each flag to ``(path or None, allowed suffixes)``; a ``None`` path
-    (the option was not given) is skipped. Returns the checked paths by flag.
+    (the option was not given) is skipped. A file that exists already is refused unless
+    ``overwrite`` (``--overwrite``). Returns the checked paths by flag.
 
     Examples
     --------
@@ -74,9 +76,17 @@ def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence
     Traceback (most recent call last):
     ...
     ValueError: --out and --synthetic both name '...r.csv'; give each output its own file
+    >>> _ = (d / "g.json").write_text("{}")
+    >>> check_outputs({"--out": (d / "g.json", (".json",))})
+    Traceback (most recent call last):
+    ...
+    ValueError: --out '...g.json' exists already; give --overwrite to replace it
     """
     checked = {flag: check_output(path, flag=flag, suffixes=suffixes)
                for flag, (path, suffixes) in outputs.items() if path is not None}
+    if not overwrite and (taken := [(f, p) for f, p in checked.items() if p.exists()]):
+        flag, path = taken[0]
+        raise ValueError(f"{flag} {str(path)!r} exists already; give --overwrite to replace it")
     seen: dict[Path, str] = {}
     for flag, path in checked.items():
         key = path.resolve()
@@ -84,6 +94,27 @@ def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence
             raise ValueError(f"{seen[key]} and {flag} both name {str(path)!r}; give each output its own file")
         seen[key] = flag
     return checked
+
+
+def check_empty_directory(path: str | os.PathLike, *, flag: str, overwrite: bool = False) -> Path:
+    """``path`` if it is an existing directory that is empty (or ``overwrite``), else a one-line error.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> check_empty_directory(d, flag="--out") == d
+    True
+    >>> _ = (d / "report.md").write_text("old")
+    >>> check_empty_directory(d, flag="--out")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out '...' is not empty; give --overwrite to write over what is in it
+    """
+    target = Path(os.fspath(path))
+    if not target.is_dir():
+        raise FileNotFoundError(f"{flag} {str(target)!r} is not an existing directory")
+    if not overwrite and any(target.iterdir()):
+        raise ValueError(f"{flag} {str(target)!r} is not empty; give --overwrite to write over what is in it")
+    return target
 
 
 def write_all(writers: Mapping[str | os.PathLike, Writer]) -> list[Path]:

@@ -85,7 +85,7 @@ def test_bad_input_is_one_line_naming_it():
     assert "Traceback" not in out.stderr
     result = CliRunner().invoke(app, ["audit", "--mechanism", "laplace", "--alpha", "0"])
     assert isinstance(result.exception, ValueError)
-    assert str(result.exception) == "alpha must be in (0, 1), got 0.0"
+    assert str(result.exception) == "--alpha must lie in (0, 1), got 0.0"
 
 
 def test_unknown_group_is_named_in_the_error():

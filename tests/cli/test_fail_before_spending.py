@@ -198,7 +198,7 @@ def test_direction_refuses_one_column_as_both_variables(monkeypatch, capsys, no_
 
 def test_errors_name_the_flag_or_column(monkeypatch, capsys, tmp_path):
     status, _, err = run_main(monkeypatch, capsys, "demo", "--rows", -5)
-    assert status == 2 and "--rows must be a positive number" in err and "dimensions" not in err, err
+    assert status == 2 and "--rows must be an integer >= 1, got -5" in err and "dimensions" not in err, err
     path = tmp_path / "t.csv"
     pd.DataFrame({"age": ["young", "old"] * 150, "b": np.arange(300.0)}).to_csv(path, index=False)
     status, _, err = run_main(monkeypatch, capsys, "direction", path, "--x", "age", "--y", "b", "--epsilon", 1,

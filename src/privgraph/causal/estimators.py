@@ -35,7 +35,7 @@ from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton
 from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
-from privgraph.data.tables import Tables
+from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler
@@ -199,7 +199,9 @@ class PrivPC(PrivateEstimator):
         if self._checked() is AR and self.method != "pc":
             return self._fit_add_remove(X, names=names, domain=domain, infer_domain=infer_domain, budget=budget,
                                         on_level=on_level)
-        tables = Tables.from_engine(as_engine(X, names, domain=domain, infer_domain=infer_domain))
+        engine = as_engine(X, names, domain=domain, infer_domain=infer_domain)
+        self._plan_before_reading(engine)
+        tables = Tables.from_engine(engine)
         check_data(tables)
         method, test = self.method, choose_ci_test(self.ci_test, tables.domain, self.degenerate)
         cond = self._max_cond_size(tables)
@@ -235,6 +237,18 @@ class PrivPC(PrivateEstimator):
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
         self.ci_test_ = test.name if hasattr(test, "name") else type(test).__name__
         return self
+
+    def _plan_before_reading(self, engine) -> None:
+        """Refuse a budget too small from public facts before any row of a wide table is read.
+
+        A table too wide to count jointly is read as its distinct rows (one grouped query
+        over every column: seconds at 1,000 columns) before the decider is made, and the
+        decider's refusal needs only the domain and n (public under replace-one, one count).
+        So its plan is made first; a plan that is affordable is remembered by the decider.
+        """
+        if self.method in ("pc", "em-pc") or engine.domain.cells(engine.domain.names) <= MAX_JOINT_CELLS:
+            return
+        self.privacy_plan(engine.domain, int(engine.counts([])))
 
     def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
         """Add/remove: the size released, then the replace-one method on the data resized to

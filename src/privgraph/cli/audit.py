@@ -59,8 +59,9 @@ def audit(
     """Audit the privacy mechanisms empirically: a lower bound on each epsilon, never a proof."""
     from privgraph.audit import find_cases
 
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    from privgraph.cli.options import check_options
+
+    check_options(alpha=alpha, seed=seed)
     if group not in ("all", "primitives", "estimators", "refusals"):
         raise ValueError(f"unknown group {group!r}; choose from primitives, estimators, refusals, all")
     console = Console()

@@ -18,8 +18,9 @@ def demo(
     compositions: bool = COMPOSITIONS,
 ) -> None:
     """Release statistics of a synthetic dataset under one budget and print its guarantee."""
-    if rows < 1:
-        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
+    from privgraph.cli.options import check_options
+
+    check_options(epsilon=epsilon, delta=delta, rows=rows, seed=seed)
     import numpy as np
 
     from privgraph.cli.guarantee import print_privacy

@@ -115,6 +115,7 @@ def direction(
     out: Optional[Path] = typer.Option(None, help="Write the results here (.json or .csv), atomically."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     compositions: bool = COMPOSITIONS,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
@@ -122,10 +123,13 @@ def direction(
     from privgraph.data import DomainRequired
     from privgraph.data.frontdoor import how_to_get_a_domain
 
+    from privgraph.cli.options import check_options
+
+    check_options(epsilon=epsilon, delta=delta, seed=seed)
     if x == y:
         raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
-    check_outputs({"--out": (out, (".json", ".csv"))})
+    check_outputs({"--out": (out, (".json", ".csv"))}, overwrite=overwrite)
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):
         raise ValueError("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")

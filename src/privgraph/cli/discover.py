@@ -44,16 +44,22 @@ def discover(
     fmt: Optional[str] = typer.Option(None, "--format", help="Format of --out: json, dot or graphml (default: from its suffix)."),
     plot: Optional[Path] = typer.Option(None, help="Draw the CPDAG to this image (.png, .svg or .pdf)."),
     compositions: bool = COMPOSITIONS,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Learn a causal graph (CPDAG) under a total privacy budget."""
     from privgraph.causal import PrivPC
     from privgraph.graphs.export import DRAWING_SUFFIXES, GRAPH_SUFFIXES
     from privgraph.outputs import check_outputs
 
+    from privgraph.cli.options import check_options
+
+    check_options(samples=samples if network is not None else None, epsilon=epsilon, delta=delta, alpha=alpha,
+                  max_cond_size=max_cond_size, max_rounds=max_rounds, orient_share=orient_share, seed=seed,
+                  data_seed=data_seed)
     console = Console()
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
-    check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)})
+    check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)}, overwrite=overwrite)
     with Console(stderr=True).status(f"{method}: reading {data or network}"):
         X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
@@ -91,9 +97,10 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
     from privgraph.datasets import load_network, sample_frame
     from privgraph.graphs import CPDAG
 
-    if samples < 1:
-        raise ValueError(f"--samples must be positive, got {samples}")
+    from privgraph.cli.options import check_sample_memory
+
     net = load_network(network)
+    check_sample_memory(samples, len(net.domain.names), "discover")
     frame = sample_frame(net, samples, np.random.default_rng(data_seed))
     return (frame, None, False), CPDAG.from_dag(net.to_networkx()), f"{network} ({samples} rows)"
 

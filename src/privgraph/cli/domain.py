@@ -28,6 +28,7 @@ def domain(
     check: Optional[Path] = typer.Option(None, help="Count the values of DATA outside this codebook (per column)."),
     columns: Optional[str] = typer.Option(None, help="Only these columns, comma-separated (draft only)."),
     ordinal: Optional[str] = typer.Option(None, help="Columns to draft as ordinal, comma-separated (numeric text in numeric order)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Draft a domain codebook from DATA, or check DATA against one (reads the data: NOT private)."""
     from privgraph.data.files import check_path
@@ -35,7 +36,7 @@ def domain(
 
     if (out is None) == (check is None):
         raise ValueError("give --out FILE (draft a codebook) or --check CODEBOOK (check DATA), exactly one")
-    check_outputs({"--out": (out, (".json",))})
+    check_outputs({"--out": (out, (".json",))}, overwrite=overwrite)
     path = check_path(data)
     console = Console(stderr=True)
     console.print(WARNING)

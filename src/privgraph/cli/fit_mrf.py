@@ -37,6 +37,7 @@ def fit_mrf(
     synthetic: Optional[Tuple[int, Path]] = typer.Option(None, help="N PATH: write N synthetic records as CSV."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     compositions: bool = COMPOSITIONS,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy guarantee."""
     from privgraph.cli.inputs import INFER_NOTICE, public_file
@@ -44,10 +45,12 @@ def fit_mrf(
     from privgraph.data.frontdoor import open_file
     from privgraph.mrf import PrivateMRF
 
+    from privgraph.cli.options import check_options
+
     console = Console()
-    if synthetic and synthetic[0] < 1:
-        raise ValueError(f"--synthetic needs a positive number of records, got {synthetic[0]}")
-    check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))})
+    check_options(epsilon=epsilon, delta=delta, seed=seed, synthetic=synthetic[0] if synthetic else None)
+    check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))},
+                  overwrite=overwrite)
     if engine == "spark" and (method == "psgd" or individual is not None):
         raise ValueError("--engine spark counts tables: psgd and --individual need --engine duckdb")
     data, public = public_file(data, domain, infer_domain, engine)

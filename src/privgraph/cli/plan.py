@@ -33,9 +33,10 @@ def plan(
     from privgraph.privacy import Neighbours
     from privgraph.release import plan_release
 
+    from privgraph.cli.options import check_options
+
+    check_options(rows=rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell)
     neighbours = Neighbours.parse(neighbours).value  # one spelling in the output
-    if rows < 1:
-        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
     if not domain.is_file():
         raise FileNotFoundError(f"--domain {str(domain)!r}: no such codebook file")
     public = read_codebook(domain)

@@ -36,26 +36,31 @@ def release(
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     neighbours: str = typer.Option("add_remove", help="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none) | replace_one (one row changed, the number of rows public)."),
     compositions: bool = COMPOSITIONS,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
     from privgraph.cli.guarantee import print_privacy
     from privgraph.data import resolve_domain
     from privgraph.data.files import check_path
-    from privgraph.outputs import check_outputs, write_all
+    from privgraph.outputs import check_empty_directory, check_outputs, write_all
     from privgraph.release import PrivateRelease
     from privgraph.release.report import release_outputs, release_writers
 
+    from privgraph.cli.options import check_options
+
     console = Console()
-    if not out.is_dir():
-        raise FileNotFoundError(f"--out {str(out)!r} is not an existing directory")
-    if rows is not None and rows < 1:
-        raise ValueError(f"--rows must be a positive number of rows, got {rows}")
+    check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, rows=rows, seed=seed)
+    from privgraph.privacy import Neighbours
+    from privgraph.release.planner import check_splittable
+
+    check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
+    check_empty_directory(out, flag="--out", overwrite=overwrite)
     from privgraph.mrf.sampling import SAMPLE_METHODS
 
     if sampling not in SAMPLE_METHODS:
         raise ValueError(f"--sampling must be one of {SAMPLE_METHODS}, got {sampling!r}")
     paths = release_outputs(out, data_format)
-    check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()})
+    check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
     if domain is not None and infer_domain:
         raise ValueError("give --domain or --infer-domain, not both")
     data = check_path(data)

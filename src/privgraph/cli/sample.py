@@ -20,13 +20,14 @@ def sample(
     samples: int = typer.Option(10_000, help="Number of rows."),
     seed: int = typer.Option(0, help="Seed of the sampler (public synthetic data, no privacy involved)."),
     domain_out: Optional[Path] = typer.Option(None, "--domain-out", help="Also write the network's domain codebook here (.json)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Write rows sampled from a bundled network (and its domain codebook)."""
+    from privgraph.cli.options import check_options, check_sample_memory
     from privgraph.outputs import check_outputs, write_all
 
-    if samples < 1:
-        raise ValueError(f"--samples must be a positive number of rows, got {samples}")
-    check_outputs({"OUT": (out, (".csv", ".parquet")), "--domain-out": (domain_out, (".json",))})
+    check_options(samples=samples, seed=seed)
+    check_outputs({"OUT": (out, (".csv", ".parquet")), "--domain-out": (domain_out, (".json",))}, overwrite=overwrite)
     import json
 
     import numpy as np
@@ -35,6 +36,7 @@ def sample(
     from privgraph.datasets import load_network, sample_frame
 
     net = load_network(network)
+    check_sample_memory(samples, len(net.domain.names), "sample")
     frame = sample_frame(net, samples, np.random.default_rng(seed), labels=True)
     writers = {out: (lambda tmp: frame.to_parquet(tmp)) if out.suffix.lower() == ".parquet"
                else (lambda tmp: frame.to_csv(tmp, index=False))}

@@ -149,6 +149,19 @@ def check_rate(rate: float, name: str = "rate") -> float:
     return float(rate)
 
 
+def check_share(share: float, name: str = "share") -> float:
+    """Return a share or probability as a float if it lies strictly between 0 and 1.
+
+    >>> check_share(0, "split")
+    Traceback (most recent call last):
+    ...
+    ValueError: split must lie in (0, 1), got 0
+    """
+    if _not_real(share) or not (0 < share < 1):
+        raise ValueError(f"{name} must lie in (0, 1), got {share!r}")
+    return float(share)
+
+
 def check_count(value: int, name: str, minimum: int = 1) -> int:
     """Return an integer count if it is an integer >= minimum.
 

@@ -194,6 +194,8 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     check_structure(structure)
     from privgraph.privacy import Neighbours
 
+    check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
+
     options = dict(split=split, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
                    max_relative_error=max_relative_error, rounds=rounds, usefulness=usefulness, structure=structure)
     if Neighbours.parse(neighbours) is Neighbours.REPLACE_ONE:
@@ -228,6 +230,56 @@ def _sized(domain: Domain, n: int, *, epsilon: float, delta: float, **options) -
                           f"the other stages share epsilon {rest:.4g} (together {epsilon:g} at delta {delta:g})",)
     return replace(plan, epsilon=epsilon, stages=(size,) + plan.stages, notes=notes, neighbours="add_remove",
                    size_epsilon=size_epsilon, stages_epsilon=rest)
+
+
+def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
+    """Refuse, in the caller's epsilon, a budget too small to split into a release's stages.
+
+    The stages' epsilons are derived (the size's 1% under add/remove, the structure's and
+    the parameters' shares, each through zCDP when ``delta > 0``); below some budget one of
+    them is not positive and a check deep inside would name that derived value (``epsilon
+    must be positive and finite, got -1e-06``). Public facts only; nothing is spent.
+
+    >>> check_splittable(1.0, 1e-6, sized=True)
+    >>> check_splittable(1e-4, 1e-6, sized=True)
+    Traceback (most recent call last):
+    ...
+    privgraph.causal.deciders.BudgetTooSmall: epsilon=0.0001 (delta=1e-06), the whole release's budget (--epsilon), is too small to split into its stages (the size, the structure, the parameters): one of them would get no positive epsilon; a release needs epsilon >= 0.0026
+    """
+    if _is_splittable(epsilon, delta, sized):
+        return
+    from privgraph.causal.deciders import BudgetTooSmall
+
+    lo, hi = epsilon, 2 * epsilon
+    while not _is_splittable(hi, delta, sized):
+        lo, hi = hi, 2 * hi
+    for _ in range(40):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (lo, mid) if _is_splittable(mid, delta, sized) else (mid, hi)
+    raise BudgetTooSmall(f"epsilon={epsilon:g} (delta={delta:g}), the whole release's budget (--epsilon), is too "
+                         f"small to split into its stages (the size, the structure, the parameters): one of them "
+                         f"would get no positive epsilon; a release needs epsilon >= {_round_up(hi):g}")
+
+
+def _round_up(x: float) -> float:
+    """``x`` rounded up to two significant digits.
+
+    >>> _round_up(0.002491), _round_up(120.0)
+    (0.0025, 120.0)
+    """
+    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return round(math.ceil(x / unit - 1e-9) * unit, 12)
+
+
+def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
+    """Whether every stage of a release at ``epsilon`` gets an epsilon above the zCDP margin."""
+    from privgraph.privacy.resize import size_epsilons
+    from privgraph.release.tree import _MARGIN
+
+    rest = size_epsilons(epsilon, delta, _size_composition(delta))[1] if sized else epsilon
+    if rest <= 2 * _MARGIN:
+        return False
+    return delta <= 0 or min(gauss_epsilons(rest, delta, min(SPLIT_GRID))) > 2 * _MARGIN
 
 
 def size_epsilon(epsilon: float, delta: float) -> float:

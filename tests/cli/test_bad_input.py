@@ -1,0 +1,103 @@
+"""Issue 25, part 4: each class of bad input is one line (exit 2) naming the input and what
+was expected, before anything is read, spent or written (README.md, "Bad input")."""
+
+import pytest
+
+from privgraph.data import Domain, write_codebook
+
+from tests.cli.test_fail_before_spending import never_fit, run_main
+
+
+@pytest.fixture
+def no_fit(monkeypatch):
+    from privgraph.causal import PrivPC
+    from privgraph.release import PrivateRelease
+
+    for cls in (PrivPC, PrivateRelease):
+        monkeypatch.setattr(cls, "fit", never_fit)
+
+
+@pytest.fixture
+def codebook(tmp_path):
+    path = tmp_path / "d.json"
+    write_codebook(Domain.of(a=2, b=2, c=2), path)
+    return path
+
+
+def one_line(status, out, err, *parts):
+    assert status == 2 and err.count("\n") == 1 and err.startswith("privgraph: error: "), (status, out, err)
+    assert "Traceback" not in err and all(p in err for p in parts), err
+
+
+@pytest.mark.parametrize("command", ["sample", "discover"])
+def test_samples_beyond_memory_are_refused_before_allocating(monkeypatch, capsys, no_fit, tmp_path, command):
+    out = tmp_path / "out"
+    out.mkdir()
+    args = {"sample": ["sample", "--network", "asia", "--samples", 10**12, out / "rows.csv"],
+            "discover": ["discover", "--network", "asia", "--samples", 10**12, "--out", out / "g.json"]}[command]
+    one_line(*run_main(monkeypatch, capsys, *args), "--samples 1000000000000 needs about", "bytes available")
+    assert list(out.iterdir()) == []
+
+
+OPTIONS = [
+    (["release", "DATA", "--domain", "CODEBOOK", "--epsilon", 1, "--out", "OUT", "--cap", 0], "--cap must be an integer >= 1, got 0"),
+    (["release", "DATA", "--domain", "CODEBOOK", "--epsilon", 1, "--out", "OUT", "--rows", 0], "--rows must be an integer >= 1"),
+    (["release", "DATA", "--domain", "CODEBOOK", "--epsilon", 1, "--out", "OUT", "--split", 1.5], "--split must lie in (0, 1)"),
+    (["release", "DATA", "--domain", "CODEBOOK", "--epsilon", "inf", "--out", "OUT"], "--epsilon must be positive and finite"),
+    (["release", "DATA", "--domain", "CODEBOOK", "--epsilon", 1, "--delta", 1, "--out", "OUT"], "--delta must lie in [0, 1)"),
+    (["discover", "--network", "asia", "--samples", 0, "--out", "OUT/g.json"], "--samples must be an integer >= 1"),
+    (["discover", "--network", "asia", "--max-cond-size", -1, "--out", "OUT/g.json"], "--max-cond-size must be an integer >= 0"),
+    (["discover", "--network", "asia", "--max-rounds", 0, "--out", "OUT/g.json"], "--max-rounds must be an integer >= 1"),
+    (["discover", "--network", "asia", "--alpha", 0, "--out", "OUT/g.json"], "--alpha must lie in (0, 1)"),
+    (["discover", "--network", "asia", "--orient-share", 1, "--out", "OUT/g.json"], "--orient-share must lie in (0, 1)"),
+    (["discover", "--network", "asia", "--data-seed", -1, "--out", "OUT/g.json"], "--data-seed must be an integer >= 0"),
+    (["plan", "--domain", "CODEBOOK", "--rows", 1000, "--epsilon", 1, "--effect", 0], "--effect must lie in (0, 1)"),
+    (["plan", "--domain", "CODEBOOK", "--rows", 1000, "--epsilon", 1, "--cell", 1], "--cell must lie in (0, 1)"),
+    (["sample", "--network", "asia", "--seed", -3, "OUT/rows.csv"], "--seed must be an integer >= 0"),
+]
+
+
+@pytest.mark.parametrize("args, message", OPTIONS, ids=[" ".join(map(str, a[:1] + a[-2:])) for a, _ in OPTIONS])
+def test_every_numeric_option_is_range_checked_up_front(monkeypatch, capsys, no_fit, tmp_path, codebook, args, message):
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "d.csv").write_text("a,b,c\n0,1,0\n")
+    swap = {"DATA": tmp_path / "d.csv", "CODEBOOK": codebook, "OUT": out}
+    args = [swap.get(a, a) if not (isinstance(a, str) and a.startswith("OUT/")) else out / a[4:] for a in args]
+    one_line(*run_main(monkeypatch, capsys, *args), message)
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["plan", "release"])
+def test_a_budget_too_small_to_split_speaks_in_the_users_epsilon(monkeypatch, capsys, no_fit, tmp_path, codebook, command):
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "d.csv").write_text("a,b,c\n0,1,0\n")
+    args = {"plan": ["plan", "--domain", codebook, "--rows", 5000, "--epsilon", 1e-4],
+            "release": ["release", tmp_path / "d.csv", "--domain", codebook, "--epsilon", 1e-4, "--out", out]}[command]
+    status, o, err = run_main(monkeypatch, capsys, *args)
+    one_line(status, o, err, "epsilon=0.0001", "--epsilon", "needs epsilon >= ")
+    assert "-1e-06" not in err and list(out.iterdir()) == []
+
+
+def test_an_existing_output_is_refused_unless_overwrite(monkeypatch, capsys, no_fit, tmp_path):
+    out = tmp_path / "g.json"
+    out.write_text("old")
+    one_line(*run_main(monkeypatch, capsys, "discover", "--network", "asia", "--samples", 2000, "--out", out),
+             "--out", "exists already; give --overwrite")
+    assert out.read_text() == "old"
+    rows = tmp_path / "rows.csv"
+    rows.write_text("old")
+    one_line(*run_main(monkeypatch, capsys, "sample", "--network", "asia", "--samples", 10, rows), "OUT", "--overwrite")
+    status, _, err = run_main(monkeypatch, capsys, "sample", "--network", "asia", "--samples", 10, rows, "--overwrite")
+    assert status == 0 and rows.read_text() != "old", err
+
+
+def test_a_non_empty_release_directory_is_refused_unless_overwrite(monkeypatch, capsys, no_fit, tmp_path, codebook):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.md").write_text("old")
+    (tmp_path / "d.csv").write_text("a,b,c\n0,1,0\n")
+    one_line(*run_main(monkeypatch, capsys, "release", tmp_path / "d.csv", "--domain", codebook, "--epsilon", 1,
+                       "--out", out), "is not empty; give --overwrite")
+    assert [p.name for p in out.iterdir()] == ["report.md"] and (out / "report.md").read_text() == "old"
