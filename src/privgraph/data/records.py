@@ -228,13 +228,13 @@ def check_header(path: Path, header: Sequence[str], names: Sequence[str]) -> Non
     ...     check_header(Path("d.csv"), ["no", "yes"], ["asia", "no"])
     ... except KeyError as err:
     ...     print(err.args[0])
-    data file 'd.csv': its header (line 1, 2 fields) does not name the codebook's column 'asia': expected a header naming every codebook column (or "header": false in the codebook's "csv")
+    data file 'd.csv': its header (line 1, 2 fields) does not name the codebook's column 'asia': expected a header naming every codebook column (or header: false in the codebook's csv object)
     """
     if missing := [n for n in names if n not in header]:
         which = f"column {missing[0]!r}" if len(missing) == 1 else f"columns {missing[:10]}"
         raise KeyError(f"data file {str(path)!r}: its header (line 1, {len(header)} fields) does not name the "
-                       f"codebook's {which}: expected a header naming every codebook column (or \"header\": false "
-                       "in the codebook's \"csv\")")
+                       f"codebook's {which}: expected a header naming every codebook column (or header: false in "
+                       "the codebook's csv object)")
 
 
 def _rx(char: str) -> str:
