@@ -101,3 +101,27 @@ def test_a_non_empty_release_directory_is_refused_unless_overwrite(monkeypatch, 
     one_line(*run_main(monkeypatch, capsys, "release", tmp_path / "d.csv", "--domain", codebook, "--epsilon", 1,
                        "--out", out), "is not empty; give --overwrite")
     assert [p.name for p in out.iterdir()] == ["report.md"] and (out / "report.md").read_text() == "old"
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace_one"])
+def test_a_codebook_that_matches_no_value_is_named_from_the_released_model(monkeypatch, capsys, tmp_path, neighbours):
+    """True/False in the file against levels 0/1: every value is recoded to the first level, and
+    the release says so from its own synthetic rows (post-processing); a matching codebook
+    says nothing."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ["a,b"] + [f"{'True' if x else 'False'},{y}" for x, y in rng.integers(0, 2, size=(5000, 2))]
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    notes = {}
+    for name, levels in {"bad": ((0, 1), ("0", "1")), "good": ((False, True), ("0", "1"))}.items():
+        write_codebook(Domain(("a", "b"), (2, 2), levels=levels), tmp_path / f"{name}.json")
+        (tmp_path / name).mkdir()
+        status, out, err = run_main(monkeypatch, capsys, "release", tmp_path / "d.csv", "--domain",
+                                    tmp_path / f"{name}.json", "--epsilon", 1, "--seed", 0, "--neighbours",
+                                    neighbours, "--out", tmp_path / name)
+        assert status == 0, err
+        notes[name] = " ".join(out.split())
+    assert "first level of column(s) a (" in notes["bad"] and "% at '0')" in notes["bad"], notes["bad"]
+    assert " b (" not in notes["bad"]
+    assert "first level" not in notes["good"]

@@ -41,6 +41,7 @@ def release(
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
     from privgraph.cli.guarantee import print_privacy
     from privgraph.data import resolve_domain
+    from privgraph.data.frontdoor import first_level_notice
     from privgraph.data.files import check_path
     from privgraph.outputs import check_empty_directory, check_outputs, write_all
     from privgraph.release import PrivateRelease
@@ -76,5 +77,18 @@ def release(
         write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
                   f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")
+    if notice := first_level_notice(est.domain_, first_level_shares(est.domain_, synthetic)):
+        console.print(notice)
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+def first_level_shares(domain, synthetic) -> dict[str, float]:
+    """The share of the synthetic rows at each discrete column's first level (the rows are
+    released: post-processing)."""
+    from privgraph.data.codebook import level_text
+    from privgraph.data.domain import Kind
+
+    return {name: float((synthetic[name].map(level_text) == level_text(levels[0])).mean())
+            for name, kind, levels in zip(domain.names, domain.kinds, domain.levels)
+            if kind is not Kind.CONTINUOUS and len(synthetic)}

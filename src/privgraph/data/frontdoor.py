@@ -88,6 +88,37 @@ def check_invalid(invalid: str | None, neighbours) -> str:
     return invalid
 
 
+#: A column whose model puts at least this share of rows at its first level is named in a
+#: notice (:func:`first_level_notice`); public, fixed before any data is read.
+FIRST_LEVEL_SHARE = 0.9
+
+
+def first_level_notice(domain: Domain, first_level_share: Mapping[str, float]) -> str | None:
+    """A notice naming the columns whose *released* model puts most rows at the first level,
+    where ``"recode"`` puts every value that does not match the codebook, or None.
+
+    ``first_level_share`` maps a column to the share of rows at its first level *in a
+    released model* (post-processing of the release: no data is read here and nothing is
+    charged). A codebook whose levels match no value of a column (``True``/``False`` in the
+    file against levels ``0``/``1``) recodes every row there, and the model then says so. A
+    column that is truly that skewed is named too, so the notice asks, it does not assert.
+
+    >>> d = Domain(("a", "b"), (2, 2), levels=(("0", "1"), ("x", "y")))
+    >>> first_level_notice(d, {"a": 0.97, "b": 0.5})
+    "note: the released model puts at least 90% of rows at the first level of column(s) a (97% at '0'), where values that do not match the codebook are recoded: unless the data is that skewed, check the codebook's levels against the file"
+    >>> first_level_notice(d, {"a": 0.5, "b": 0.5}) is None
+    True
+    """
+    named = [(n, share) for n, share in first_level_share.items() if share >= FIRST_LEVEL_SHARE]
+    if not named:
+        return None
+    cols = ", ".join(f"{n} ({round(100 * share)}% at {level_text(domain.levels[domain.index(n)][0])!r})"
+                     for n, share in named)
+    return (f"note: the released model puts at least {round(100 * FIRST_LEVEL_SHARE)}% of rows at the first level "
+            f"of column(s) {cols}, where values that do not match the codebook are recoded: unless the data "
+            "is that skewed, check the codebook's levels against the file")
+
+
 def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequence[str] | None = None,
                    what: str = "the data") -> Domain:
     """The public domain of a run: given, from a codebook, from Categorical dtypes, or refused.

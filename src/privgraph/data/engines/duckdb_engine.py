@@ -73,7 +73,9 @@ class DuckDBEngine:
     def __post_init__(self):
         path = check_path(self.path)
         check_missing_policy(self.missing)
-        con = connect(self.memory_limit, self.threads)
+        csv = file_format(path) == "csv"
+        con = connect(self.memory_limit, self.threads,
+                      csv_columns=len(self.domain.names) if csv and self.domain is not None else int(csv))
         if self.invalid is not None:
             if self.domain is None or self.invalid not in ("drop", "recode"):
                 raise ValueError(f"invalid={self.invalid!r} needs a public domain and 'drop' or 'recode'")
