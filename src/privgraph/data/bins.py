@@ -222,5 +222,26 @@ def draw_in_bins(codes: np.ndarray, bins: Bins, *, rng: np.random.Generator) -> 
     return np.clip(x, lo, top)
 
 
-__all__ = ["Bins", "NUMBER", "SCALES", "bin_codes", "bin_sql", "check_scale", "draw_in_bins", "edges_bins",
+def decode_codes(domain, codes: np.ndarray, *, rng: np.random.Generator):
+    """Records as a DataFrame from their codes (one column per ``domain`` column): each
+    level's label, and for a binned continuous column a value drawn within its bin
+    (:func:`draw_in_bins`, float64, the column's units), from ``rng``: post-processing.
+
+    >>> from privgraph.data.domain import Domain, Kind
+    >>> d = Domain(("a", "x"), (2, 2), (Kind.CATEGORICAL, Kind.CONTINUOUS), (("no", "yes"), ()),
+    ...            bins=(None, make_bins((0.0, 1.0), 2)))
+    >>> f = decode_codes(d, np.array([[1, 0], [0, 1]]), rng=np.random.default_rng(0))
+    >>> f["a"].tolist(), f.dtypes["x"].name, bool(f["x"].iloc[0] < 0.5 <= f["x"].iloc[1])
+    (['yes', 'no'], 'float64', True)
+    """
+    import pandas as pd
+
+    columns = {}
+    for j, (name, levels, bins) in enumerate(zip(domain.names, domain.levels, domain.bins)):
+        columns[name] = (np.asarray(levels)[codes[:, j]] if bins is None
+                         else draw_in_bins(codes[:, j], bins, rng=rng))
+    return pd.DataFrame(columns)
+
+
+__all__ = ["decode_codes", "Bins", "NUMBER", "SCALES", "bin_codes", "bin_sql", "check_scale", "draw_in_bins", "edges_bins",
            "make_bins", "numeric_sql", "numeric_values"]

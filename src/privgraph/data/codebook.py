@@ -62,6 +62,10 @@ KIND_NAMES = {"nominal": Kind.CATEGORICAL, "categorical": Kind.CATEGORICAL,
 #: The caveat every output of a run with a domain read from the data carries.
 NOT_PRIVATE_DOMAIN = "domain read from the data: not private (levels/bounds reveal which values occur)"
 _DRAFT_KEY = "drafted_from_data"
+#: The marker a drafted codebook puts on each continuous column whose bounds came from the data.
+DRAFT_BOUNDS = "DRAFT: bounds read from the data (they reveal its extremes): replace them with public limits"
+#: How many bins a draft gives a continuous column (equally wide over its bounds).
+DRAFT_BINS = 10
 
 
 def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> dict:
@@ -83,6 +87,8 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
                 entry["bounds"] = [float(bounds[0]), float(bounds[1])]
             if bins is not None:
                 entry.update(_bins_entry(bins))
+            if bounds is not None and (drafted_from is not None or not domain.public):
+                entry["description"] = DRAFT_BOUNDS
         else:
             entry["levels"] = [_json_level(v) for v in levels]
         columns.append(entry)
@@ -276,7 +282,8 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
 
     Discrete columns get the levels that occur (in the data's natural order, see
     :mod:`privgraph.data.encoding`); continuous columns get their observed minimum and
-    maximum as bounds. All of it reveals the data: review the draft (widen the bounds to
+    maximum as bounds, and :data:`DRAFT_BINS` equally wide bins over them (so every command
+    can count them once the bounds are public). All of it reveals the data: review the draft (widen the bounds to
     public limits, add levels the data lacks, remove rare ones only the data could tell)
     before using it as a public domain. The result has ``public=False``.
 
@@ -284,8 +291,8 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
 
     >>> import pandas as pd
     >>> d = draft_codebook(pd.DataFrame({"a": ["y", "x", None], "v": [0.5, 2.0, 1.0]}))
-    >>> d.levels[0], d.bounds_of("v"), d.public
-    (('x', 'y'), (0.5, 2.0), False)
+    >>> d.levels[0], d.bounds_of("v"), d.bins_of("v").count, d.public
+    (('x', 'y'), (0.5, 2.0), 10, False)
     """
     from privgraph.data.encoding import infer_domain
     from privgraph.data.files import read_table
@@ -294,9 +301,13 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
     if columns is not None:
         frame = frame[list(columns)]
     domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
+    from privgraph.data.bins import make_bins
+
     bounds = tuple(_observed_bounds(frame[n]) if k is Kind.CONTINUOUS else None
                    for n, k in zip(domain.names, domain.kinds))
-    return Domain(domain.names, domain.sizes, domain.kinds, domain.levels, bounds, public=False)
+    bins = tuple(None if b is None else make_bins(b, DRAFT_BINS) for b in bounds)
+    sizes = tuple(s if b is None else b.count for s, b in zip(domain.sizes, bins))
+    return Domain(domain.names, sizes, domain.kinds, domain.levels, bounds, public=False, bins=bins)
 
 
 def _observed_bounds(values) -> tuple[float, float]:
