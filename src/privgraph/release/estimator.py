@@ -18,7 +18,7 @@ calibrated with n public, run on a secret uniform subset of m rows
 2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
    the CPDAG (Dor-Tarsi): post-processing, no budget. ``orient`` is a hook for a private
    orientation step (e.g. direction tests on continuous columns), charged to the same
-   budget; none is shipped yet (continuous columns are refused: bin them first);
+   budget; none is shipped yet (a continuous column is released through its public bins);
 3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
    their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (under the release's
    relation, from all rows): after
