@@ -104,8 +104,12 @@ def test_bad_cliques_are_named():
         check_cliques(d, [("a", "q")])
     with pytest.raises(ValueError, match="empty"):
         check_cliques(d, [])
-    with pytest.raises(ValueError, match="non-discrete columns \\['z'\\]"):
+    with pytest.raises(ValueError, match="continuous columns \\['z'\\] with no public bins: give each one \"bins\""):
         check_cliques(d, [("a", "z")])
+    from privgraph.data import make_bins
+
+    binned = Domain(d.names, (2, 3, 4), d.kinds, bins=(None, None, make_bins((0.0, 1.0), 4)))
+    assert check_cliques(binned, [("a", "z")]) == (("a", "z"),)  # a binned column is a clique variable
     big = Domain.of(**{f"v{i}": 100 for i in range(5)})
     with pytest.raises(ValueError, match="10,000,000,000 cells"):
         check_cliques(big, [tuple(big.names)])

@@ -210,16 +210,60 @@ def _pair_codebook(folder: Path) -> Path:
     return write_codebook(domain, folder / "pair.json")
 
 
-def _discover(folder_args=()):
+#: A binned continuous column's public bounds and edges (:func:`_binned_codebook`).
+BINNED_EDGES = (0.0, 2.5, 5.0, 7.5, 10.0)
+
+
+def _binned_table(n: int = 1000, seed: int = 0) -> dict:
+    """``_table`` with a continuous column ``x`` (bins :data:`BINNED_EDGES`) that depends on ``a``."""
+    rng = np.random.default_rng(seed)
+    columns = _table(n, seed)
+    yes = np.asarray(columns["a"]) == "yes"
+    columns["x"] = [repr(float(v)) for v in np.clip(np.where(yes, 6.5, 3.5) + rng.normal(0, 1.5, n), 0.5, 9.5)]
+    return columns
+
+
+def _binned_codebook(folder: Path) -> Path:
+    from privgraph.data import Domain, Kind, edges_bins, write_codebook
+
+    domain = Domain(("a", "b", "c", "x"), (2, 3, 2, 4), (Kind.CATEGORICAL, Kind.ORDINAL, Kind.CATEGORICAL,
+                    Kind.CONTINUOUS), (("no", "yes"), (1, 2, 3), ("x", "y"), ()),
+                    bins=(None, None, None, edges_bins(BINNED_EDGES)))
+    return write_codebook(domain, folder / "domain.json")
+
+
+def _binned_replaced(left_value: str, right_value: str, n: int = 1000):
+    """D: one record's ``x`` is ``left_value``; D': the same record's ``x`` is ``right_value``."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left = _binned_table(n)
+        left["x"][0] = left_value
+        right = {k: list(v) for k, v in left.items()}
+        right["x"][0] = right_value
+        return _write(_side(folder, 0) / "d.csv", left), _write(_side(folder, 1) / "d.csv", right)
+    return make
+
+
+#: The boundaries of a binned column: at the upper bound vs just beyond it, at an inner edge vs
+#: just below it, below the lower bound, and a value that is no number.
+BINNED_PAIRS = {
+    "at the bound vs beyond it": ("10.0", "10.000001"),
+    "at an edge vs just below it": ("5.0", "4.999999"),
+    "at the lower bound vs far below it": ("0.0", "-1e9"),
+    "a number vs a non-number": ("5.0", "n/a"),
+    "a number vs a missing value": ("5.0", ""),
+}
+
+
+def _discover(folder_args=(), codebook=None):
     def args(data: Path, out: Path) -> list[str]:
-        return ["--domain", str(_codebook(data.parent)), "--epsilon", "20", "--method", "laplace-pc", "--seed", "0",
-                "--out", str(out / "g.json"), *folder_args]
+        return ["--domain", str((codebook or _codebook)(data.parent)), "--epsilon", "20", "--method", "laplace-pc",
+                "--seed", "0", "--out", str(out / "g.json"), *folder_args]
     return args
 
 
-def _fit_mrf(neighbours: str):
+def _fit_mrf(neighbours: str, codebook=None, cliques: str = "a,b;b,c"):
     def args(data: Path, out: Path) -> list[str]:
-        return ["--domain", str(_codebook(data.parent)), "--cliques", "a,b;b,c", "--epsilon", "1",
+        return ["--domain", str((codebook or _codebook)(data.parent)), "--cliques", cliques, "--epsilon", "1",
                 "--neighbours", neighbours, "--seed", "0", "--out", str(out / "m.json")]
     return args
 
@@ -229,19 +273,19 @@ def _direction(data: Path, out: Path) -> list[str]:
             "--out", str(out / "r.json")]
 
 
-def _release(neighbours: str):
+def _release(neighbours: str, codebook=None):
     def args(data: Path, out: Path) -> list[str]:
-        return ["--domain", str(_codebook(data.parent)), "--epsilon", "1", "--structure", "tree", "--neighbours",
-                neighbours, "--seed", "0", "--out", str(out)]
+        return ["--domain", str((codebook or _codebook)(data.parent)), "--epsilon", "1", "--structure", "tree",
+                "--neighbours", neighbours, "--seed", "0", "--out", str(out)]
     return args
 
 
-def _plan(data: Path, out: Path) -> list[str]:
-    return ["--domain", str(_codebook(data.parent)), "--rows", "1000", "--epsilon", "1"]
+def _plan(data: Path, out: Path, codebook=None) -> list[str]:
+    return ["--domain", str((codebook or _codebook)(data.parent)), "--rows", "1000", "--epsilon", "1"]
 
 
-def _domain_check(data: Path, out: Path) -> list[str]:
-    return ["--check", str(_codebook(data.parent))]
+def _domain_check(data: Path, out: Path, codebook=None) -> list[str]:
+    return ["--check", str((codebook or _codebook)(data.parent))]
 
 
 def _no_domain(command: str):
@@ -284,7 +328,34 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
         RefusalCase("release_one_more_row", "release", "add/remove", "100 vs 101 rows (n is private)",
                     _one_more_row(), _release("add_remove")),
         *_malformed_cases(),
+        *_binned_cases(),
     )
+
+
+def _binned_cases() -> tuple[RefusalCase, ...]:
+    """Every command that reads a file, on neighbours at each boundary of a binned continuous
+    column (clipping is a fixed map, a non-number an invalid value: neither may show)."""
+    b = _binned_codebook
+    commands = (("discover", "replace-one", _discover(codebook=b)),
+                ("fit-mrf", "add/remove", _fit_mrf("add_remove", b, "x,a;a,b")),
+                ("fit-mrf", "replace-one", _fit_mrf("replace_one", b, "x,a;a,b")),
+                ("release", "add/remove", _release("add_remove", b)),
+                ("release", "replace-one", _release("replace_one", b)),
+                ("domain", "owner's tool", lambda data, out: _domain_check(data, out, b)))
+    chosen = ((0, "at the bound vs beyond it"), (0, "a number vs a non-number"), (1, "a number vs a non-number"),
+              (1, "a number vs a missing value"), (2, "at the bound vs beyond it"), (3, "a number vs a non-number"),
+              (4, "at an edge vs just below it"), (4, "at the lower bound vs far below it"),
+              (5, "a number vs a non-number"))  # a few per command: the quick audit runs them all
+    cases = []
+    for i, kind in chosen:
+        command, relation, args = commands[i]
+        cases.append(RefusalCase(f"{command.replace('-', '_')}_{relation.split('-')[0].split('/')[0].split(chr(39))[0]}"
+                                 f"_binned_{kind.replace(' ', '_')}", command, relation, f"a binned column: {kind}",
+                                 _binned_replaced(*BINNED_PAIRS[kind]), args))
+    cases.append(RefusalCase("plan_binned", "plan", "any", "plan beside a binned column's neighbours",
+                             _binned_replaced(*BINNED_PAIRS["a number vs a non-number"]),
+                             lambda data, out: _plan(data, out, b), takes_data=False))
+    return tuple(cases)
 
 
 def _malformed_cases() -> tuple[RefusalCase, ...]:

@@ -342,7 +342,7 @@ class PrivPC(PrivateEstimator):
         if outer is not None:
             outer.reserve(Charge("direction orientation (stage)", share, 0.0, Neighbours.REPLACE_ONE,
                                  note="split over the released CPDAG's undirected edges"))
-        ordered = [n for n, k, s in zip(domain.names, domain.kinds, domain.sizes) if k is Kind.ORDINAL or s == 2]
+        ordered = [n for n, s in zip(domain.names, domain.sizes) if domain.is_ordered(n) or s == 2]
         data = {n: rows[:, domain.index(n)].astype(float) for n in ordered}
         bounds = {n: (0.0, float(domain.size_of(n) - 1)) for n in ordered}
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
@@ -537,8 +537,9 @@ def as_engine(X, names=None, *, domain=None, infer_domain: bool = False, neighbo
 
 
 def _check_discrete(domain: Domain) -> None:
-    if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
-        raise ValueError(f"columns {cont} are continuous: bin them (or give kinds=) before causal discovery")
+    from privgraph.data.domain import check_countable
+
+    check_countable(domain)
 
 
 def check_data(tables: Tables) -> None:

@@ -58,6 +58,9 @@ def draft(path: Path, out: Path, columns, ordinal, console: Console) -> None:
     write_codebook(domain, out, drafted_from=str(path))
     console.print(f"wrote a DRAFT codebook of {len(domain.names)} columns to {out}: review it (levels and bounds "
                   "came from the data), then delete its \"drafted_from_data\" key to mark it public")
+    if drawn := [n for n, b in zip(domain.names, domain.bounds) if b is not None]:
+        console.print(f"[bold red]warning:[/] the bounds of the continuous columns {drawn} are the data's minimum and "
+                      "maximum (and their 10 bins are spaced over them): replace them with public limits before use")
 
 
 def report(path: Path, codebook: Path, console: Console) -> None:
@@ -65,7 +68,7 @@ def report(path: Path, codebook: Path, console: Console) -> None:
     import numpy as np
 
     from privgraph.data import Kind, read_codebook
-    from privgraph.data.frontdoor import level_codes, read_frame
+    from privgraph.data.frontdoor import column_codes, level_codes, read_frame
     from privgraph.data.records import VALID
 
     domain = read_codebook(codebook)
@@ -79,7 +82,9 @@ def report(path: Path, codebook: Path, console: Console) -> None:
     for name, kind, levels, bounds in zip(domain.names, domain.kinds, domain.levels, domain.bounds):
         values = frame[name]
         missing = int(values.isna().sum())
-        if kind is Kind.CONTINUOUS:
+        if domain.bins_of(name) is not None:  # numbers are clipped into the bins; the rest is invalid
+            outside = int(np.sum(column_codes(values, domain, name) < 0)) - missing
+        elif kind is Kind.CONTINUOUS:
             import pandas as pd
 
             x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)

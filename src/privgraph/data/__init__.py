@@ -8,7 +8,8 @@ from privgraph.data.codebook import (
     read_codebook,
     write_codebook,
 )
-from privgraph.data.domain import Domain, Kind
+from privgraph.data.bins import Bins, draw_in_bins, edges_bins, make_bins
+from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import encode, infer_domain
 from privgraph.data.engines import (
     CountEngine,
@@ -58,6 +59,11 @@ __all__ = [
     "marginal",
     "poisson_rows",
     "poisson_table",
+    "Bins",
+    "edges_bins",
+    "make_bins",
+    "draw_in_bins",
+    "check_countable",
     "rows_without_replacement",
     "table_without_replacement",
 ]

@@ -12,7 +12,9 @@ codebook written in advance (``--domain domain.json``)::
       "columns": [
         {"name": "smoker", "kind": "nominal",    "levels": ["no", "yes"]},
         {"name": "age",    "kind": "ordinal",    "levels": ["young", "adult", "old"]},
-        {"name": "bmi",    "kind": "continuous", "bounds": [10, 60]}
+        {"name": "bmi",    "kind": "continuous", "bounds": [10, 60], "bins": 10},
+        {"name": "income", "kind": "continuous", "bounds": [1, 1e6], "bins": 12, "scale": "log"},
+        {"name": "dose",   "kind": "continuous", "edges": [0, 5, 10, 50]}
       ]
     }
 
@@ -20,6 +22,12 @@ codebook written in advance (``--domain domain.json``)::
   ``ordinal`` (``levels`` in their order: codes 0, 1, ... follow it) or ``continuous``
   (``bounds`` ``[lo, hi]``: values outside are clipped to them; optional for columns a
   command does not use as continuous).
+* A continuous column may carry public bins (:mod:`privgraph.data.bins`): ``"bins": k``
+  equally wide bins over its bounds, ``"scale": "log"`` for bins equally wide in log space
+  (``lo > 0``; default ``"linear"``), or explicit ``"edges": [e0, ..., ek]`` (strictly
+  increasing; the bounds are then ``[e0, ek]``, and ``"bounds"`` if given must equal them).
+  Such a column is counted through its k bins, as an ordinal column of k levels, by every
+  command; without bins the counting commands (and ``plan``) refuse it.
 * Levels are JSON strings, numbers or booleans. A data value matches a level if it is the
   level or is written the same way (``1``, ``"1"`` and ``1.0`` all match the level ``1``).
 * ``"drafted_from_data"``: present in a codebook that :func:`draft_codebook` wrote from the
@@ -54,6 +62,10 @@ KIND_NAMES = {"nominal": Kind.CATEGORICAL, "categorical": Kind.CATEGORICAL,
 #: The caveat every output of a run with a domain read from the data carries.
 NOT_PRIVATE_DOMAIN = "domain read from the data: not private (levels/bounds reveal which values occur)"
 _DRAFT_KEY = "drafted_from_data"
+#: The marker a drafted codebook puts on each continuous column whose bounds came from the data.
+DRAFT_BOUNDS = "DRAFT: bounds read from the data (they reveal its extremes): replace them with public limits"
+#: How many bins a draft gives a continuous column (equally wide over its bounds).
+DRAFT_BINS = 10
 
 
 def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> dict:
@@ -63,13 +75,20 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
     ...                                ((1, 2), ()), (None, (0.0, 1.0))))
     >>> cb["columns"]
     [{'name': 'a', 'kind': 'ordinal', 'levels': [1, 2]}, {'name': 'x', 'kind': 'continuous', 'bounds': [0.0, 1.0]}]
+    >>> from privgraph.data.bins import make_bins
+    >>> domain_to_codebook(Domain(("x",), (3,), (Kind.CONTINUOUS,), bins=(make_bins((1.0, 8.0), 3, "log"),)))["columns"]
+    [{'name': 'x', 'kind': 'continuous', 'bounds': [1.0, 8.0], 'bins': 3, 'scale': 'log'}]
     """
     columns = []
-    for name, kind, levels, bounds in zip(domain.names, domain.kinds, domain.levels, domain.bounds):
+    for name, kind, levels, bounds, bins in zip(domain.names, domain.kinds, domain.levels, domain.bounds, domain.bins):
         entry: dict[str, Any] = {"name": name, "kind": "nominal" if kind is Kind.CATEGORICAL else kind.value}
         if kind is Kind.CONTINUOUS:
             if bounds is not None:
                 entry["bounds"] = [float(bounds[0]), float(bounds[1])]
+            if bins is not None:
+                entry.update(_bins_entry(bins))
+            if bounds is not None and (drafted_from is not None or not domain.public):
+                entry["description"] = DRAFT_BOUNDS
         else:
             entry["levels"] = [_json_level(v) for v in levels]
         columns.append(entry)
@@ -89,6 +108,9 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     ...     {"name": "bmi", "kind": "continuous", "bounds": [10, 60]}]})
     >>> d.names, d.sizes, d.bounds_of("bmi"), d.public
     (('s', 'bmi'), (2, 0), (10.0, 60.0), True)
+    >>> domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [
+    ...     {"name": "bmi", "kind": "continuous", "bounds": [10, 60], "bins": 5}]}).bins_of("bmi").edges
+    (10.0, 20.0, 30.0, 40.0, 50.0, 60.0)
     >>> domain_from_codebook({"format": "privgraph-domain", "version": 1,
     ...     "columns": [{"name": "s", "kind": "ordinal"}]}, source="d.json")
     Traceback (most recent call last):
@@ -113,7 +135,7 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     dialect = Dialect.from_codebook(codebook.get("csv"), source, names) if "csv" in codebook else None
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
                   tuple(s[3] for s in specs), tuple(s[4] for s in specs),
-                  public=_DRAFT_KEY not in codebook, csv=dialect)
+                  public=_DRAFT_KEY not in codebook, csv=dialect, bins=tuple(s[5] for s in specs))
 
 
 def _column(entry, i: int, source: str):
@@ -124,12 +146,17 @@ def _column(entry, i: int, source: str):
         raise ValueError(f"{source}: column {name!r} has kind {kind_name!r}; expected one of "
                          "'nominal', 'ordinal', 'continuous'")
     kind = KIND_NAMES[kind_name]
-    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description"}):
+    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description"} - set(BIN_KEYS)):
         raise ValueError(f"{source}: column {name!r} has unknown keys {unknown}")
     if kind is Kind.CONTINUOUS:
         if "levels" in entry:
             raise ValueError(f"{source}: column {name!r} is continuous: it takes \"bounds\", not \"levels\"")
-        return name, kind, 0, (), _bounds(entry.get("bounds"), name, source)
+        bins = _bins(entry, name, source)
+        bounds = _bounds(entry.get("bounds"), name, source) if bins is None or "bounds" in entry else bins.bounds
+        if bins is not None and bounds != bins.bounds:
+            raise ValueError(f"{source}: column {name!r} has \"edges\" from {bins.bounds[0]:g} to {bins.bounds[1]:g} "
+                             f"but \"bounds\" {list(bounds)}: expected the first and last edge to be the bounds")
+        return name, kind, 0 if bins is None else bins.count, (), bounds, bins
     levels = entry.get("levels")
     if not isinstance(levels, list) or not levels:
         raise ValueError(f"{source}: column {name!r} ({kind_name}) needs \"levels\": a non-empty list in order")
@@ -138,9 +165,43 @@ def _column(entry, i: int, source: str):
     keys = [level_text(v) for v in levels]
     if dup := sorted({k for k in keys if keys.count(k) > 1}):
         raise ValueError(f"{source}: column {name!r} repeats levels {dup}")
-    if "bounds" in entry:
-        raise ValueError(f"{source}: column {name!r} is {kind_name}: it takes \"levels\", not \"bounds\"")
-    return name, kind, len(levels), tuple(levels), None
+    if given := [k for k in ("bounds", *BIN_KEYS) if k in entry]:
+        raise ValueError(f"{source}: column {name!r} is {kind_name}: it takes \"levels\", not \"{given[0]}\"")
+    return name, kind, len(levels), tuple(levels), None, None
+
+
+#: A continuous column's binning keys (:mod:`privgraph.data.bins`).
+BIN_KEYS = ("bins", "scale", "edges")
+
+
+def _bins(entry: Mapping, name: str, source: str):
+    """The public bins of a continuous column's entry (None without "bins" or "edges")."""
+    from privgraph.data.bins import edges_bins, make_bins
+
+    where = f"{source}: column {name!r}"
+    if "bins" in entry and "edges" in entry:
+        raise ValueError(f"{where} gives both \"bins\" and \"edges\": expected one of them")
+    scale = entry.get("scale", "linear")
+    try:
+        if "edges" in entry:
+            return edges_bins(entry["edges"], scale)
+        if "bins" not in entry:
+            if "scale" in entry:
+                raise ValueError("\"scale\" needs \"bins\": k (or \"edges\")")
+            return None
+        if entry.get("bounds") is None:
+            raise ValueError(f"\"bins\": {entry['bins']!r} needs \"bounds\": [lo, hi] (or give \"edges\")")
+        return make_bins(_bounds(entry["bounds"], name, source), entry["bins"], scale)
+    except ValueError as err:
+        text = str(err)
+        raise ValueError(text if text.startswith(source) else f"{where}: {text}") from None
+
+
+def _bins_entry(bins) -> dict:
+    """A column's binning keys as the codebook writes them (a count and scale, or the edges)."""
+    if bins.explicit:
+        return {"edges": list(bins.edges)} | ({"scale": bins.scale} if bins.scale != "linear" else {})
+    return {"bins": bins.count} | ({"scale": bins.scale} if bins.scale != "linear" else {})
 
 
 def _bounds(bounds, name: str, source: str):
@@ -221,7 +282,8 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
 
     Discrete columns get the levels that occur (in the data's natural order, see
     :mod:`privgraph.data.encoding`); continuous columns get their observed minimum and
-    maximum as bounds. All of it reveals the data: review the draft (widen the bounds to
+    maximum as bounds, and :data:`DRAFT_BINS` equally wide bins over them (so every command
+    can count them once the bounds are public). All of it reveals the data: review the draft (widen the bounds to
     public limits, add levels the data lacks, remove rare ones only the data could tell)
     before using it as a public domain. The result has ``public=False``.
 
@@ -229,8 +291,8 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
 
     >>> import pandas as pd
     >>> d = draft_codebook(pd.DataFrame({"a": ["y", "x", None], "v": [0.5, 2.0, 1.0]}))
-    >>> d.levels[0], d.bounds_of("v"), d.public
-    (('x', 'y'), (0.5, 2.0), False)
+    >>> d.levels[0], d.bounds_of("v"), d.bins_of("v").count, d.public
+    (('x', 'y'), (0.5, 2.0), 10, False)
     """
     from privgraph.data.encoding import infer_domain
     from privgraph.data.files import read_table
@@ -239,9 +301,13 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
     if columns is not None:
         frame = frame[list(columns)]
     domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
+    from privgraph.data.bins import make_bins
+
     bounds = tuple(_observed_bounds(frame[n]) if k is Kind.CONTINUOUS else None
                    for n, k in zip(domain.names, domain.kinds))
-    return Domain(domain.names, domain.sizes, domain.kinds, domain.levels, bounds, public=False)
+    bins = tuple(None if b is None else make_bins(b, DRAFT_BINS) for b in bounds)
+    sizes = tuple(s if b is None else b.count for s, b in zip(domain.sizes, bins))
+    return Domain(domain.names, sizes, domain.kinds, domain.levels, bounds, public=False, bins=bins)
 
 
 def _observed_bounds(values) -> tuple[float, float]:

@@ -14,7 +14,7 @@ class Kind(enum.Enum):
 
     CATEGORICAL = "categorical"  # no order
     ORDINAL = "ordinal"  # levels in an explicit order (codes 0..size-1 follow it)
-    CONTINUOUS = "continuous"  # real values; size is 0 (no finite code range)
+    CONTINUOUS = "continuous"  # real values; size 0, or k with public bins (codes 0..k-1 are the bins, in order)
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,12 @@ class Domain:
     ``(lo, hi)`` pair for each continuous column that has public bounds (None otherwise).
     ``public`` is False when any of it was read from the data (:meth:`from_frame` and its
     siblings without levels): estimators then say "domain read from the data: not
-    private" in their ledger. Build a public domain from a codebook
+    private" in their ledger. ``bins`` holds the public :class:`~privgraph.data.bins.Bins`
+    of each continuous column that has them (None otherwise): such a column keeps its kind
+    (continuous, with its bounds and units) and has size k, its codes the k bins in order,
+    so it is counted, tested and modelled as an ordinal column of k levels
+    (:attr:`discrete_names`, :meth:`is_ordered`); without bins a continuous column has size
+    0 and cannot be counted (:func:`check_countable`). Build a public domain from a codebook
     (:func:`privgraph.data.read_codebook`), from categorical dtypes, or by hand.
 
     Examples
@@ -45,6 +50,8 @@ class Domain:
     public: bool = field(default=True, compare=False)
     #: How a CSV file of this domain is read (the codebook's ``"csv"``; None: RFC 4180, UTF-8, header).
     csv: object = field(default=None, compare=False, repr=False)
+    #: The public bins of each continuous column that has them (None otherwise).
+    bins: tuple = ()
 
     def __post_init__(self):
         if len(set(self.names)) != len(self.names):
@@ -60,6 +67,26 @@ class Domain:
             object.__setattr__(self, "bounds", tuple(None for _ in self.names))
         if len(self.bounds) != len(self.names):
             raise ValueError(f"got {len(self.bounds)} bounds for {len(self.names)} names")
+        if not self.bins:
+            object.__setattr__(self, "bins", tuple(None for _ in self.names))
+        if len(self.bins) != len(self.names):
+            raise ValueError(f"got {len(self.bins)} bins for {len(self.names)} names")
+        if any(b is not None for b in self.bins):
+            self._check_bins()
+
+    def _check_bins(self) -> None:
+        """A binned column is continuous, of size k, its bounds the bins' (levels: their labels)."""
+        levels, bounds = list(self.levels), list(self.bounds)
+        for i, (name, kind, size, bins) in enumerate(zip(self.names, self.kinds, self.sizes, self.bins)):
+            if bins is None:
+                continue
+            if kind is not Kind.CONTINUOUS or size != bins.count:
+                raise ValueError(f"column {name!r} has {bins.count} bins: it must be continuous of size "
+                                 f"{bins.count}, got {kind.value} of size {size}")
+            levels[i] = levels[i] or bins.labels()
+            bounds[i] = bins.bounds
+        object.__setattr__(self, "levels", tuple(levels))
+        object.__setattr__(self, "bounds", tuple(bounds))
 
     @classmethod
     def of(cls, **sizes: int) -> "Domain":
@@ -126,12 +153,29 @@ class Domain:
 
     @property
     def discrete_names(self) -> tuple[str, ...]:
-        """Names of the columns that are not continuous (the ones engines can count).
+        """Names of the columns engines can count: the discrete ones and the binned continuous ones.
 
-        >>> Domain(("a", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS)).discrete_names
-        ('a',)
+        >>> from privgraph.data.bins import make_bins
+        >>> d = Domain(("a", "x", "z"), (2, 0, 4), (Kind.CATEGORICAL, Kind.CONTINUOUS, Kind.CONTINUOUS),
+        ...            bins=(None, None, make_bins((0.0, 1.0), 4)))
+        >>> d.discrete_names, d.uncountable_names, d.is_ordered("z")
+        (('a', 'z'), ('x',), True)
         """
-        return tuple(n for n, k in zip(self.names, self.kinds) if k is not Kind.CONTINUOUS)
+        return tuple(n for n, k, b in zip(self.names, self.kinds, self.bins) if k is not Kind.CONTINUOUS or b is not None)
+
+    @property
+    def uncountable_names(self) -> tuple[str, ...]:
+        """Names of the continuous columns without bins (no finite code range: never counted)."""
+        return tuple(n for n, k, b in zip(self.names, self.kinds, self.bins) if k is Kind.CONTINUOUS and b is None)
+
+    def bins_of(self, name: str):
+        """The public :class:`~privgraph.data.bins.Bins` of a continuous column, or None."""
+        return self.bins[self.index(name)]
+
+    def is_ordered(self, name: str) -> bool:
+        """Whether a column's codes are ordered: ordinal, or continuous read through its bins."""
+        i = self.index(name)
+        return self.kinds[i] is Kind.ORDINAL or self.bins[i] is not None
 
     @property
     def code_dtype(self) -> np.dtype:
@@ -164,6 +208,7 @@ class Domain:
             tuple(self.bounds[i] for i in idx),
             self.public,
             self.csv,
+            tuple(self.bins[i] for i in idx),
         )
 
     @property
@@ -186,3 +231,19 @@ class Domain:
     def bounds_of(self, name: str) -> tuple[float, float] | None:
         """The public ``(lo, hi)`` of a continuous column, or None if it has none."""
         return self.bounds[self.index(name)]
+
+
+def check_countable(domain: Domain) -> Domain:
+    """``domain`` if every column can be counted, else the one refusal (public: the domain only)
+    that every counting command and ``plan`` share.
+
+    >>> check_countable(Domain(("a", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS)))
+    Traceback (most recent call last):
+    ...
+    ValueError: columns ['x'] are continuous with no public bins, so they cannot be counted: give each one "bins": k (with "scale": "linear" or "log") or "edges": [...] in the codebook (docs/data.md)
+    """
+    if cont := list(domain.uncountable_names):
+        raise ValueError(f"columns {cont} are continuous with no public bins, so they cannot be counted: give each "
+                         "one \"bins\": k (with \"scale\": \"linear\" or \"log\") or \"edges\": [...] in the codebook "
+                         "(docs/data.md)")
+    return domain

@@ -232,16 +232,26 @@ def encode(frame: pd.DataFrame, domain: Domain, *, missing: str = "error") -> np
     names = list(domain.names)
     if absent := [n for n in names if n not in frame.columns]:
         raise KeyError(f"columns {absent} of the domain are not in the data {list(frame.columns)}")
-    if continuous := [n for n, k in zip(names, domain.kinds) if k is Kind.CONTINUOUS]:
+    if continuous := list(domain.uncountable_names):
         raise ValueError(
-            f"columns {continuous} are continuous: counts need discrete columns; "
+            f"columns {continuous} are continuous with no public bins: counts need discrete or binned columns; "
             "leave them out with domain.project(domain.discrete_names)"
         )
     frame = complete_rows(frame, names, missing)
     out = np.empty((len(frame), len(names)), dtype=code_dtype(max(domain.sizes, default=1)), order="F")
-    for j, (name, lv) in enumerate(zip(names, domain.levels)):
-        out[:, j] = _codes_of(name, frame[name], lv)
+    for j, (name, lv, bins) in enumerate(zip(names, domain.levels, domain.bins)):
+        out[:, j] = _codes_of(name, frame[name], lv) if bins is None else _bin_codes_of(name, frame[name], bins)
     return out
+
+
+def _bin_codes_of(name: str, values: pd.Series, bins) -> np.ndarray:
+    from privgraph.data.bins import bin_codes
+
+    codes = bin_codes(values, bins)
+    if (codes < 0).any():
+        bad = values.to_numpy()[np.flatnonzero(codes < 0)[0]]
+        raise ValueError(f"column {name!r} holds value {bad!r}, which is not a finite number (its bins need one)")
+    return codes
 
 
 def _codes_of(name: str, values: pd.Series, levels: tuple) -> np.ndarray:

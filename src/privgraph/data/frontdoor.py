@@ -13,6 +13,10 @@ to get one. ``infer_domain=True`` (``--infer-domain``) reads the domain from the
 instead; the result is marked ``public=False`` and every ledger and output of the run then
 says "domain read from the data: not private".
 
+A continuous column with public bins (:mod:`privgraph.data.bins`) is coded by its bin: a
+number is clipped to the bounds (below ``lo``: bin 0, above ``hi``: the last bin), never an
+error; a missing or non-numeric value is an invalid value, like an out-of-domain level.
+
 Values outside the public domain, and missing values, are handled by a fixed per-record
 policy that never looks at the rest of the data and never raises (``invalid=``):
 
@@ -23,7 +27,8 @@ policy that never looks at the rest of the data and never raises (``invalid=``):
   ``"drop"`` is refused there. The default under add/remove.
 * ``"recode"``: each such value is replaced by the column's *first* level (list an
   "unknown" level first in the codebook to give such values their own cell); a continuous
-  value is clipped to its public bounds and a missing one set to their midpoint. A fixed
+  value is clipped to its public bounds and a missing one set to their midpoint; in a
+  column read through its public bins a value that is not a number is recoded to bin 0. A fixed
   map of each record on its own: neighbours stay neighbours under both relations and the
   number of rows is unchanged. The default under replace-one.
 
@@ -41,7 +46,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
-from privgraph.data.domain import Domain, Kind
+from privgraph.data.bins import bin_codes
+from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import dtype_levels
 
 #: Policies for missing and out-of-domain values.
@@ -232,7 +238,8 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
     """Integer codes of ``frame``'s discrete ``domain`` columns under the ``invalid`` policy.
 
     ``"recode"`` maps a missing or unknown value to code 0; ``"drop"`` drops its row. Never
-    raises on a value (a missing column is a schema error, public).
+    raises on a value (a missing column is a schema error, public). A binned continuous
+    column is coded by its bin (:func:`column_codes`).
 
     >>> import pandas as pd
     >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
@@ -243,9 +250,8 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
     check_columns_present(frame.columns, domain.names)
     discrete = domain.project(domain.discrete_names)
     codes = np.empty((len(frame), len(discrete.names)), dtype=np.int64)
-    for j, (name, levels) in enumerate(zip(discrete.names, discrete.levels)):
-        check_type_can_match(name, frame[name].dtype, levels)
-        codes[:, j] = level_codes(frame[name], levels)
+    for j, name in enumerate(discrete.names):
+        codes[:, j] = column_codes(frame[name], discrete, name)
     bad = codes < 0
     kept = ~bad.any(axis=1) if invalid == "drop" else np.ones(len(codes), dtype=bool)
     if invalid == "drop":
@@ -253,6 +259,25 @@ def encode_public(frame, domain: Domain, invalid: str, *, return_kept: bool = Fa
     else:
         codes[bad] = 0
     return (codes, kept) if return_kept else codes
+
+
+def column_codes(values, domain: Domain, name: str) -> np.ndarray:
+    """The codes of one column's values in ``domain``, -1 where a value is invalid: its bin
+    for a binned continuous column (:func:`~privgraph.data.bins.bin_codes`), its level's
+    code otherwise (after the public dtype check, :func:`check_type_can_match`).
+
+    >>> from privgraph.data.bins import make_bins
+    >>> d = Domain(("x",), (2,), (Kind.CONTINUOUS,), bins=(make_bins((0.0, 1.0), 2),))
+    >>> column_codes(["0.7", "x", -3], d, "x").tolist()
+    [1, -1, 0]
+    """
+    bins = domain.bins_of(name)
+    if bins is not None:
+        return bin_codes(values, bins)
+    levels = domain.levels[domain.index(name)]
+    if hasattr(values, "dtype"):
+        check_type_can_match(name, values.dtype, levels)
+    return level_codes(values, levels)
 
 
 def check_type_can_match(name: str, dtype, levels: Sequence) -> None:
@@ -373,8 +398,7 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
     domain = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
     if columns is not None:
         domain = domain.project(list(dict.fromkeys(columns)))
-    if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
-        raise ValueError(f"columns {cont} are continuous in the domain: bin them into ordinal levels first")
+    check_countable(domain)
     if isinstance(X, (str, os.PathLike)):
         return DuckDBEngine(Path(X), domain=domain, invalid=invalid)
     from privgraph.data.relation import RelationEngine, coded_spark_engine, is_duckdb_relation, is_spark_frame
@@ -429,5 +453,5 @@ def open_file(path, engine: str = "duckdb", dialect=None):
     return spark_records(spark, path, header_of(path, dialect), dialect)
 
 
-__all__ = ["ENGINES", "DomainRequired", "check_engine", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "encode_public",
+__all__ = ["ENGINES", "DomainRequired", "check_engine", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "column_codes", "encode_public",
            "how_to_get_a_domain", "level_codes", "open_engine", "read_frame", "resolve_domain"]

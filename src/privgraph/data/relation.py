@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from privgraph.data.domain import Domain
+from privgraph.data.domain import Domain, Kind
 from privgraph.data.engines.base import check_columns
 from privgraph.data.engines.sql import (
     coded_source,
@@ -100,7 +100,8 @@ def coded_spark_engine(frame, domain: Domain, invalid: str):
     frame.createOrReplaceTempView(view)
     where = " " + complete_codes_where(discrete.names, style="spark") if invalid == "drop" and discrete.names else ""
     coded = frame.sparkSession.sql(f"SELECT * FROM {coded_source(view, discrete, invalid, style='spark')} c{where}")
-    codes_domain = Domain(discrete.names, discrete.sizes, discrete.kinds)  # levels: the codes themselves
+    kinds = tuple(Kind.ORDINAL if b is not None else k for k, b in zip(discrete.kinds, discrete.bins))
+    codes_domain = Domain(discrete.names, discrete.sizes, kinds)  # levels: the codes themselves (bins: coded already)
     return LabelledEngine(SparkEngine(coded, domain=codes_domain, spark=frame.sparkSession), discrete)
 
 

@@ -24,6 +24,7 @@ from privgraph.data import (
     open_engine,
     resolve_domain,
 )
+from privgraph.data.bins import decode_codes
 from privgraph.data.frontdoor import encode_public, public_codes, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
@@ -275,13 +276,13 @@ class PrivateMRF(PrivateEstimator):
         return infer(with_query).marginals[-1]
 
     def sample(self, n: int, *, random_state=None, method: str = "sample") -> pd.DataFrame:
-        """``n`` synthetic records (level labels), exact or Gibbs; ``method``: ``"sample"``
+        """``n`` synthetic records (level labels; a binned continuous column's values drawn
+        uniformly within their bins, from the same generator), exact or Gibbs; ``method``: ``"sample"``
         (i.i.d.) or ``"round"`` (controlled rounding; see :func:`~privgraph.mrf.sample_model`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
         self.sampling_ = sampling_path(self.model_, method)
         codes = sample_model(self.model_, n, rng=rng, method=method)
-        d = self.model_.domain
-        return pd.DataFrame({name: np.asarray(lv)[codes[:, j]] for j, (name, lv) in enumerate(zip(d.names, d.levels))})
+        return decode_codes(self.model_.domain, codes, rng=rng)  # binned columns: a value within each bin
 
     def _seed(self):
         return self.random_state if isinstance(self.random_state, (int, np.integer)) else None

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from privgraph.data.domain import Domain, Kind
+from privgraph.data.domain import Domain
 from privgraph.mrf.factor import Factor
 
 #: Largest clique table (cells) a model accepts: 8 bytes a cell, 80 MB.
@@ -111,9 +111,10 @@ def _check_clique(domain: Domain, clique, max_cells: int) -> Clique:
         raise ValueError(f"clique {names} names a column more than once")
     if missing := [n for n in names if n not in domain.names]:
         raise KeyError(f"clique {names} names columns {missing} not in the domain {list(domain.names)}")
-    if continuous := [n for n in names if domain.kinds[domain.index(n)] is Kind.CONTINUOUS]:
+    if continuous := [n for n in names if n in domain.uncountable_names]:
         raise ValueError(
-            f"clique {names} uses non-discrete columns {continuous} (continuous values); bin them into categories first"
+            f"clique {names} uses continuous columns {continuous} with no public bins: give each one \"bins\": k "
+            "(or \"edges\") in the codebook"
         )
     cells = domain.cells(names)
     if cells > max_cells:

@@ -18,7 +18,7 @@ calibrated with n public, run on a secret uniform subset of m rows
 2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
    the CPDAG (Dor-Tarsi): post-processing, no budget. ``orient`` is a hook for a private
    orientation step (e.g. direction tests on continuous columns), charged to the same
-   budget; none is shipped yet (continuous columns are refused: bin them first);
+   budget; none is shipped yet (a continuous column is released through its public bins);
 3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
    their noisy tables released by :class:`~privgraph.mrf.PrivateMRF` (under the release's
    relation, from all rows): after
@@ -375,13 +375,11 @@ class PrivateRelease(PrivateEstimator):
     def _predict(self, domain, n_rows: int | None):
         """(domain, the planner's prediction); ``n_rows`` None (add/remove, before the release):
         no prediction, only the checks."""
-        from privgraph.data import Kind, resolve_domain
+        from privgraph.data import resolve_domain
+        from privgraph.data.domain import check_countable
 
         neighbours = self._check()
-        domain = resolve_domain(None, domain)
-        if cont := [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]:
-            raise ValueError(f"columns {cont} are continuous: bin them into ordinal levels (a release models "
-                             "discrete tables; private direction tests on continuous columns are future work)")
+        domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
         if n_rows is None:
             return domain, None
         if isinstance(n_rows, bool) or int(n_rows) != n_rows or n_rows < 1:

@@ -73,6 +73,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from privgraph.data import Domain
+from privgraph.data.domain import check_countable
 
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
 DEFAULT_SPLIT = 0.5
@@ -190,7 +191,7 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
 
     check_epsilon(epsilon)
     check_delta(delta)
-    domain = domain.project(domain.discrete_names)
+    domain = check_countable(domain)  # the release refuses these columns: so does its plan
     check_structure(structure)
     from privgraph.privacy import Neighbours
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privgraph.data.frontdoor import level_codes
+from privgraph.data.frontdoor import column_codes
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.release.tree import proportions
 
@@ -167,7 +167,7 @@ def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
 
 
 def _proportions(frame, domain, clique) -> np.ndarray:
-    codes = [level_codes(frame[name], domain.levels[domain.index(name)]) for name in clique]
+    codes = [column_codes(frame[name], domain, name) for name in clique]
     shape = domain.project(clique).shape
     counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape)))
     return counts / max(1, counts.sum())

@@ -42,9 +42,25 @@ def check_columns(domain: Domain, columns: Sequence[str]) -> tuple[str, ...]:
         raise KeyError(f"columns {missing} not in domain {list(domain.names)}")
     if len(set(columns)) != len(columns):
         raise ValueError(f"columns repeat a name: {list(columns)}")
-    if cont := [c for c in columns if domain.kinds[domain.index(c)] is Kind.CONTINUOUS]:
-        raise ValueError(f"columns {cont} are continuous; only discrete columns can be counted")
+    if cont := [c for c in columns if c in domain.uncountable_names]:
+        raise ValueError(f"columns {cont} are continuous with no public bins; only discrete or binned columns "
+                         "can be counted")
     return columns
+
+
+def check_no_bins(domain: Domain | None, engine: str) -> None:
+    """Refuse a domain with binned continuous columns where values are matched to levels as
+    they are (an engine without an ``invalid`` policy): bins are coded by the front door.
+
+    >>> from privgraph.data.bins import make_bins
+    >>> check_no_bins(Domain(("x",), (2,), (Kind.CONTINUOUS,), bins=(make_bins((0.0, 1.0), 2),)), "E")
+    Traceback (most recent call last):
+    ...
+    ValueError: E: columns ['x'] are read through public bins, which only the front door codes: open the data with privgraph.data.open_engine (or pass invalid='drop' or 'recode')
+    """
+    if domain is not None and (binned := [n for n, b in zip(domain.names, domain.bins) if b is not None]):
+        raise ValueError(f"{engine}: columns {binned} are read through public bins, which only the front door codes: "
+                         "open the data with privgraph.data.open_engine (or pass invalid='drop' or 'recode')")
 
 
 def marginal(table: np.ndarray, table_columns: Sequence[str], columns: Sequence[str]) -> np.ndarray:

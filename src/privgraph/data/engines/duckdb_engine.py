@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
-from privgraph.data.engines.base import check_columns, row_indices
+from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
 from privgraph.data.engines.sql import (
     coded_source,
     complete_codes_where,
@@ -89,6 +89,7 @@ class DuckDBEngine:
             sources = {False: coded(False)} | ({True: coded(True)} if file_format(path) == "parquet" else {})
             where = complete_codes_where(domain.names) if self.invalid == "drop" and domain.names else ""
         else:
+            check_no_bins(self.domain, "DuckDBEngine")
             dialect = self.domain.dialect if self.domain is not None else None
             domain = self.domain or domain_of_file(path, missing=self.missing, connection=con)
             typed = duckdb_source(path, domain.names, dialect=dialect, con=con)

@@ -11,7 +11,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
-from privgraph.data.engines.base import check_columns, row_indices
+from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
 from privgraph.data.engines.sql import COUNT, code_of, group_by_query, level_lookup, table_from_groups
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
 from privgraph.data.records import Dialect
@@ -45,6 +45,7 @@ class SparkEngine:
 
     def __post_init__(self):
         check_missing_policy(self.missing)
+        check_no_bins(self.domain, "SparkEngine")
         spark = self.spark or _active_session()
         df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
         view = f"privgraph_data_{next(_ids)}"

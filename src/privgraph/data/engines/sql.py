@@ -7,6 +7,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from privgraph.data.bins import bin_sql, numeric_sql
 from privgraph.data.domain import Domain
 from privgraph.data.files import quote
 
@@ -106,29 +107,56 @@ def level_spellings(level) -> tuple[str, ...]:
 def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ansi", keep: Sequence[str] = ()) -> str:
     """A sub-query over ``source`` holding each discrete column's *code* (0..size-1).
 
-    Values are matched to the levels by their text (:func:`level_spellings`). A missing
-    value or one outside the levels becomes code 0 under ``invalid="recode"`` and NULL
-    under ``invalid="drop"`` (where :func:`complete_codes_where` then drops the row): a
-    fixed per-record map, decided without looking at the data. ``keep`` names extra
-    source columns carried along (e.g. a row number).
+    Values are matched to the levels by their text (:func:`level_spellings`); a binned
+    continuous column's values are read as numbers and coded by their bin
+    (:func:`~privgraph.data.bins.numeric_sql`, :func:`~privgraph.data.bins.bin_sql`: clipped
+    to the bounds). A missing value or one outside the levels (or not a number) becomes
+    code 0 under ``invalid="recode"`` and NULL under ``invalid="drop"`` (where
+    :func:`complete_codes_where` then drops the row): a fixed per-record map, decided
+    without looking at the data. ``keep`` names extra source columns carried along (e.g. a
+    row number).
 
     >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
     >>> coded_source("t", d, "recode")
     '(SELECT CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'no\\') THEN 0 WHEN trim(CAST("a" AS VARCHAR)) IN (\\'yes\\') THEN 1 ELSE 0 END AS "a" FROM t)'
     """
+    q = quote if style == "ansi" else _backquote
+    fallback = "0" if invalid == "recode" else "NULL"
+    parts = [bin_sql(q(name), bins, fallback) + f" AS {q(name)}" if bins is not None
+             else level_case(q(name), levels, fallback, style) + f" AS {q(name)}"
+             for name, levels, bins in zip(domain.names, domain.levels, domain.bins)]
+    parts += [q(k) for k in keep]
+    return f"(SELECT {', '.join(parts)} FROM {numeric_source(source, domain, style, keep)})"
+
+
+def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi") -> str:
+    """SQL: the code of ``column``'s value among ``levels`` (matched by text), else ``fallback``.
+
+    >>> level_case('"a"', ("x",), "NULL")
+    'CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'x\\') THEN 0 ELSE NULL END'
+    """
     from privgraph.data.files import sql_literal
 
+    text = f"trim(CAST({column} AS {'VARCHAR' if style == 'ansi' else 'STRING'}))"
+    whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
+                     for code, v in enumerate(levels))
+    return f"CASE {whens} ELSE {fallback} END"
+
+
+def numeric_source(source: str, domain: Domain, style: str = "ansi", keep: Sequence[str] = ()) -> str:
+    """``source`` itself, or, where ``domain`` has binned columns, a sub-query in which each of
+    them holds the DOUBLE its value spells (NULL if none), so that the bin search reads it once.
+
+    >>> numeric_source("t", Domain.of(a=2))
+    't'
+    """
+    if all(b is None for b in domain.bins):
+        return source
     q = quote if style == "ansi" else _backquote
     text_type = "VARCHAR" if style == "ansi" else "STRING"
-    fallback = "0" if invalid == "recode" else "NULL"
-    parts = []
-    for name, levels in zip(domain.names, domain.levels):
-        text = f"trim(CAST({q(name)} AS {text_type}))"
-        whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
-                         for code, v in enumerate(levels))
-        parts.append(f"CASE {whens} ELSE {fallback} END AS {q(name)}")
-    parts += [q(k) for k in keep]
-    return f"(SELECT {', '.join(parts)} FROM {source})"
+    cols = [numeric_sql(f"CAST({q(n)} AS {text_type})", style) + f" AS {q(n)}" if b is not None else q(n)
+            for n, b in zip(domain.names, domain.bins)]
+    return f"(SELECT {', '.join(cols + [q(k) for k in keep])} FROM {source})"
 
 
 def complete_codes_where(names: Sequence[str], *, style: str = "ansi") -> str:
