@@ -1,5 +1,5 @@
 """Issue 25, part 4: each class of bad input is one line (exit 2) naming the input and what
-was expected, before anything is read, spent or written (README.md, "Bad input")."""
+was expected, before anything is read, spent or written (docs/checks.md, "Bad input")."""
 
 import pytest
 
@@ -125,3 +125,19 @@ def test_a_codebook_that_matches_no_value_is_named_from_the_released_model(monke
     assert "first level of column(s) a (" in notes["bad"] and "% at '0')" in notes["bad"], notes["bad"]
     assert " b (" not in notes["bad"]
     assert "first level" not in notes["good"]
+
+
+def test_a_refusal_after_the_size_speaks_in_the_users_epsilon(monkeypatch, capsys, tmp_path):
+    """Add/remove on a wide table: the size is released first, then the tests are refused at
+    the size it gave; the refusal names --epsilon and the whole budget that would do."""
+    import numpy as np
+
+    d = 300
+    write_codebook(Domain.of(**{f"c{i}": 3 for i in range(d)}), tmp_path / "w.json")
+    codes = np.random.default_rng(0).integers(0, 3, size=(50, d))
+    (tmp_path / "w.csv").write_text(",".join(f"c{i}" for i in range(d)) + "\n"
+                                    + "\n".join(",".join(map(str, r)) for r in codes) + "\n")
+    status, out, err = run_main(monkeypatch, capsys, "discover", tmp_path / "w.csv", "--domain", tmp_path / "w.json",
+                                "--epsilon", 1, "--neighbours", "add_remove", "--out", tmp_path / "g.json")
+    one_line(status, out, err, "--epsilon 1 is too small for this table", "the whole budget must then be epsilon >= ")
+    assert not (tmp_path / "g.json").exists()

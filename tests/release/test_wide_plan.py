@@ -4,7 +4,7 @@
 composition was inverted by bisection inside a bisection over the per-round epsilon (each
 step summing the whole support), and Gauss-PC's plan built a networkx graph of half a
 million edges it never read. The work is bounded here by counting, not by timing (the
-measured times are in README.md's bad-input section).
+measured times are in docs/checks.md's bad-input section, from benchmarks/bench_wide_files.py).
 """
 
 import numpy as np

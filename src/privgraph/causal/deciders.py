@@ -57,7 +57,16 @@ _PLANS: dict = {}  # per-round epsilons already fitted, by public parameters
 
 
 class BudgetTooSmall(ValueError):
-    """The budget cannot pay for the cap at a noise level that leaves the tests any power."""
+    """The budget cannot pay for the cap at a noise level that leaves the tests any power.
+
+    ``needed``: the epsilon the refused mechanism would need (None where there is none to
+    name), so that a caller that gave it a share of a larger budget can say what that
+    budget must be.
+    """
+
+    def __init__(self, message: str, needed: float | None = None):
+        super().__init__(message)
+        self.needed = needed
 
 
 class NonPrivate:
@@ -197,7 +206,7 @@ class _Capped:
             f"epsilon={self.epsilon:g} (delta={self.delta:g}) over a cap of {self.rounds} rounds "
             f"buys noise {noise_at_unit_eps / self.per_round:.3g} against a margin of {useful:.3g} "
             f"(noise scale / margin in sensitivity units): the tests would be coin flips. "
-            f"This cap needs epsilon >= {needed:.3g}; or lower the cap, or use more rows"
+            f"This cap needs epsilon >= {needed:.3g}; or lower the cap, or use more rows", needed
         )
 
     def _reserve(self, budget: Budget | None) -> Ledger:

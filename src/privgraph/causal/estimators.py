@@ -253,7 +253,7 @@ class PrivPC(PrivateEstimator):
     def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
         """Add/remove: the size released, then the replace-one method on the data resized to
         the public m it gives, with the rest of the budget (:func:`fit_resized`)."""
-        from privgraph.privacy.resize import release_public_size, size_epsilons
+        from privgraph.privacy.resize import release_public_size, size_epsilons, whole_epsilon
 
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain, neighbours=AR)
         check_columns(engine.domain)
@@ -264,8 +264,15 @@ class PrivPC(PrivateEstimator):
         m, n_hat, sized = release_public_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget,
                                               minimum=len(engine.domain.names))
         inner = self._replace_one(rest, sampler)
-        resized = fit_resized(inner, engine, m, sampler=sampler, budget=budget, size_epsilon=size_epsilon,
-                              on_level=on_level)
+        try:
+            resized = fit_resized(inner, engine, m, sampler=sampler, budget=budget, size_epsilon=size_epsilon,
+                                  on_level=on_level)
+        except BudgetTooSmall as err:  # a function of the released size: say it in the caller's epsilon
+            if err.needed is None:
+                raise
+            whole = whole_epsilon(err.needed, self.delta, composition)
+            raise BudgetTooSmall(f"--epsilon {self.epsilon:g} is too small for this table: {err}; the whole "
+                                 f"budget must then be epsilon >= {whole:.3g}", whole) from err
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
                      "ci_test_", "sampler_"):
             setattr(self, name, getattr(inner, name))
@@ -410,7 +417,7 @@ class PrivPC(PrivateEstimator):
                 raise
             raise BudgetTooSmall(f"{err}; or method='gauss-pc' (--method gauss-pc), one release per level of "
                                  f"PC, whose noise grows with the square root of the number of tests, not with "
-                                 f"the {d * (d - 1) // 2} pairs") from err
+                                 f"the {d * (d - 1) // 2} pairs", err.needed) from err
 
 
 def resized_plan(estimator: PrivPC, domain: Domain, m: int, size_epsilon: float) -> Ledger:
@@ -450,7 +457,7 @@ def refused_after_size(err: BudgetTooSmall, size_epsilon: float, m: int) -> Budg
     'too small (add/remove: the number of rows was released first, at epsilon 0.01, and the plan made at 990 rows)'
     """
     return BudgetTooSmall(f"{err} (add/remove: the number of rows was released first, at epsilon "
-                          f"{size_epsilon:.3g}, and the plan made at {m} rows)")
+                          f"{size_epsilon:.3g}, and the plan made at {m} rows)", err.needed)
 
 
 def _record_codes(engine) -> np.ndarray:

@@ -145,11 +145,11 @@ def connect(memory_limit: str = "1GB", threads: int | None = None, *, csv_column
 
     ``csv_columns``: the width of the CSV records (:func:`csv_records`) its queries read. DuckDB's
     filter pushdown copies a filter on the coded columns (the ``"drop"`` policy's, over every
-    column) into the records' parse, once per column: 106 CPU-s against 1.5 for one table of
-    a 500,000-row, 37-column file, and out of memory at 1,000 columns; its common-subexpression
-    pass is quadratic there too (12 s a query at 1,000 columns, 0.9 without). Both are planner
-    choices, so they are off for CSV records (a raw line scan has no filter to push into);
-    Parquet keeps them.
+    column) into the records' parse, once per column: 23.3 CPU-s against 0.53 for one table of
+    a 100,000-row file of alarm's 37 columns (``benchmarks/bench_wide_files.py``, result in
+    ``benchmarks/results/wide_files.json``), and out of memory at 1,000 columns; its
+    common-subexpression pass is quadratic there too. Both are planner choices, so they are
+    off for CSV records (a raw line scan has no filter to push into); Parquet keeps them.
 
     >>> connect(csv_columns=200).execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
     'filter_pushdown,common_subexpressions'

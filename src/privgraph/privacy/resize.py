@@ -130,6 +130,34 @@ def release_size(engine, *, epsilon: float, sampler: NoiseSampler, budget: Budge
     return float(released.value), laplace_scale(epsilon, 1.0), released.ledger
 
 
+def whole_epsilon(rest: float, delta: float, composition: str, share: float = SIZE_SHARE) -> float:
+    """The smallest budget whose :func:`size_epsilons` leave at least ``rest`` for the
+    mechanism (public parameters only), to two significant digits rounded up.
+
+    >>> whole_epsilon(0.99, 1e-6, "optimal")
+    1.0
+    >>> size_epsilons(whole_epsilon(5.0, 1e-6, "rdp"), 1e-6, "rdp")[1] >= 5.0
+    True
+    """
+    lo, hi = rest, 2 * rest
+    while size_epsilons(hi, delta, composition, share)[1] < rest:
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if size_epsilons(mid, delta, composition, share)[1] < rest else (lo, mid)
+    return round_up(hi)
+
+
+def round_up(x: float) -> float:
+    """``x`` rounded up to two significant digits (a budget that is then enough).
+
+    >>> round_up(0.002491), round_up(120.0)
+    (0.0025, 120.0)
+    """
+    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return round(math.ceil(x / unit - 1e-9) * unit, 12)
+
+
 def release_public_size(engine, *, epsilon: float, sampler: NoiseSampler, budget: Budget | None,
                         minimum: int = 1) -> tuple[int, float, Ledger]:
     """``(m, n_hat, ledger)``: steps 1 and 2, the size released (:func:`release_size`) and

@@ -74,6 +74,7 @@ from dataclasses import dataclass, field, replace
 
 from privgraph.data import Domain
 from privgraph.data.domain import check_countable
+from privgraph.privacy.resize import round_up
 
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
 DEFAULT_SPLIT = 0.5
@@ -259,17 +260,7 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
         lo, hi = (lo, mid) if _is_splittable(mid, delta, sized) else (mid, hi)
     raise BudgetTooSmall(f"epsilon={epsilon:g} (delta={delta:g}), the whole release's budget (--epsilon), is too "
                          f"small to split into its stages (the size, the structure, the parameters): one of them "
-                         f"would get no positive epsilon; a release needs epsilon >= {_round_up(hi):g}")
-
-
-def _round_up(x: float) -> float:
-    """``x`` rounded up to two significant digits.
-
-    >>> _round_up(0.002491), _round_up(120.0)
-    (0.0025, 120.0)
-    """
-    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
-    return round(math.ceil(x / unit - 1e-9) * unit, 12)
+                         f"would get no positive epsilon; a release needs epsilon >= {round_up(hi):g}")
 
 
 def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
