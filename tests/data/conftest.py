@@ -1,6 +1,12 @@
-"""One Spark session for the whole test run (starting Spark takes ~10 s)."""
+"""One Spark session for the whole test run (starting Spark takes ~10 s).
+
+Its master is ``$PRIVGRAPH_SPARK_MASTER`` if set (CI sets ``local-cluster[2,1,1024]``: two
+worker JVMs, so that closures, broadcasts and results cross process boundaries), else
+``local[2]``.
+"""
 
 import importlib.util
+import os
 
 import pytest
 
@@ -15,7 +21,7 @@ def spark():
     from pyspark.sql import SparkSession
 
     session = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(os.environ.get("PRIVGRAPH_SPARK_MASTER") or "local[2]")
         .appName("privgraph-tests")
         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

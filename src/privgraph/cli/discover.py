@@ -18,6 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from privgraph.cli.guarantee import COMPOSITIONS
+from privgraph.cli.inputs import SPARK_MASTER
 
 
 def discover(
@@ -25,6 +26,7 @@ def discover(
     domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
     engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark."),
+    spark_master: Optional[str] = SPARK_MASTER,
     network: Optional[str] = typer.Option(None, help="A bundled network to sample from instead (asia, cancer, ...)."),
     samples: int = typer.Option(100_000, help="Rows to sample from --network."),
     epsilon: float = typer.Option(1.0, help="Total privacy budget epsilon (the whole run)."),
@@ -61,7 +63,7 @@ def discover(
         raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
     check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)}, overwrite=overwrite)
     with Console(stderr=True).status(f"{method}: reading {data or network}"):
-        X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine)
+        X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master)
     est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                  max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
                  orient_share=orient_share, degenerate=degenerate, neighbours=neighbours)
@@ -74,7 +76,8 @@ def discover(
     write_outputs(est, out, plot, console, fmt)
 
 
-def load_input(data, network, samples, data_seed, domain=None, infer_domain=False, engine="duckdb"):
+def load_input(data, network, samples, data_seed, domain=None, infer_domain=False, engine="duckdb",
+               spark_master=None):
     """(X, true CPDAG or None, label) from a file or a sampled bundled network.
 
     X is ``(data, public domain or None, infer_domain)``. For a file the codebook is read
@@ -91,7 +94,7 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
 
         path, codebook = public_file(data, domain, infer_domain, engine)
         dialect = None if codebook is None else codebook.dialect
-        return (open_file(path, engine, dialect), codebook, infer_domain), None, str(data)
+        return (open_file(path, engine, dialect, spark_master=spark_master), codebook, infer_domain), None, str(data)
     if domain is not None or infer_domain:
         raise ValueError("--domain and --infer-domain are for a DATA file; a --network has its own domain")
     from privgraph.datasets import load_network, sample_frame

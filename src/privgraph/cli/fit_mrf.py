@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
+from privgraph.cli.inputs import SPARK_MASTER
 from privgraph.outputs import check_outputs, write_all
 
 
@@ -25,6 +26,7 @@ def fit_mrf(
     domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
     engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark (cgm-em and naive-mle without --individual)."),
+    spark_master: Optional[str] = SPARK_MASTER,
     invalid: Optional[str] = typer.Option(None, help="Missing/out-of-domain values: drop (default under add_remove) | recode (to the first level)."),
     cliques: str = typer.Option(..., help='Cliques as "a,b;b,c" (columns within a clique by commas).'),
     epsilon: float = typer.Option(..., help="Total privacy budget epsilon."),
@@ -59,7 +61,7 @@ def fit_mrf(
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
                      delta=delta, individual=individual, invalid=invalid, random_state=seed)
     with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
-        est.fit(open_file(data, engine, None if public is None else public.dialect), public, infer_domain=infer_domain)
+        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), public, infer_domain=infer_domain)
     console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
     writers = {}
     if out is not None:

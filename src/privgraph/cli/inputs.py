@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import typer
+
 INFER_NOTICE = "[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]"
+
+
+#: ``--spark-master``, the same flag on every command with ``--engine spark``.
+SPARK_MASTER = typer.Option(
+    None, "--spark-master",
+    help="With --engine spark and no active session: the master to start one on (default: $PRIVGRAPH_SPARK_MASTER, "
+         "else local[*]; e.g. spark://host:7077, yarn, local-cluster[2,1,1024]).")
 
 
 def public_file(data, domain, infer_domain: bool, engine: str = "duckdb"):

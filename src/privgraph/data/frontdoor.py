@@ -49,6 +49,7 @@ from privgraph.data.codebook import domain_from_codebook, level_text, read_codeb
 from privgraph.data.bins import bin_codes
 from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import dtype_levels
+from privgraph.data.engines.spark_engine import spark_session
 
 #: Policies for missing and out-of-domain values.
 INVALID_POLICIES = ("drop", "recode")
@@ -429,11 +430,13 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def open_file(path, engine: str = "duckdb", dialect=None):
+def open_file(path, engine: str = "duckdb", dialect=None, *, spark_master: str | None = None):
     """What the estimators take for a data file counted by ``engine``: the path itself
-    (DuckDB, out of core) or a Spark DataFrame on the active or a local session: a CSV's
-    records by the fixed ``dialect`` (:func:`privgraph.data.records.spark_records`, every
-    value text, so no type is guessed from the data), a Parquet file with its types.
+    (DuckDB, out of core) or a Spark DataFrame on the session
+    :func:`~privgraph.data.engines.spark_engine.spark_session` gives (the active one, else
+    ``spark_master``, ``$PRIVGRAPH_SPARK_MASTER`` or ``local[*]``): a CSV's records by the
+    fixed ``dialect`` (:func:`privgraph.data.records.spark_records`, every value text, so no
+    type is guessed from the data), a Parquet file with its types.
     """
     from privgraph.data.files import check_path, file_format
     from privgraph.data.records import Dialect, header_of, spark_records
@@ -441,12 +444,7 @@ def open_file(path, engine: str = "duckdb", dialect=None):
     path = check_path(path)
     if check_engine(engine) == "duckdb":
         return path
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise ImportError("--engine spark needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
-    spark = SparkSession.getActiveSession() or SparkSession.builder.master("local[2]").appName("privgraph") \
-        .config("spark.ui.enabled", "false").getOrCreate()
+    spark = spark_session(spark_master)
     if file_format(path) == "parquet":
         return spark.read.parquet(str(path))
     dialect = dialect or Dialect()

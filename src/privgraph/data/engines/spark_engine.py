@@ -127,6 +127,32 @@ class SparkEngine:
         return name
 
 
+#: The environment variable that names a Spark master when no session is active.
+MASTER_VARIABLE = "PRIVGRAPH_SPARK_MASTER"
+
+
+def spark_session(master: str | None = None):
+    """The Spark session a command runs on: the active one if there is one (a user on a
+    cluster, in a notebook or under ``spark-submit``), otherwise a new one on ``master``
+    (``--spark-master``), else on ``$PRIVGRAPH_SPARK_MASTER``, else ``local[*]``.
+
+    ``local-cluster[2,1,1024]`` (two worker JVMs, as CI runs the Spark tests) makes closures,
+    broadcast values and results cross process boundaries as on a real cluster.
+    """
+    import os
+
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ImportError("--engine spark needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    master = master or os.environ.get(MASTER_VARIABLE) or "local[*]"
+    return (SparkSession.builder.master(master).appName("privgraph").config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+
+
 def _active_session():
     try:
         from pyspark.sql import SparkSession
