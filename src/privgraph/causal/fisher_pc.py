@@ -45,7 +45,7 @@ from privgraph.stats.fisher_z import FisherZTest
 
 #: Eigenvalues of the released covariance are clipped from below at this many times the
 #: noise's spectral scale ``s sqrt(d)`` (measured, docs/discovery.md).
-EIGEN_FLOOR = 0.1
+EIGEN_FLOOR = 1.0
 #: Largest standard deviation of the noise on the correlation of two uniformly spread
 #: columns (scaled variance 1/12) that the run accepts: at 1 every correlation is noise.
 MAX_CORRELATION_NOISE = 1.0
