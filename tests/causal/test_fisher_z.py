@@ -177,3 +177,22 @@ def test_large_epsilon_matches_the_plain_test():
     plain = covariance_from_moments(moment_sums(frame, domain, invalid="recode", norm=math.sqrt(10) / 4), domain.names)
     sk = stable_pc_skeleton(domain.names, FisherZDecider(plain, 0.05))
     assert {frozenset(e) for e in est.skeleton_.edges} == {frozenset(e) for e in sk.graph.edges}
+
+
+@pytest.mark.parametrize("n,epsilon", [(60, 0.05), (60, 1.0), (400, 0.1), (2000, 0.02), (2000, 1.0)])
+def test_plan_refuses_exactly_where_discover_does(n, epsilon):
+    from privgraph.causal.deciders import BudgetTooSmall
+    from privgraph.release import plan_release
+
+    lg = random_linear_gaussian(8, np.random.default_rng(10))
+    frame, domain = lg.sample(n, np.random.default_rng(11)), lg.domain()
+    stage = plan_release(domain, n, epsilon=epsilon, neighbours="replace_one").stages[0]
+    refused = stage.note.startswith("discover refuses")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            PrivPC(ci_test="auto", epsilon=epsilon, random_state=0).fit(frame, domain=domain)
+        fitted = True
+    except BudgetTooSmall:
+        fitted = False
+    assert refused == (not fitted)

@@ -190,6 +190,11 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
 
     check_epsilon(epsilon)
     check_delta(delta)
+    from privgraph.causal.estimators import is_fisher_z
+
+    if is_fisher_z("auto", domain):
+        return fisher_z_release_plan(domain, int(n_rows), epsilon=epsilon, delta=delta, alpha=alpha, effect=effect,
+                                     miss=miss, neighbours=neighbours)
     domain = domain.project(domain.discrete_names)
     check_structure(structure)
     from privgraph.privacy import Neighbours
@@ -427,6 +432,52 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
     notes = plan.notes + (() if priv_pc is None else
                           (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",))
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
+
+
+def fisher_z_release_plan(domain: Domain, n: int, *, epsilon: float, delta: float, alpha: float, effect: float,
+                          miss: float, neighbours: str) -> ReleasePlan:
+    """A domain of continuous columns only: the plan of ``discover``'s Fisher-z PC (what
+    ``ci_test="auto"`` runs there; the release's parameter stage takes discrete columns).
+
+    Stage 1 is the one covariance release (:mod:`privgraph.causal.fisher_pc`), planned by
+    ``PrivPC.privacy_plan``, which refuses (replace-one) exactly where ``discover`` does; the
+    prediction: the noise's sd ``tau`` on a correlation of two columns spread over their
+    bounds like uniforms, and the chance that a marginal correlation ``effect`` is missed by
+    the noise-aware test, ``Phi(z_{alpha/2} - atanh(effect) / sqrt(1 / (n - 3) + tau^2))``.
+    Under add/remove n is private: nothing refuses on it, the guess ``n`` only predicts.
+
+    >>> from privgraph.data import Kind
+    >>> d = Domain(tuple("abcd"), (0,) * 4, (Kind.CONTINUOUS,) * 4, bounds=((0, 1),) * 4)
+    >>> p = plan_release(d, 10_000, epsilon=1.0)
+    >>> p.structure, [s.stage for s in p.stages], p.affordable
+    ('fisher-z', ['structure (fisher-z)'], True)
+    >>> plan_release(d, 50, epsilon=0.01, neighbours="replace_one").affordable
+    False
+    """
+    from scipy.stats import norm
+
+    from privgraph.causal import PrivPC
+    from privgraph.causal.deciders import BudgetTooSmall
+    from privgraph.causal.fisher_pc import correlation_noise
+    from privgraph.privacy import Neighbours
+
+    est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test="fisher-z", neighbours=neighbours)
+    note, affordable = "one release of the covariance; PC and orientation on it are post-processing", True
+    try:
+        est.privacy_plan(domain, n)
+    except BudgetTooSmall as err:
+        note, affordable = f"discover refuses: {err}", False
+    tau = correlation_noise(len(domain.names), n, epsilon=epsilon, delta=delta, neighbours=neighbours,
+                            norm=est._record_norm(len(domain.names)))
+    stat = math.atanh(effect) / math.sqrt(1 / max(n - 3, 1) + tau**2)
+    error = float(norm.cdf(norm.ppf(1 - alpha / 2) - stat))
+    stage = StagePlan("structure (fisher-z)", epsilon, tau, effect, error, affordable and error <= miss, note)
+    notes = ("every column is continuous: this is discover's Fisher-z plan (ci_test auto); the release's parameter "
+             "stage takes discrete columns only",)
+    if Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE:
+        notes += ("add/remove: n is private and released with the covariance; --rows is a guess that only predicts",)
+    return ReleasePlan(epsilon, delta, n, 1.0, None, (stage,), 0, 1.0, notes, structure="fisher-z",
+                       neighbours=Neighbours.parse(neighbours).value)
 
 
 def check_structure(structure: str) -> str:
