@@ -213,11 +213,16 @@ class PrivPC(PrivateEstimator):
         exactly (epsilon, delta)."""
         from privgraph.graphs import orient
 
-        if self.ci_test in (FISHER_Z, "auto") and not isinstance(X, CountEngine):
+        if self.ci_test == FISHER_Z and not isinstance(X, CountEngine):
+            self._check_fisher_z()  # the parameters first, before the domain is looked for
+            return self._fit_fisher_z(X, names=names, domain=_domain_of(X, names, domain, infer_domain),
+                                      budget=budget, on_level=on_level)
+        relation = self._checked()
+        if self.ci_test == "auto" and not isinstance(X, CountEngine):
             public = _domain_of(X, names, domain, infer_domain)
-            if is_fisher_z(self.ci_test, public):
+            if is_fisher_z("auto", public):
                 return self._fit_fisher_z(X, names=names, domain=public, budget=budget, on_level=on_level)
-        if self._checked() is AR and self.method != "pc":
+        if relation is AR and self.method != "pc":
             return self._fit_add_remove(X, names=names, domain=domain, infer_domain=infer_domain, budget=budget,
                                         on_level=on_level)
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain)
