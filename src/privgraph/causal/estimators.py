@@ -460,7 +460,7 @@ class PrivPC(PrivateEstimator):
             raise ValueError("ci_test='fisher-z' needs the records' values (a DataFrame, an array with names, a "
                              "CSV/Parquet file or a DuckDB relation), not a count engine")
         if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
-            raise ValueError(f"ci_test must be 'auto', {FISHER_Z!r} or one of {sorted(CI_TESTS)}, got {self.ci_test!r}")
+            raise ValueError(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z])}, got {self.ci_test!r}")
         check_alpha(self.alpha)
         if self.method != "pc":
             check_epsilon(self.epsilon)
