@@ -40,6 +40,14 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   probability about 2/3, so the case sees little of the claim (a bound of 0.31 against 2 at
   its full 20,000 runs, 0 at 1,000), but it runs the size's release, the resize and the relabelled
   accounting end to end, and a resize that leaked n (say, no margin) would show.
+* ``fisher_z_cov``: ``PrivPC(ci_test="fisher-z")`` (replace-one, delta 1e-6) on two continuous
+  columns bounded at +-1, 200 rows: 199 at (0, 0) and one at (1, 1), against that one at
+  (1, -1). Scaled and shrunk to the default record norm ``sqrt(2)/4``, the record is
+  (1/4, 1/4) against (1/4, -1/4): the sum of x_a x_b moves by 1/8 and the weighted sum of
+  x_b by 1/4, of the release's L2 sensitivity 0.395 (a quarter of the L2 move). The view is
+  the released (post-processed) covariance's off-diagonal entry: the case runs the moments,
+  the one release, its zCDP accounting and the post-processing end to end, and sees about a
+  third of the claim (the whole claim needs a record on every coordinate at once).
 * ``mrf_table``: ``PrivateMRF`` (add/remove, Laplace, one clique a,b over 2 x 2 cells):
   three records against the same plus (1, 1); the view is the released noisy count of
   cell (1, 1), which moves by 1 = the L1 sensitivity of one table: threshold events are
@@ -160,6 +168,46 @@ def pc_runner(method: str, epsilon: float, delta: float = 0.0, neighbours: str =
             est = PrivPC(epsilon=epsilon, delta=delta, method=method, ci_test=ci_test, neighbours=neighbours,
                          max_rounds=None if method == "gauss-pc" else 1, random_state=sampler).fit(engine)
             out[i] = est.skeleton_.number_of_edges()
+        return out
+
+    return run
+
+
+def fisher_z_pair():
+    """The Fisher-z pair: 199 x (0, 0) + (1, 1), and the last record replaced by (1, -1).
+
+    >>> left, right = fisher_z_pair()
+    >>> left.shape, int((left != right).any(axis=1).sum())
+    ((200, 2), 1)
+    """
+    left = np.zeros((PC_ROWS, 2))
+    left[-1] = (1.0, 1.0)
+    right = left.copy()
+    right[-1] = (1.0, -1.0)
+    return left, right
+
+
+def fisher_z_runner(epsilon: float, delta: float) -> Runner:
+    """``PrivPC(ci_test="fisher-z").fit`` on two columns bounded at +-1; the view is the
+    released covariance's off-diagonal entry.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> fisher_z_runner(1.0, 1e-6)(fisher_z_pair()[0], 2, SeededSampler(0)).shape
+    (2,)
+    """
+    import pandas as pd
+
+    from privgraph.causal.estimators import PrivPC
+    from privgraph.data import Domain, Kind
+
+    domain = Domain(("a", "b"), (0, 0), (Kind.CONTINUOUS, Kind.CONTINUOUS), bounds=((-1.0, 1.0), (-1.0, 1.0)))
+
+    def run(values: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
+        frame = pd.DataFrame(values, columns=["a", "b"])
+        out = np.empty(n)
+        for i in range(n):
+            est = PrivPC(epsilon=epsilon, delta=delta, ci_test="fisher-z", random_state=sampler).fit(frame, domain=domain)
+            out[i] = est.covariance_.covariance[0, 1]
         return out
 
     return run
@@ -341,7 +389,7 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     """Every private estimator end to end on its pair (all must pass; see the module docstring).
 
     >>> [c.name for c in estimator_cases()]
-    ['laplace_pc', 'laplace_pc_ties', 'priv_pc', 'gauss_pc', 'priv_pc_rows', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
+    ['laplace_pc', 'laplace_pc_ties', 'priv_pc', 'gauss_pc', 'priv_pc_rows', 'fisher_z_cov', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
     """
     pc_left, pc_right = pc_pair()
     ties_left, ties_right = pc_pair(TIES_PAIR_RARE)
@@ -352,6 +400,7 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     anm_left, anm_right = anm_test_pair()
     train_left, train_right = anm_train_pair()
     record_left, record_right = anm_record_test_pair()
+    fz_left, fz_right = fisher_z_pair()
     cases = (
         ("laplace_pc", "PrivPC laplace-pc, 1 round, Kendall", RO, 1.0, pc_left, pc_right,
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("laplace-pc", 1.0), value_events(), 20_000, 3_000),
@@ -365,6 +414,8 @@ def estimator_cases() -> tuple[AuditCase, ...]:
         ("priv_pc_rows", "PrivPC priv-pc under add/remove (size, resize), 1 round, Kendall", AR, 2.0, rows_left,
          rows_right, "1,995 (0,1)+5 (1,2) vs + (1,0)", pc_runner("priv-pc", 2.0, neighbours="add_remove"),
          value_events(), 20_000, 1_000),
+        ("fisher_z_cov", "PrivPC fisher-z: one Gaussian release of the covariance", RO, 1.0, fz_left, fz_right,
+         "199 (0,0)+(1,1) vs ->(1,-1)", fisher_z_runner(1.0, GAUSS_DELTA), threshold_events(), 20_000, 2_000),
         ("mrf_table", "PrivateMRF table a,b, Laplace", AR, 1.0, mrf_left, mrf_right, "3 records vs + (1,1)",
          mrf_runner(1.0, [(1, 1)]), threshold_events(), 40_000, 4_000),
         ("mrf_individuals", "PrivateMRF individual=id, table a,b", AR, 2.0, ind_left, ind_right,
@@ -379,7 +430,8 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          train_left, train_right, "training record y -> 500 (clipped to 2)",
          anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"]), orthant_events(), 4_000, 300),
     )
-    return tuple(AuditCase(name, what, nb, eps, GAUSS_DELTA if name == "gauss_pc" else 0.0, left, right, pair, run,
+    return tuple(AuditCase(name, what, nb, eps, GAUSS_DELTA if name in ("gauss_pc", "fisher_z_cov") else 0.0, left,
+                           right, pair, run,
                            events, runs=runs,
                            quick_runs=quick, group="estimators")
                  for name, what, nb, eps, left, right, pair, run, events, runs, quick in cases)

@@ -261,6 +261,24 @@ def _discover(folder_args=(), codebook=None):
     return args
 
 
+def _discover_fisher_z(neighbours: str):
+    """discover with the Fisher-z test on the continuous pair (one covariance release)."""
+    def args(data: Path, out: Path) -> list[str]:
+        return ["--domain", str(_pair_codebook(data.parent)), "--ci-test", "fisher-z", "--epsilon", "1",
+                "--neighbours", neighbours, "--seed", "0", "--out", str(out / "g.json")]
+    return args
+
+
+def _pair_one_more_row(n: int = 400):
+    """The continuous pair, and the same plus one record (add/remove neighbours)."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left, _ = _pair_replaced(0.0, n)(folder)
+        right = _side(folder, 1) / "p.csv"
+        right.write_bytes(left.read_bytes() + b"0.25,0.5\n")
+        return left, right
+    return make
+
+
 def _fit_mrf(neighbours: str, codebook=None, cliques: str = "a,b;b,c"):
     def args(data: Path, out: Path) -> list[str]:
         return ["--domain", str((codebook or _codebook)(data.parent)), "--cliques", cliques, "--epsilon", "1",
@@ -317,6 +335,17 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
                     _pair_replaced(float("nan")), _direction),
         RefusalCase("direction_out_of_bounds", "direction", "replace-one", "a value outside the bounds",
                     _pair_replaced(1e6), _direction),
+        RefusalCase("discover_fisher_z_missing", "discover", "replace-one", "a missing value (Fisher-z covariance)",
+                    _pair_replaced(float("nan")), _discover_fisher_z("replace_one")),
+        RefusalCase("discover_fisher_z_out_of_bounds", "discover", "replace-one",
+                    "a value outside the bounds (Fisher-z covariance)", _pair_replaced(1e6),
+                    _discover_fisher_z("replace_one")),
+        RefusalCase("discover_fisher_z_at_bound", "discover", "add/remove",
+                    "a value on the bound, under add/remove (Fisher-z covariance)", _pair_replaced(3.0),
+                    _discover_fisher_z("add_remove")),
+        RefusalCase("discover_fisher_z_one_more_row", "discover", "add/remove",
+                    "400 vs 401 rows (n is private; released with the covariance)", _pair_one_more_row(),
+                    _discover_fisher_z("add_remove")),
         RefusalCase("no_domain_discover", "discover", "any", "no domain: refused whatever the file holds",
                     _replaced("c", "x"), _no_domain("discover")),
         RefusalCase("no_domain_fit_mrf", "fit-mrf", "any", "no domain: refused whatever the file holds",

@@ -32,6 +32,7 @@ from privgraph.causal.deciders import (
     spent,
 )
 from privgraph.causal.em_pc import em_pc_skeleton
+from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
 from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton
 from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
@@ -55,6 +56,11 @@ DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": Spars
                                  "laplace-pc": LaplacePerTest, "sg-pc": SubsampledGaussian}
 METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "pc")
 
+#: The test on one private covariance (:mod:`privgraph.causal.fisher_pc`): not a table test,
+#: so not in CI_TESTS; the methods it runs with (the private default, and "pc": not private).
+FISHER_Z = "fisher-z"
+FISHER_Z_METHODS = ("priv-pc", "pc")
+
 AR = Neighbours.ADD_REMOVE
 
 #: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
@@ -77,7 +83,10 @@ class PrivPC(PrivateEstimator):
         corrected for ties: calibrated and far more powerful on categorical columns with
         rare levels, see :class:`~privgraph.stats.KendallTest`), "spearman", "g",
         "chi-square" (the last two through subsample-and-aggregate block votes when
-        private). See :func:`choose_ci_test`.
+        private), or "fisher-z" (Fisher's z on partial correlations from ONE private
+        release of the covariance of the columns scaled by their public bounds; PC then
+        runs on it for free: :mod:`privgraph.causal.fisher_pc`; "auto" takes it when every
+        column is continuous). See :func:`choose_ci_test`.
     max_cond_size : int or None
         Largest conditioning set; None: ``min(d - 2, max(0, floor(log2 n) - 5))``
         (the reference code's rule).
@@ -124,6 +133,12 @@ class PrivPC(PrivateEstimator):
         "em-pc" (no plan to reserve ahead), "sg-pc" (its sub-sampling accountant is
         replace-one's) or ``orient="direction"``.
 
+    record_norm : float or None
+        With ``ci_test="fisher-z"`` (private): the L2 norm each record's scaled vector (every
+        column in ``[-1/2, 1/2]``) is shrunk to before the covariance's sums; None:
+        ``sqrt(d) / 4``, a quarter of the box's (see :mod:`privgraph.privacy.moments`);
+        ``math.inf``: the box alone.
+
     Attributes
     ----------
     graph_ : CPDAG
@@ -165,7 +180,8 @@ class PrivPC(PrivateEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
                  method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=(),
-                 orient="cpdag", orient_share=0.2, degenerate="dependent", neighbours="replace_one"):
+                 orient="cpdag", orient_share=0.2, degenerate="dependent", neighbours="replace_one",
+                 record_norm=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -180,6 +196,7 @@ class PrivPC(PrivateEstimator):
         self.orient_share = orient_share
         self.degenerate = degenerate
         self.neighbours = neighbours
+        self.record_norm = record_norm
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
             on_level=None) -> "PrivPC":
@@ -196,7 +213,16 @@ class PrivPC(PrivateEstimator):
         exactly (epsilon, delta)."""
         from privgraph.graphs import orient
 
-        if self._checked() is AR and self.method != "pc":
+        if self.ci_test == FISHER_Z and not isinstance(X, CountEngine):
+            self._check_fisher_z()  # the parameters first, before the domain is looked for
+            return self._fit_fisher_z(X, names=names, domain=_domain_of(X, names, domain, infer_domain),
+                                      budget=budget, on_level=on_level)
+        relation = self._checked()
+        if self.ci_test == "auto" and not isinstance(X, CountEngine):
+            public = _domain_of(X, names, domain, infer_domain)
+            if is_fisher_z("auto", public):
+                return self._fit_fisher_z(X, names=names, domain=public, budget=budget, on_level=on_level)
+        if relation is AR and self.method != "pc":
             return self._fit_add_remove(X, names=names, domain=domain, infer_domain=infer_domain, budget=budget,
                                         on_level=on_level)
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain)
@@ -237,6 +263,70 @@ class PrivPC(PrivateEstimator):
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
         self.ci_test_ = test.name if hasattr(test, "name") else type(test).__name__
         return self
+
+    def _fit_fisher_z(self, X, *, names, domain: Domain, budget, on_level) -> "PrivPC":
+        """Fisher-z PC: the moments in one pass, ONE private release of them (the only charge),
+        then stable PC and the orientation as post-processing (:mod:`privgraph.causal.fisher_pc`)."""
+        from privgraph.data.frontdoor import check_invalid
+        from privgraph.data.moments import moment_scaling, moment_sums
+        from privgraph.graphs import orient
+
+        neighbours = self._check_fisher_z()
+        private = self.method != "pc"
+        if len(domain.names) < 2:
+            raise ValueError(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
+        moment_scaling(domain, need_bounds=private)  # refuses nominal columns (and, private, unbounded ones) unread
+        d = len(domain.names)
+        norm = self._record_norm(d) if private else None
+        moments = moment_sums(X, domain, invalid=check_invalid(None, neighbours), names=names, norm=norm)
+        if neighbours is Neighbours.REPLACE_ONE and moments.count < d:  # n is public under replace-one
+            raise ValueError(f"{int(moments.count)} rows are fewer than the {d} variables")
+        sampler = self._noise_sampler() if private else resolve_sampler(None)
+        if private:
+            budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition="rdp")
+            cov, ledger = release_covariance(moments, domain.names, epsilon=self.epsilon, delta=self.delta,
+                                             neighbours=neighbours, sampler=sampler, budget=budget)
+        else:
+            cov, ledger = covariance_from_moments(moments, domain.names), Ledger()
+        sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
+                                forbidden=self.forbidden, required=self.required, on_level=on_level)
+        self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
+        self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
+        self.composition_ = "rdp" if private else "basic"
+        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self.ledger_ = ledger if domain.public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
+        self.sampler_, self.n_rows_, self.covariance_ = sampler, int(round(cov.n)), cov
+        self.rounds_, self.rounds_used_, self.ci_test_ = None, None, FISHER_Z
+        return self
+
+    def _check_fisher_z(self) -> Neighbours:
+        """The checks of a Fisher-z fit (parameters only), and its relation."""
+        check_alpha(self.alpha)
+        if self.method not in FISHER_Z_METHODS:
+            raise ValueError(f"ci_test='fisher-z' releases the covariance once and runs PC on it for free: "
+                             f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
+                             "(not private)")
+        if self.orient != "cpdag":
+            raise ValueError("ci_test='fisher-z' orients by colliders and Meek's rules only (orient='cpdag')")
+        if self.max_cond_size is not None and (isinstance(self.max_cond_size, bool) or self.max_cond_size < 0
+                                               or int(self.max_cond_size) != self.max_cond_size):
+            raise ValueError(f"max_cond_size must be a non-negative integer or None, got {self.max_cond_size!r}")
+        if self.method != "pc":
+            check_epsilon(self.epsilon)
+            check_delta(self.delta)
+            if self.delta <= 0:
+                raise ValueError(f"ci_test='fisher-z' releases the covariance with the Gaussian mechanism and needs "
+                                 f"delta > 0, got delta={self.delta!r}")
+        if self.record_norm is not None and not (isinstance(self.record_norm, (int, float))
+                                                 and not isinstance(self.record_norm, bool) and self.record_norm > 0):
+            raise ValueError(f"record_norm must be a positive number (math.inf: no norm clip) or None, got "
+                             f"{self.record_norm!r}")
+        return Neighbours.parse(self.neighbours)
+
+    def _record_norm(self, d: int) -> float | None:
+        if self.record_norm is None:
+            return math.sqrt(d) / 4
+        return None if math.isinf(self.record_norm) else float(self.record_norm)
 
     def _plan_before_reading(self, engine) -> None:
         """Refuse a budget too small from public facts before any row of a wide table is read.
@@ -305,6 +395,15 @@ class PrivPC(PrivateEstimator):
         from privgraph.data import resolve_domain
 
         domain = resolve_domain(None, domain)
+        if is_fisher_z(self.ci_test, domain):
+            neighbours = self._check_fisher_z()
+            if self.method == "pc":
+                return Ledger()
+            from privgraph.data.moments import moment_scaling
+
+            moment_scaling(domain)  # the same refusals as fit, before any data
+            return fisher_z_plan(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, neighbours=neighbours,
+                                 norm=self._record_norm(len(domain.names)))
         if self.method == "pc":
             self._checked()
             return Ledger()
@@ -364,8 +463,11 @@ class PrivPC(PrivateEstimator):
     def _checked(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.ci_test == FISHER_Z:
+            raise ValueError("ci_test='fisher-z' needs the records' values (a DataFrame, an array with names, a "
+                             "CSV/Parquet file or a DuckDB relation), not a count engine")
         if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
-            raise ValueError(f"ci_test must be 'auto' or one of {sorted(CI_TESTS)}, got {self.ci_test!r}")
+            raise ValueError(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z])}, got {self.ci_test!r}")
         check_alpha(self.alpha)
         if self.method != "pc":
             check_epsilon(self.epsilon)
@@ -492,6 +594,30 @@ class _PublicShape:
         return shape
 
 
+def is_fisher_z(ci_test: str, domain: Domain) -> bool:
+    """Whether a run takes the Fisher-z test: asked for, or "auto" on a domain whose every
+    column is continuous (public kinds only).
+
+    >>> from privgraph.data import Domain, Kind
+    >>> is_fisher_z("auto", Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS,) * 2)), is_fisher_z("auto", Domain.of(a=2, b=2))
+    (True, False)
+    """
+    return ci_test == FISHER_Z or (ci_test == "auto" and bool(domain.names)
+                                   and all(k is Kind.CONTINUOUS for k in domain.kinds))
+
+
+def _domain_of(X, names, domain, infer_domain: bool) -> Domain:
+    """The public domain of ``X`` (the front door's rule), read before any value is."""
+    from privgraph.data import resolve_domain
+    from privgraph.data.relation import is_duckdb_relation, is_spark_frame
+
+    if domain is None and (is_duckdb_relation(X) or is_spark_frame(X)):
+        from privgraph.data.frontdoor import DomainRequired, how_to_get_a_domain
+
+        raise DomainRequired(how_to_get_a_domain("X"))
+    return resolve_domain(X, domain, infer_domain=infer_domain, names=names, what="X")
+
+
 def choose_ci_test(ci_test: str, domain: Domain, degenerate: str = "dependent"):
     """The CI test object for ``ci_test`` on ``domain``; "auto" decides from public kinds.
 
@@ -579,5 +705,5 @@ def check_columns(domain: Domain) -> None:
         raise ValueError(f"variables {single} take a single value: drop them")
 
 
-__all__ = ["BudgetTooSmall", "CI_TESTS", "METHODS", "PrivPC", "as_engine", "check_columns", "check_data",
+__all__ = ["BudgetTooSmall", "CI_TESTS", "FISHER_Z", "METHODS", "is_fisher_z", "PrivPC", "as_engine", "check_columns", "check_data",
            "choose_ci_test", "default_max_cond_size", "fit_resized", "refused_after_size", "resized_plan"]

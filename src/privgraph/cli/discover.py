@@ -33,7 +33,7 @@ def discover(
     delta: float = typer.Option(1e-6, help="Total privacy budget delta."),
     alpha: float = typer.Option(0.05, help="Level of each independence test."),
     method: str = typer.Option("priv-pc", help="priv-pc | gauss-pc (wide tables) | svt-pc | em-pc | laplace-pc | sg-pc | pc (not private)."),
-    ci_test: str = typer.Option("kendall", help="kendall | kendall-ties (Kendall corrected for ties: for categorical columns with rare levels) | spearman | g | chi-square."),
+    ci_test: str = typer.Option("kendall", help="kendall | kendall-ties (Kendall corrected for ties: for categorical columns with rare levels) | spearman | g | chi-square | fisher-z (continuous columns with codebook bounds: one private covariance, PC on it for free) | auto (fisher-z when every column is continuous, else kendall or g)."),
     max_cond_size: Optional[int] = typer.Option(None, help="Largest conditioning set (default: min(d-2, log2(n)-5))."),
     max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
     degenerate: str = typer.Option("dependent", help="A test with no information (every stratum degenerate): dependent (keep the edge) or independent (causal-learn's convention)."),
@@ -129,6 +129,7 @@ def report(est, truth, console: Console, seconds: float, compositions: bool = Fa
     console.print(f"[bold]CPDAG[/] ({len(est.graph_.directed_edges)} directed, "
                   f"{len(est.graph_.undirected_edges)} undirected; {est.n_tests_} tests, {seconds:.3f} s)")
     console.print(str(est.graph_) or "(no edges)")
+    console.print(ci_test_line(est))
     console.print(privacy_summary(est))
     if est.method != "pc":
         from privgraph.cli.guarantee import print_privacy
@@ -138,6 +139,19 @@ def report(est, truth, console: Console, seconds: float, compositions: bool = Fa
                       title="Privacy ledger (charges: the whole cap, reserved in advance)")
     if truth is not None:
         console.print(metrics_table(est.graph_, truth))
+
+
+def ci_test_line(est) -> str:
+    """Which CI test ran, and why when ``--ci-test auto`` chose it."""
+    why = ""
+    if est.ci_test == "auto":
+        why = (" (auto: every column is continuous)" if est.ci_test_ == "fisher-z"
+               else " (auto: from the columns' kinds)")
+    extra = ""
+    if est.ci_test_ == "fisher-z" and est.method != "pc":
+        extra = ("; one private release of the covariance of the bounded columns, PC on it as post-processing "
+                 f"({est.n_tests_} tests at no further cost)")
+    return f"[bold]CI test[/]: {est.ci_test_}{why}{extra}"
 
 
 def privacy_summary(est) -> str:
