@@ -33,7 +33,7 @@ def discover(
     delta: float = typer.Option(1e-6, help="Total privacy budget delta."),
     alpha: float = typer.Option(0.05, help="Level of each independence test."),
     method: str = typer.Option("priv-pc", help="priv-pc | gauss-pc (wide tables) | svt-pc | em-pc | laplace-pc | sg-pc | pc (not private)."),
-    ci_test: str = typer.Option("kendall", help="kendall | kendall-ties (Kendall corrected for ties: for categorical columns with rare levels) | spearman | g | chi-square | fisher-z (continuous columns with codebook bounds: one private covariance, PC on it for free) | auto (fisher-z when every column is continuous, else kendall or g)."),
+    ci_test: str = typer.Option("auto", help="auto (default: fisher-z when every column is continuous, kendall when every column is ordinal or binary, else g) | kendall | kendall-ties (Kendall corrected for ties: for categorical columns with rare levels) | spearman | g | chi-square | fisher-z (continuous columns with codebook bounds: one private covariance, PC on it for free)."),
     max_cond_size: Optional[int] = typer.Option(None, help="Largest conditioning set (default: min(d-2, log2(n)-5))."),
     max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
     degenerate: str = typer.Option("dependent", help="A test with no information (every stratum degenerate): dependent (keep the edge) or independent (causal-learn's convention)."),
