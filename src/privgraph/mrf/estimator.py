@@ -274,12 +274,14 @@ class PrivateMRF(PrivateEstimator):
         )
         return infer(with_query).marginals[-1]
 
-    def sample(self, n: int, *, random_state=None, method: str = "sample") -> pd.DataFrame:
+    def sample(self, n: int, *, random_state=None, method: str = "sample", max_cells: int | None = None) -> pd.DataFrame:
         """``n`` synthetic records (level labels), exact or Gibbs; ``method``: ``"sample"``
-        (i.i.d.) or ``"round"`` (controlled rounding; see :func:`~privgraph.mrf.sample_model`)."""
+        (i.i.d.) or ``"round"`` (controlled rounding; see :func:`~privgraph.mrf.sample_model`);
+        ``max_cells``: the exact-sampling limit on the junction tree (None:
+        :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
-        self.sampling_ = sampling_path(self.model_, method)
-        codes = sample_model(self.model_, n, rng=rng, method=method)
+        self.sampling_ = sampling_path(self.model_, method, max_cells)
+        codes = sample_model(self.model_, n, rng=rng, method=method, max_cells=max_cells)
         d = self.model_.domain
         return pd.DataFrame({name: np.asarray(lv)[codes[:, j]] for j, (name, lv) in enumerate(zip(d.names, d.levels))})
 
