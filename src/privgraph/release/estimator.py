@@ -379,8 +379,12 @@ class PrivateRelease(PrivateEstimator):
         return rows
 
     def marginal(self, columns) -> np.ndarray:
-        """The fitted model's probability table over ``columns``."""
-        return self.parameters_.marginal(columns)
+        """The fitted model's probability table over ``columns``, exact (junction tree; up to
+        the larger of ``tree_cap`` and :data:`~privgraph.mrf.inference.MAX_TREE_CELLS` cells
+        with the query's clique, else refused)."""
+        from privgraph.mrf import inference
+
+        return self.parameters_.marginal(columns, max_cells=max(self.tree_cap, inference.MAX_TREE_CELLS))
 
     # -- internals -------------------------------------------------------------------
     def _exact_options(self) -> dict:

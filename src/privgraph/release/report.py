@@ -64,7 +64,8 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     privacy = privacy_summary(release)
     model = json.loads(release.parameters_.to_json()) | {"privacy": privacy}
     plan = {"split": release.plan_.split, "rounds": release.plan_.rounds, "stages": release.plan_.rows(),
-            "recommended_split": release.plan_.recommended_split}
+            "recommended_split": release.plan_.recommended_split, "tree_cap": release.tree_cap,
+            "model_cells": release.model_cells_}
     checks = marginal_checks(release, synthetic)
     writers = {
         paths["graph_json"]: graph_writer(release.graph_, ".json", privacy),
