@@ -78,3 +78,11 @@ def test_ledger_json_compares_methods_apart_from_the_guarantee(files):
     compared = ledger["accounting_methods_compared"]
     assert compared[ledger["composition"]]["epsilon"] == ledger["epsilon"] <= 4.0
     assert "guarantee" in compared["note"]
+
+
+def test_the_cli_tree_cap_default_is_the_estimators():
+    from privgraph.cli import release as cli_release
+    from privgraph.release import PrivateRelease
+    from privgraph.release.cliques import DEFAULT_TREE_CAP
+
+    assert cli_release.DEFAULT_TREE_CAP == DEFAULT_TREE_CAP == PrivateRelease().tree_cap

@@ -292,7 +292,6 @@ class PrivateRelease(PrivateEstimator):
         """Record the fitted stages and the release's one ledger (with the caveat of a domain
         read from the data)."""
         from privgraph.data import NOT_PRIVATE_DOMAIN
-
         from privgraph.release.model_size import model_cells
 
         ledger = structure_ledger + params.ledger_
@@ -389,8 +388,10 @@ class PrivateRelease(PrivateEstimator):
     # -- internals -------------------------------------------------------------------
     def _exact_options(self) -> dict:
         """The model fit's keywords that keep its inference exact up to ``tree_cap`` cells
-        (the built-in fits; a custom ``method`` is the caller's)."""
-        return {"max_cells": self.tree_cap} if isinstance(self.method, str) else {}
+        (the built-in table fits; a custom ``method`` is the caller's)."""
+        from privgraph.mrf.estimator import TABLE_METHODS
+
+        return {"max_cells": self.tree_cap} if isinstance(self.method, str) and self.method in TABLE_METHODS else {}
 
     def _check(self) -> Neighbours:
         """The release's relation, once every parameter is checked."""
