@@ -300,7 +300,8 @@ class PrivateRelease(PrivateEstimator):
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
         self.structure_kind_, self.composition_ = prediction.structure, composition
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
-        self.model_cells_ = model_cells(params.model_.domain, params.model_.cliques)
+        fitted = params.model_ if params.model_ is not None else params.marginals_  # a custom fit may return none
+        self.model_cells_ = model_cells(fitted.domain, fitted.cliques)
         if self.model_cells_ > self.tree_cap:  # the selections kept every table within the cap: a bug
             raise RuntimeError(f"the model's junction tree holds {self.model_cells_} cells, above tree_cap "
                                f"{self.tree_cap}: the release's model-size cap was not enforced")
