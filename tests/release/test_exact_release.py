@@ -169,3 +169,16 @@ def test_a_sampler_off_the_model_fails_the_check(releases):
     rows[name] = np.asarray(levels)[np.random.default_rng(0).integers(0, len(levels), n)]
     err = np.abs(synthetic_counts(rows, model.domain, name) - n * expected[name]).sum()
     assert err > rounding_bound(model, n)[name]
+
+
+def test_a_cap_below_the_one_way_tables_is_refused_before_any_spend():
+    """Under add/remove with a PC structure the size would be released first: the cap is
+    checked against the codebook before that (nothing spent, the cap named)."""
+    from privgraph.privacy import Budget
+
+    net = load_network("asia")
+    X = sample_frame(net, 500, np.random.default_rng(0), labels=True)
+    budget = Budget(1.0, 1e-6)
+    with pytest.raises(ValueError, match="tree_cap 10 is below the 16 cells"):
+        PrivateRelease(epsilon=1.0, tree_cap=10, random_state=0).fit(X, domain=net.domain, budget=budget)
+    assert budget.spent().epsilon == 0

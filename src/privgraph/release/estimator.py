@@ -223,6 +223,9 @@ class PrivateRelease(PrivateEstimator):
 
         neighbours = self._check()
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
+        from privgraph.release.model_size import check_tree_cap
+
+        check_tree_cap(self.tree_cap, engine.domain)  # the codebook's sizes: before any count or spend
         if neighbours is not RO and self.structure == "tree":  # n is private: the tree's plan needs no n
             return self._fit_tree(engine, *self._predict(engine.domain, None), budget)
         if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
