@@ -146,3 +146,20 @@ def test_exponential_mechanism_with_zero_sensitivity_is_uniform_over_the_maximis
     picks = np.array([exponential_mechanism([1.0, 3.0, 3.0, 0.0], epsilon=1.0, sensitivity=0.0, neighbours=AR,
                                             sampler=SeededSampler(i)).value for i in range(n)])
     assert set(picks) == {1, 2} and abs(np.mean(picks == 1) - 0.5) <= hoeffding(n)
+
+
+def test_exponential_mechanism_on_admissible_candidates_is_the_mechanism_on_that_subset():
+    """The first admissible finisher of one race: each admissible candidate with probability
+    exp(epsilon u / 2) normalised over the admissible ones, the others never (Hoeffding per
+    candidate, 1e-6 overall)."""
+    u, eps, n = np.array([0.0, 1.0, 2.0, 3.0]), 2.0, 20_000
+    keep = [True, True, False, True]
+    sampler = SeededSampler(7)
+    picks = np.array([exponential_mechanism(u, epsilon=eps, sensitivity=1.0, neighbours=Neighbours.REPLACE_ONE,
+                                            sampler=sampler, admissible=lambda i: keep[i]).value for _ in range(n)])
+    weights = np.where(keep, np.exp(eps * u / 2), 0.0)
+    assert np.abs(np.bincount(picks, minlength=4) / n - weights / weights.sum()).max() <= hoeffding(n, events=4)
+    assert (picks != 2).all()
+    none = exponential_mechanism(u, epsilon=eps, sensitivity=1.0, neighbours=Neighbours.REPLACE_ONE, sampler=sampler,
+                                 admissible=lambda i: False)
+    assert none.value is None and none.ledger.total().epsilon == eps

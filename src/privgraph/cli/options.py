@@ -25,7 +25,7 @@ def _non_negative(value, flag: str) -> None:
 
 #: The kind of each option, by its parameter name (the flag is ``--`` and the name with dashes).
 KINDS = {
-    "samples": _positive, "cap": _positive, "rows": _positive, "max_rounds": _positive, "synthetic": _positive,
+    "samples": _positive, "cap": _positive, "tree_cap": _positive, "rows": _positive, "max_rounds": _positive, "synthetic": _positive,
     "max_cond_size": _non_negative, "seed": _non_negative, "data_seed": _non_negative,
     "split": check_share, "effect": check_share, "cell": check_share, "alpha": check_share,
     "orient_share": check_share, "delta": check_delta, "epsilon": check_epsilon,

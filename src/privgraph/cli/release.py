@@ -11,6 +11,7 @@ read; the whole plan is checked against the budget before any noise is drawn.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Optional
 
@@ -18,6 +19,10 @@ import typer
 from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
+
+#: ``--tree-cap``'s default: ``privgraph.release.cliques.DEFAULT_TREE_CAP`` (written out so that
+#: ``--help`` imports no numerical stack; a test holds the two equal).
+DEFAULT_TREE_CAP = 1_000_000
 
 
 def release(
@@ -30,6 +35,7 @@ def release(
     split: Optional[float] = typer.Option(None, help="Structure's share of epsilon for Priv-PC (default: the planner's recommendation)."),
     structure: str = typer.Option("auto", help="Stage 1: auto | gauss-pc | priv-pc | tree (auto: Gauss-PC where the planner finds it affordable and delta > 0, else Priv-PC where affordable, else a private spanning tree)."),
     cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
+    tree_cap: int = typer.Option(DEFAULT_TREE_CAP, "--tree-cap", help="Public model-size cap: the most cells the model's junction tree may hold, so that the model is fitted and sampled exactly (at least the domain's one-way cells)."),
     rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public under replace-one; under add/remove the released estimate)."),
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
@@ -50,7 +56,7 @@ def release(
     from privgraph.cli.options import check_options
 
     console = Console()
-    check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, rows=rows, seed=seed)
+    check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, tree_cap=tree_cap, rows=rows, seed=seed)
     from privgraph.privacy import Neighbours
     from privgraph.release.planner import check_splittable
 
@@ -66,14 +72,20 @@ def release(
         raise ValueError("give --domain or --infer-domain, not both")
     data = check_path(data)
     public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
+    if public is not None:
+        from privgraph.release.model_size import check_tree_cap
+
+        check_tree_cap(tree_cap, public)  # the codebook's sizes only: refused before any row is read
     if infer_domain:
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
-                         neighbours=neighbours)
-    with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"):
+                         neighbours=neighbours, tree_cap=tree_cap)
+    with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
+            progress_lines() as progress:
         est.fit(data, public, infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)
         writers = release_writers(est, synthetic, paths)
+        progress(f"writing {len(writers)} outputs")
         write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
                   f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")
@@ -92,3 +104,37 @@ def first_level_shares(domain, synthetic) -> dict[str, float]:
     return {name: float((synthetic[name].map(level_text) == level_text(levels[0])).mean())
             for name, kind, levels in zip(domain.names, domain.kinds, domain.levels)
             if kind is not Kind.CONTINUOUS and len(synthetic)}
+
+
+@contextlib.contextmanager
+def progress_lines(stream=None):
+    """One line per stage of the release on ``stream`` (stderr) when it is not a terminal (a
+    log, a batch job; a terminal shows the spinner instead): the release's logger's lines,
+    each with the seconds since the start. Yields a function that adds a line. The lines
+    name stages and counts of tables, rows and cells only (post-processing of the release).
+    """
+    import logging
+    import sys
+    import time
+
+    stream = sys.stderr if stream is None else stream
+    start = time.monotonic()
+    shown = not stream.isatty()
+
+    def line(message: str) -> None:
+        if shown:
+            print(f"release [{time.monotonic() - start:6.1f} s] {message}", file=stream, flush=True)
+
+    class Lines(logging.Handler):
+        def emit(self, record):
+            line(record.getMessage())
+
+    logger, handler = logging.getLogger("privgraph.release"), Lines()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield line
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

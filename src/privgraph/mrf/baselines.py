@@ -35,8 +35,10 @@ from privgraph.mrf.synthetic import dirichlet_potentials
 RIDGE_FACTOR = 1.0
 
 
-def naive_mle(noisy: NoisyMarginals, *, ridge_factor: float = RIDGE_FACTOR) -> MarkovRandomField:
-    """MLE on the clipped, normalised noisy tables with a ridge penalty (module docstring).
+def naive_mle(noisy: NoisyMarginals, *, ridge_factor: float = RIDGE_FACTOR,
+              max_cells: int | None = None) -> MarkovRandomField:
+    """MLE on the clipped, normalised noisy tables with a ridge penalty (module docstring);
+    ``max_cells``: the exact-inference limit of :func:`~privgraph.mrf.fit.fit_mle`.
 
     Examples
     --------
@@ -54,7 +56,8 @@ def naive_mle(noisy: NoisyMarginals, *, ridge_factor: float = RIDGE_FACTOR) -> M
         raise ValueError(f"ridge_factor must be >= 0, got {ridge_factor!r}")
     ridge = ridge_factor * noisy.scale / noisy.records
     return fit_mle(
-        noisy.domain, noisy.cliques, [project_to_simplex(t) for t in noisy.tables], ties=noisy.ties, ridge=ridge
+        noisy.domain, noisy.cliques, [project_to_simplex(t) for t in noisy.tables], ties=noisy.ties, ridge=ridge,
+        max_cells=max_cells,
     )
 
 

@@ -265,23 +265,31 @@ class PrivateMRF(PrivateEstimator):
         if self.ties is not None and len(self.ties) != n_cliques:
             raise ValueError(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
 
-    def marginal(self, columns: Sequence[str]) -> np.ndarray:
-        """The fitted model's probability table over ``columns`` (exact inference)."""
+    def marginal(self, columns: Sequence[str], *, max_cells: int | None = None) -> np.ndarray:
+        """The fitted model's probability table over ``columns`` (exact inference on the
+        junction tree of the model with the query's clique; ``max_cells``: its limit, None:
+        :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`). Refused, naming the columns, when
+        that tree would pass the limit (never an approximate answer)."""
         model = self.model_
         (query,) = check_cliques(model.domain, [columns])
         with_query = MarkovRandomField.of(
             model.domain, model.cliques + (query,),
             list(model.potentials) + [np.zeros(model.domain.project(query).shape)],
         )
-        return infer(with_query).marginals[-1]
+        if not is_exact(model.domain, with_query.cliques, max_cells):
+            raise ValueError(f"the marginal over {list(query)} needs a junction tree above the exact-inference "
+                             "limit; ask for fewer or more closely related columns")
+        return infer(with_query, max_cells=max_cells).marginals[-1]
 
-    def sample(self, n: int, *, random_state=None, method: str = "sample") -> pd.DataFrame:
+    def sample(self, n: int, *, random_state=None, method: str = "sample", max_cells: int | None = None) -> pd.DataFrame:
         """``n`` synthetic records (level labels; a binned continuous column's values drawn
-        uniformly within their bins, from the same generator), exact or Gibbs; ``method``: ``"sample"``
-        (i.i.d.) or ``"round"`` (controlled rounding; see :func:`~privgraph.mrf.sample_model`)."""
+        uniformly within their bins, from the same generator), exact or Gibbs; ``method``:
+        ``"sample"`` (i.i.d.) or ``"round"`` (controlled rounding; see
+        :func:`~privgraph.mrf.sample_model`); ``max_cells``: the exact-sampling limit on the
+        junction tree (None: :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
-        self.sampling_ = sampling_path(self.model_, method)
-        codes = sample_model(self.model_, n, rng=rng, method=method)
+        self.sampling_ = sampling_path(self.model_, method, max_cells)
+        codes = sample_model(self.model_, n, rng=rng, method=method, max_cells=max_cells)
         return decode_codes(self.model_.domain, codes, rng=rng)  # binned columns: a value within each bin
 
     def _seed(self):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Generic, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 import numpy as np
 
@@ -318,6 +318,7 @@ def exponential_mechanism(
     sampler: NoiseSampler,
     monotone: bool = False,
     budget: Budget | None = None,
+    admissible: Callable[[int], bool] | None = None,
 ) -> Release:
     """Pick index i with probability proportional to exp(epsilon u_i / (2 sensitivity)): epsilon-DP.
 
@@ -328,6 +329,14 @@ def exponential_mechanism(
     Sampled by a race of exponential clocks whose relative accuracy keeps the pure-DP
     claim (:meth:`~privgraph.privacy.samplers.NoiseSampler.race`); the candidate set must
     not depend on the data.
+
+    ``admissible``: a test of a candidate's index that does not read the data (public facts
+    and earlier releases only, e.g. whether a table keeps a model under a public size cap).
+    The mechanism then runs on the admissible candidates alone: the first admissible
+    finisher of one race (:meth:`~privgraph.privacy.samplers.NoiseSampler.race_order`) is
+    distributed exactly as the mechanism over that subset, so the test is evaluated only
+    until it passes, never on every candidate. The index returned is into ``utilities``;
+    None when no candidate is admissible (the charge is made all the same).
 
     Examples
     --------
@@ -340,10 +349,26 @@ def exponential_mechanism(
     u, epsilon, ledger = _selection(utilities, "utilities", "exponential", epsilon=epsilon,
                                     sensitivity=sensitivity, neighbours=neighbours,
                                     monotone=monotone, budget=budget)
+    if admissible is not None:
+        return Release(_admissible_pick(u, epsilon, sensitivity, monotone, sampler, admissible), ledger)
     if float(sensitivity) == 0:  # data-independent utilities: the limit is uniform over the maximisers
         return Release(sampler.race(np.where(u == u.max(), 0.0, -np.inf)), ledger)
     factor = (epsilon - PURE_DP_SLACK) / (sensitivity if monotone else 2 * sensitivity)
     return Release(sampler.race(factor * u), ledger)
+
+
+def _admissible_pick(u: np.ndarray, epsilon: float, sensitivity: float, monotone: bool, sampler: NoiseSampler,
+                     admissible: Callable[[int], bool]) -> int | None:
+    """:func:`exponential_mechanism` over the candidates ``admissible`` accepts: the first
+    admissible finisher of one race (None when there is none)."""
+    if float(sensitivity) == 0:  # uniform over the admissible maximisers
+        keep = np.array([bool(admissible(i)) for i in range(u.size)])
+        if not keep.any():
+            return None
+        best = u[keep].max()
+        return int(sampler.race(np.where(keep & (u == best), 0.0, -np.inf)))
+    factor = (epsilon - PURE_DP_SLACK) / (sensitivity if monotone else 2 * sensitivity)
+    return next((int(i) for i in sampler.race_order(factor * u) if admissible(int(i))), None)
 
 
 def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, monotone, budget):

@@ -121,8 +121,12 @@ def tractable_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP,
     A dense released graph (e.g. Priv-PC stopped at its cap and kept the edges it did not
     test) gives families whose junction tree is far too large for exact inference. The
     capped families are tried first; then, without the pairs of dropped parents, with at
-    most k parents per family for k = the largest in-degree down to 1 (a forest's families
-    always fit unless one pair table exceeds ``tree_cap``). Public: reads the graph only.
+    most k parents per family for k = the largest in-degree down to 1; if even the forest
+    of single parents passes ``tree_cap`` (many columns of many levels), its families are
+    kept in order while the model stays within it
+    (:func:`~privgraph.release.model_size.within_cap`). The result's junction tree always
+    holds at most ``tree_cap`` cells when ``tree_cap`` covers the one-way tables
+    (:func:`~privgraph.release.model_size.check_tree_cap`). Public: reads the graph only.
 
     >>> d = Domain.of(a=4, b=4, c=4, e=4)
     >>> dag = nx.DiGraph([("a", "b"), ("a", "c"), ("b", "c"), ("a", "e"), ("b", "e"), ("c", "e")])
@@ -132,18 +136,20 @@ def tractable_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP,
     (('a', 'b', 'c'), ('a', 'b', 'e'), ('c', 'e'))
     >>> tractable_cliques(dag, d, cap=100, tree_cap=100)
     (('b', 'a'), ('c', 'a'), ('e', 'a'))
+    >>> tractable_cliques(dag, d, cap=100, tree_cap=40)
+    (('b', 'a'), ('c', 'a'), ('e',))
     """
-    from privgraph.mrf.junction import junction_tree
+    from privgraph.release.model_size import model_cells, within_cap
 
     cliques = merge_cliques(family_cliques(dag, domain, cap), domain, cap)
-    if junction_tree(domain, cliques).cells <= tree_cap:
+    if model_cells(domain, cliques) <= tree_cap:
         return cliques
     degree = max((d for _, d in dag.in_degree()), default=0)
     for k in range(max(degree, 1), 0, -1):
         cliques = family_cliques(dag, domain, cap, max_parents=k, keep_pairs=False)
-        if junction_tree(domain, cliques).cells <= tree_cap:
+        if model_cells(domain, cliques) <= tree_cap:
             return cliques
-    return cliques
+    return within_cap(domain, cliques, tree_cap)
 
 
 def merge_cliques(cliques: Sequence[Sequence[str]], domain: Domain, cap: int) -> tuple[tuple[str, ...], ...]:

@@ -35,6 +35,7 @@ share is fixed so that the rest fits).
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 import numpy as np
@@ -47,6 +48,13 @@ from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
+#: Progress lines, one per stage (the CLI shows them on stderr when it is not a terminal).
+#: They name stages and public or released facts only (counts of tables, rows, cells).
+LOG = logging.getLogger("privgraph.release")
+
+
+def _progress(*parts) -> None:
+    LOG.info(" ".join(str(p) for p in parts))
 
 
 class PrivateRelease(PrivateEstimator):
@@ -69,8 +77,12 @@ class PrivateRelease(PrivateEstimator):
         Public cap on the cells of one clique table; the planner lowers it so that an
         average cell holds four noise scales (:func:`~privgraph.release.planner.useful_cap`).
     tree_cap : int
-        Public cap on the cells of the model's junction tree; a denser graph loses parents
-        (:func:`~privgraph.release.cliques.tractable_cliques`).
+        Public model-size cap: the most cells the model's junction tree may hold (fixed before
+        any data is read; at least the domain's one-way cells). Every table the release adds
+        to its model must keep the junction tree within it (:mod:`privgraph.release.model_size`):
+        a denser PC graph loses parents (:func:`~privgraph.release.cliques.tractable_cliques`),
+        the tree's selections run on the pairs that fit. The model is therefore always fitted
+        and sampled exactly (junction tree), never by loopy BP or Gibbs sampling.
     alpha : float
         Level of Priv-PC's tests.
     max_rounds : int, None or "auto"
@@ -126,11 +138,13 @@ class PrivateRelease(PrivateEstimator):
     n_rows_ : int
         The number of rows: public under replace-one; under add/remove the noisy tables'
         estimate (post-processing), which is also the default number of synthetic rows.
+    model_cells_ : int
+        The cells of the fitted model's junction tree (at most ``tree_cap``).
     is_exact_ : bool
-        Whether the model's inference was exact (junction tree) or approximate (loopy BP).
+        Whether the model's inference was exact (junction tree): always True, by the cap.
     sampling_ : str
-        Set by :meth:`sample`: the path its last call took, ``"round"``, ``"sample"`` or
-        ``"gibbs"`` (the model too large for exact draws: then no rounding).
+        Set by :meth:`sample`: the path its last call took, ``"round"`` or ``"sample"``
+        (both exact draws through the junction tree).
 
     Examples
     --------
@@ -209,6 +223,9 @@ class PrivateRelease(PrivateEstimator):
 
         neighbours = self._check()
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
+        from privgraph.release.model_size import check_tree_cap
+
+        check_tree_cap(self.tree_cap, engine.domain)  # the codebook's sizes: before any count or spend
         if neighbours is not RO and self.structure == "tree":  # n is private: the tree's plan needs no n
             return self._fit_tree(engine, *self._predict(engine.domain, None), budget)
         if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
@@ -257,16 +274,18 @@ class PrivateRelease(PrivateEstimator):
             structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, sampler=sampler, budget=budget,
                                                    size_epsilon=prediction.size_epsilon, plan=structure_plan)
         graph = structure.graph_
+        _progress(f"stage 1 ({prediction.structure}):", len(graph.directed_edges) + len(graph.undirected_edges), "edges")
         if self.orient is not None:
             graph = self.orient(graph, engine, budget)
         self.graph_ = graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
         self.cliques_ = tractable_cliques(self.dag_, domain, prediction.cap, self.tree_cap)
+        _progress("stage 2 (orientation) and the model's cliques", len(self.cliques_), "tables")
         from privgraph.mrf import PrivateMRF
 
         params = PrivateMRF(epsilon=self._parameters_epsilon(prediction), cliques=self.cliques_, method=self.method,
                             neighbours=prediction.neighbours, random_state=self._mrf_seed(),
-                            **self._parameters_noise(prediction))
+                            options=self._exact_options(), **self._parameters_noise(prediction))
         params.fit(engine, budget=budget)
         n = prediction.n_rows if sized is None else self._estimated_rows(params.marginals_.tables)
         return self._fitted(structure, params, structure_ledger, prediction, self._composition(prediction), n, domain)
@@ -276,6 +295,7 @@ class PrivateRelease(PrivateEstimator):
         """Record the fitted stages and the release's one ledger (with the caveat of a domain
         read from the data)."""
         from privgraph.data import NOT_PRIVATE_DOMAIN
+        from privgraph.release.model_size import model_cells
 
         ledger = structure_ledger + params.ledger_
         if not domain.public:
@@ -283,7 +303,14 @@ class PrivateRelease(PrivateEstimator):
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
         self.structure_kind_, self.composition_ = prediction.structure, composition
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
-        self.is_exact_ = params.is_exact_
+        fitted = params.model_ if params.model_ is not None else params.marginals_  # a custom fit may return none
+        self.model_cells_ = model_cells(fitted.domain, fitted.cliques)
+        if self.model_cells_ > self.tree_cap:  # the selections kept every table within the cap: a bug
+            raise RuntimeError(f"the model's junction tree holds {self.model_cells_} cells, above tree_cap "
+                               f"{self.tree_cap}: the release's model-size cap was not enforced")
+        self.is_exact_ = True
+        _progress("stage 3 (parameters): fitted exactly on a junction tree of", self.model_cells_,
+                  f"cells (cap {self.tree_cap})")
         return self
 
     def _fit_tree(self, engine, domain, prediction: ReleasePlan | None, budget: Budget | None, *,
@@ -303,7 +330,8 @@ class PrivateRelease(PrivateEstimator):
         seed = self._mrf_seed()
         rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else None)  # post-processing draws
         sampler = sampler if sampler is not None else self._noise_sampler()
-        structure = fit_tree_structure(engine, plan, sampler=sampler, budget=budget, rng=rng)
+        structure = fit_tree_structure(engine, plan, sampler=sampler, budget=budget, rng=rng, tree_cap=self.tree_cap)
+        _progress("stage 1 (private spanning tree):", len(structure.edges), f"edges, {len(structure.extras)} residual pairs")
         self.graph_ = structure.graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
         self.cliques_ = structure.edges + structure.extras
@@ -332,9 +360,10 @@ class PrivateRelease(PrivateEstimator):
         from privgraph.release.tree import joined
 
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
+        options = self._exact_options()
 
         def fit_with_the_tree(extras):
-            return fit(joined(structure.tables, extras, plan.neighbours))
+            return fit(joined(structure.tables, extras, plan.neighbours), **options)
 
         fit_with_the_tree.__name__ = f"{getattr(fit, '__name__', 'custom')} (with the tree's tables)"
         return fit_with_the_tree
@@ -347,20 +376,34 @@ class PrivateRelease(PrivateEstimator):
         n = self.n_rows_ if n is None else n
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
-        rows = self.parameters_.sample(int(n), random_state=random_state, method=method)
+        rows = self.parameters_.sample(int(n), random_state=random_state, method=method, max_cells=self.tree_cap)
         self.sampling_ = self.parameters_.sampling_
+        _progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
         return rows
 
     def marginal(self, columns) -> np.ndarray:
-        """The fitted model's probability table over ``columns``."""
-        return self.parameters_.marginal(columns)
+        """The fitted model's probability table over ``columns``, exact (junction tree; up to
+        the larger of ``tree_cap`` and :data:`~privgraph.mrf.inference.MAX_TREE_CELLS` cells
+        with the query's clique, else refused)."""
+        from privgraph.mrf import inference
+
+        return self.parameters_.marginal(columns, max_cells=max(self.tree_cap, inference.MAX_TREE_CELLS))
 
     # -- internals -------------------------------------------------------------------
+    def _exact_options(self) -> dict:
+        """The model fit's keywords that keep its inference exact up to ``tree_cap`` cells
+        (the built-in table fits; a custom ``method`` is the caller's)."""
+        from privgraph.mrf.estimator import TABLE_METHODS
+
+        return {"max_cells": self.tree_cap} if isinstance(self.method, str) and self.method in TABLE_METHODS else {}
+
     def _check(self) -> Neighbours:
         """The release's relation, once every parameter is checked."""
         from privgraph.privacy.neighbours import check_delta, check_epsilon
+        from privgraph.release.model_size import check_tree_cap
 
         check_epsilon(self.epsilon)
+        check_tree_cap(self.tree_cap)
         check_delta(self.delta)
         if self.split is not None:
             check_split(self.split)
@@ -380,6 +423,9 @@ class PrivateRelease(PrivateEstimator):
 
         neighbours = self._check()
         domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
+        from privgraph.release.model_size import check_tree_cap
+
+        check_tree_cap(self.tree_cap, domain)  # public: the codebook's sizes, before any data is read
         if n_rows is None:
             return domain, None
         if isinstance(n_rows, bool) or int(n_rows) != n_rows or n_rows < 1:

@@ -64,7 +64,8 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     privacy = privacy_summary(release)
     model = json.loads(release.parameters_.to_json()) | {"privacy": privacy}
     plan = {"split": release.plan_.split, "rounds": release.plan_.rounds, "stages": release.plan_.rows(),
-            "recommended_split": release.plan_.recommended_split}
+            "recommended_split": release.plan_.recommended_split, "tree_cap": release.tree_cap,
+            "model_cells": release.model_cells_}
     checks = marginal_checks(release, synthetic)
     writers = {
         paths["graph_json"]: graph_writer(release.graph_, ".json", privacy),
@@ -212,12 +213,28 @@ def _marginals_plot(checks):
 
 def what_ran(release) -> str:
     """The report's account of what actually ran: the structure the planner chose, the
-    model's inference (exact or approximate) and the path the synthetic rows took."""
-    inference = ("exact (junction tree)" if release.is_exact_ else
-                 "approximate (loopy belief propagation: the junction tree exceeds the exact-inference limit)")
+    model's cliques, its junction tree against the public cap, the model's inference (exact:
+    the cap keeps it so) and the path the synthetic rows took."""
+    cliques = release.parameters_.model_.cliques
     return (f"- Structure: {_STAGE_NAMES[release.structure_kind_]} (asked for: {release.structure}).\n"
-            f"- Model's inference: {inference}.\n"
+            f"- Model: {len(cliques)} tables, {model_cliques_text(cliques)}.\n"
+            f"- Junction tree: {release.model_cells_:,} cells, within the public model-size cap of "
+            f"{release.tree_cap:,} cells (`tree_cap`, fixed before the data was read; every table the release "
+            f"added had to keep the model within it).\n"
+            f"- Model's inference: exact (junction tree), in the fit and in sampling; never loopy belief "
+            f"propagation or Gibbs sampling.\n"
             f"- Synthetic rows: drawn {SAMPLING_PATHS[release.sampling_]}.")
+
+
+def model_cliques_text(cliques) -> str:
+    """The model's cliques, the one-way ones counted apart (post-processing of the release).
+
+    >>> model_cliques_text([("a",), ("b",), ("a", "b"), ("b", "c")])
+    '2 one-way and (a, b), (b, c)'
+    """
+    wider = [f"({', '.join(c)})" for c in cliques if len(c) > 1]
+    ones = len(cliques) - len(wider)
+    return (f"{ones} one-way and " if ones else "") + (", ".join(wider) or "no wider table")
 
 
 def report_markdown(release, checks, paths) -> str:
@@ -289,5 +306,5 @@ Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together the
 """
 
 
-__all__ = ["FILES", "marginal_checks", "method_comparison", "privacy_summary", "relation", "release_outputs",
-           "release_writers", "report_markdown", "stage_epsilons", "what_ran"]
+__all__ = ["FILES", "marginal_checks", "method_comparison", "model_cliques_text", "privacy_summary", "relation",
+           "release_outputs", "release_writers", "report_markdown", "stage_epsilons", "what_ran"]

@@ -42,7 +42,8 @@ def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:
 
     ``one_way[v]`` is P(v); ``edge_tables[(u, v)]`` is P(u, v) with axes (u, v) for each tree
     edge. Along the tree, ``P(s, v) = sum_p P(s, p) P(v | p)``, p the neighbour of v towards s.
-    Returns ``{(a, b): P(a, b)}`` for every ordered pair of distinct names.
+    Returns ``{(a, b): P(a, b)}`` for every ordered pair of distinct names; two names in
+    different components (a forest, when the model-size cap stopped the tree) are independent.
 
     >>> p_ab = np.array([[0.4, 0.1], [0.1, 0.4]])
     >>> t = tree_pair_tables("abc", [("a", "b"), ("b", "c")], {v: np.array([0.5, 0.5]) for v in "abc"},
@@ -68,24 +69,35 @@ def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:
                     seen[v] = seen[p] @ conditional
                     queue.append(v)
         out.update({(s, v): t for v, t in seen.items() if v != s})
+        out.update({(s, v): np.outer(one_way[s], one_way[v]) for v in names if v not in seen})
     return out
 
 
 def select_residual_pairs(pairs, scores: np.ndarray, count: int, *, epsilon: float, sampler: NoiseSampler,
-                          neighbours: Neighbours = RO) -> list[tuple[str, str]]:
-    """``count`` of ``pairs`` by the exponential mechanism, one at a time without replacement
-    (score sensitivity :func:`~privgraph.release.tree.pair_score_sensitivity` under ``neighbours``).
+                          neighbours: Neighbours = RO, fits=None) -> list[tuple[str, str]]:
+    """Up to ``count`` of ``pairs`` by the exponential mechanism, one at a time without
+    replacement (score sensitivity :func:`~privgraph.release.tree.pair_score_sensitivity`
+    under ``neighbours``). ``fits(chosen, pair)``: whether the model with the pairs chosen so
+    far (in this call) and ``pair`` stays within the public junction-tree cap
+    (:func:`~privgraph.release.model_size.fits`); each selection runs on the pairs that fit,
+    and once none fits the rest are not drawn (their charge was reserved all the same).
 
     >>> from privgraph.privacy import SeededSampler
-    >>> select_residual_pairs([("a", "b"), ("a", "c"), ("b", "c")], np.array([0.0, 1e6, 0.0]), 1,
-    ...                       epsilon=1.0, sampler=SeededSampler(0))
+    >>> pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+    >>> select_residual_pairs(pairs, np.array([0.0, 1e6, 0.0]), 1, epsilon=1.0, sampler=SeededSampler(0))
     [('a', 'c')]
+    >>> select_residual_pairs(pairs, np.array([0.0, 1e6, 0.0]), 3, epsilon=1.0, sampler=SeededSampler(0),
+    ...                       fits=lambda chosen, pair: "c" not in pair)
+    [('a', 'b')]
     """
     left = list(range(len(pairs)))
-    chosen = []
+    chosen: list[tuple[str, str]] = []
     for _ in range(min(count, len(pairs))):
+        admissible = None if fits is None else (lambda i: fits(chosen, pairs[left[i]]))
         pick, _ = exponential_mechanism(scores[left], epsilon=epsilon, sensitivity=pair_score_sensitivity(neighbours),
-                                        neighbours=neighbours, sampler=sampler)
+                                        neighbours=neighbours, sampler=sampler, admissible=admissible)
+        if pick is None:
+            break
         chosen.append(pairs[left.pop(pick)])
     return chosen
 

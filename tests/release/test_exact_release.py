@@ -1,0 +1,184 @@
+"""A release's synthetic rows follow its model exactly, and its model stays within the noise
+of the tables it released (issue 26, part 1): the model-size cap keeps inference on the
+junction tree, so what the sampler draws is what the fit matched.
+
+Tolerances, all derived (fixed seeds):
+
+* **Controlled rounding** (the release's default sampler) is deterministic in its error:
+  a clique c drawn after its parent p gets, in each separator group s of m_s rows,
+  ``m_s p(r | s)`` of each rest value r to within one, and its errors in a group sum to 0,
+  so their absolute sum is at most ``2 min(m_s, |r|)``. The L1 error of c's table is then at
+  most the parent's plus ``2 min(n, cells(c))``; the root's is at most ``2 min(n, cells)``.
+  A column's one-way counts, summed from the first clique that draws it, are within the
+  sum of those terms along the tree's path from the root (:func:`rounding_bound`).
+* **i.i.d. draws**: Bernstein for each cell count, ``|N - n p| <= sqrt(2 n p (1-p) L) +
+  2 L / 3`` with ``L = log(2 k / 1e-6)`` over k cells (union bound): a correct sampler
+  fails with probability at most 1e-6.
+* **The released noise**: a released table T with Gaussian noise of sigma per cell, summed
+  to a column's marginal, carries noise whose squared L2 norm has mean ``sigma^2 cells(T)``;
+  the model's one-way counts must lie within three such standard deviations,
+  ``3 sigma sqrt(cells(T))``, of the released table's marginal (for the released table of
+  least noise on that column), plus the sampler's bound above when the rows are compared.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from privgraph.datasets import load_network, sample_frame
+from privgraph.data.frontdoor import level_codes
+from privgraph.mrf.calibration import calibrate
+from privgraph.mrf.junction import junction_tree
+from privgraph.release import PrivateRelease
+
+TAIL = 1e-6
+
+
+def rounding_bound(model, n: int) -> dict:
+    """Each column's bound on the L1 error of controlled rounding's one-way counts (module doc)."""
+    tree = junction_tree(model.domain, model.cliques)
+    per_clique = {}
+    bound = {}
+    for c in tree.order:
+        clique, p = tree.cliques[c], tree.parent[c]
+        per_clique[c] = (per_clique[p] if p >= 0 else 0) + 2 * min(n, model.domain.cells(clique))
+        sep = set(tree.cliques[p]) if p >= 0 else set()
+        for v in clique:
+            if v not in sep and v not in bound:
+                bound[v] = per_clique[c]
+    return bound
+
+
+def model_one_way(model) -> dict:
+    """Each column's exact marginal under the model (its calibrated junction tree)."""
+    tree = junction_tree(model.domain, model.cliques)
+    beliefs, _ = calibrate(tree, model.potentials)
+    out = {}
+    for clique, belief in zip(tree.cliques, beliefs):  # normalised probability tables
+        for i, v in enumerate(clique):
+            if v not in out:
+                m = np.asarray(belief).sum(axis=tuple(j for j in range(len(clique)) if j != i))
+                out[v] = m / m.sum()
+    return out
+
+
+def synthetic_counts(frame, domain, name) -> np.ndarray:
+    codes = level_codes(frame[name], domain.levels[domain.index(name)])
+    return np.bincount(codes, minlength=domain.size_of(name)).astype(float)
+
+
+def released_tables(rel):
+    """(cliques, noisy count tables, sigma per cell) of every table the release published."""
+    out = []
+    for marginals in ([rel.structure_.tables] if rel.structure_kind_ == "tree" else []) + [rel.parameters_.marginals_]:
+        out += [(c, t, marginals.scale) for c, t in zip(marginals.group_cliques(), marginals.tables)]
+    return out
+
+
+def least_noisy(tables, name):
+    """The released table whose marginal on ``name`` carries the least noise, as
+    (noisy marginal counts, the L2 standard deviation of its noise)."""
+    best = None
+    for clique, table, sigma in tables:
+        if name in clique:
+            sd = sigma * math.sqrt(table.size)
+            if best is None or sd < best[1]:
+                axes = tuple(j for j, v in enumerate(clique) if v != name)
+                best = (np.asarray(table).sum(axis=axes), sd)
+    return best
+
+
+@pytest.fixture(scope="module")
+def releases():
+    """Releases at epsilon 1 (delta 1e-6, add/remove): the tree on asia, child, alarm and the
+    real fair table, and the default (Gauss-PC) path on asia."""
+    out = {}
+    for name, n, structure in [("asia", 20_000, "tree"), ("child", 10_000, "tree"), ("alarm", 10_000, "tree"),
+                               ("asia", 100_000, "auto")]:
+        net = load_network(name)
+        X = sample_frame(net, n, np.random.default_rng(3), labels=True)
+        rel = PrivateRelease(epsilon=1.0, structure=structure, random_state=5).fit(X, domain=net.domain)
+        out[f"{name}-{structure}"] = rel
+    pytest.importorskip("statsmodels")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from real_tables import codebook, load
+
+    from privgraph.data.codebook import domain_from_codebook, level_text
+
+    frame = load("fair").map(level_text)
+    out["fair-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
+        frame, domain=domain_from_codebook(codebook("fair")))
+    return out
+
+
+@pytest.mark.parametrize("key", ["asia-tree", "child-tree", "alarm-tree", "asia-auto", "fair-tree"])
+def test_synthetic_one_way_marginals_stay_within_the_released_noise(releases, key):
+    rel = releases[key]
+    assert rel.is_exact_ and rel.model_cells_ <= rel.tree_cap
+    synthetic = rel.sample(random_state=11)  # controlled rounding, n_rows_ rows
+    model = rel.parameters_.model_
+    n = len(synthetic)
+    bound = rounding_bound(model, n)
+    expected = model_one_way(model)
+    tables = released_tables(rel)
+    for name in model.domain.names:
+        counts = synthetic_counts(synthetic, model.domain, name)
+        released, sd = least_noisy(tables, name)
+        assert np.linalg.norm(n * expected[name] - released) <= 3 * sd, (key, name, "model vs released")
+        assert np.linalg.norm(counts - released) <= 3 * sd + bound[name], (key, name, "rows vs released")
+
+
+@pytest.mark.parametrize("key", ["child-tree", "asia-auto", "fair-tree"])
+def test_the_sampler_draws_the_models_marginals(releases, key):
+    """Rows by controlled rounding are within the deterministic bound of the model's exact
+    one-way counts; i.i.d. rows within Bernstein's (1e-6 overall) on every one-way cell."""
+    rel = releases[key]
+    model = rel.parameters_.model_
+    expected = model_one_way(model)
+    n = 50_000
+    rounded = rel.sample(n, random_state=21)
+    assert rel.sampling_ == "round"
+    bound = rounding_bound(model, n)
+    for name in model.domain.names:
+        err = np.abs(synthetic_counts(rounded, model.domain, name) - n * expected[name]).sum()
+        assert err <= bound[name] + 1e-6 * n, (key, name, err, bound[name])
+    iid = rel.sample(n, random_state=22, method="sample")
+    assert rel.sampling_ == "sample"
+    cells = sum(model.domain.sizes)
+    log_term = math.log(2 * cells / TAIL)
+    for name in model.domain.names:
+        p = expected[name]
+        tol = np.sqrt(2 * n * p * (1 - p) * log_term) + 2 * log_term / 3
+        assert (np.abs(synthetic_counts(iid, model.domain, name) - n * p) <= tol + 1e-6 * n).all(), (key, name)
+
+
+def test_a_sampler_off_the_model_fails_the_check(releases):
+    """The check has power: rows drawn from the model with one column's marginal replaced by
+    the uniform (what an approximate sampler far from the model looks like) fail it."""
+    rel = releases["child-tree"]
+    model = rel.parameters_.model_
+    expected = model_one_way(model)
+    n = 50_000
+    rows = rel.sample(n, random_state=21)
+    name = max(model.domain.names, key=lambda v: np.abs(expected[v] - 1 / len(expected[v])).sum())
+    levels = model.domain.levels[model.domain.index(name)]
+    rows[name] = np.asarray(levels)[np.random.default_rng(0).integers(0, len(levels), n)]
+    err = np.abs(synthetic_counts(rows, model.domain, name) - n * expected[name]).sum()
+    assert err > rounding_bound(model, n)[name]
+
+
+def test_a_cap_below_the_one_way_tables_is_refused_before_any_spend():
+    """Under add/remove with a PC structure the size would be released first: the cap is
+    checked against the codebook before that (nothing spent, the cap named)."""
+    from privgraph.privacy import Budget
+
+    net = load_network("asia")
+    X = sample_frame(net, 500, np.random.default_rng(0), labels=True)
+    budget = Budget(1.0, 1e-6)
+    with pytest.raises(ValueError, match="tree_cap 10 is below the 16 cells"):
+        PrivateRelease(epsilon=1.0, tree_cap=10, random_state=0).fit(X, domain=net.domain, budget=budget)
+    assert budget.spent().epsilon == 0
