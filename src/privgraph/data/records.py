@@ -17,7 +17,7 @@ frames, which come from the DuckDB query):
 * **A line that does not parse is an invalid record**: a wrong number of fields, a quote
   that does not close (or text after a closing quote), bytes that are not valid in the
   encoding (in UTF-8 also the replacement character U+FFFD, which Spark's reader writes for
-  such bytes), or the control characters U+001E or U+001F (the raw line scan's marks). Such a
+  such bytes), or one of the control characters U+001C to U+001F (:data:`MARKS`). Such a
   line becomes a record whose every value is missing, so the relation's policy handles it
   like an out-of-domain value: dropped under add/remove, recoded under replace-one
   (:mod:`privgraph.data.frontdoor`). It is never an error, and no parser message, which
@@ -27,8 +27,8 @@ frames, which come from the DuckDB query):
   columns, never the line's text (a file without its header would otherwise print a
   record).
 
-How the scan works: DuckDB reads each line whole as text (a delimiter that valid lines
-never hold, no quoting) in its Latin-1 *view* (every byte one character), so no byte can
+How the scan works: DuckDB reads each line whole as text (a delimiter that begins with a
+line feed, so no line can hold it, and no quoting) in its Latin-1 *view* (every byte one character), so no byte can
 fail to decode; in SQL the line is then checked to be valid UTF-8 and decoded, split and
 validated. :func:`split_line` is the same rule in Python, the reference the SQL is tested
 against.
@@ -49,8 +49,12 @@ ENCODINGS = ("utf-8", "latin-1")
 MAX_LINE_BYTES = 1 << 22
 #: Longest header line read (bytes).
 MAX_HEADER_BYTES = 1 << 20
-#: The raw scan's separator; a line holding any of its control characters is invalid.
-SEPARATOR = "\x1c\x1d\x1e\x1f"
+#: Control characters that make a line invalid (U+001C to U+001F: no text field holds them).
+MARKS = "\x1c\x1d\x1e\x1f"
+#: The raw scan's delimiter: it begins with a line feed, which ends every line first, so the
+#: scan never splits a line and each one arrives whole in one column (a delimiter that a line
+#: could hold would hide the rest of that line from the checks).
+SEPARATOR = "\n\x1c"
 #: Column flagging a line that parsed, in :func:`records_query`'s result.
 VALID = "privgraph_valid"
 
@@ -122,7 +126,8 @@ class Dialect:
 
 def _is_mark(char) -> bool:
     """A delimiter or quote the scan can use: one ASCII character, not a line break or U+001F."""
-    return isinstance(char, str) and len(char) == 1 and char.isascii() and char not in ("\n", "\r", SEPARATOR)
+    return isinstance(char, str) and len(char) == 1 and char.isascii() and char not in ("\n", "\r") \
+        and char not in MARKS
 
 
 def split_line(line: str, dialect: Dialect) -> list[str] | None:
@@ -138,7 +143,7 @@ def split_line(line: str, dialect: Dialect) -> list[str] | None:
     ['a', 'b"c']
     """
     d, q = dialect.delimiter, dialect.quote
-    if any(c in line for c in SEPARATOR):
+    if any(c in line for c in MARKS):
         return None
     if q is None or q not in line:
         return line.split(d)
@@ -265,8 +270,8 @@ UTF8_VIEW = ("(?:[\\x{00}-\\x{7F}]|[\\x{C2}-\\x{DF}][\\x{80}-\\x{BF}]|\\x{E0}[\\
 
 
 def _has_marks(column: str) -> str:
-    """SQL: ``column`` holds one of :data:`SEPARATOR`'s control characters."""
-    return "(" + " OR ".join(f"contains({column}, chr({ord(c)}))" for c in SEPARATOR) + ")"
+    """SQL: ``column`` holds one of the :data:`MARKS`."""
+    return "(" + " OR ".join(f"contains({column}, chr({ord(c)}))" for c in MARKS) + ")"
 
 
 def _literal(text: str) -> str:
@@ -287,7 +292,7 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     """
     from privgraph.data.files import quote as ident
 
-    scan = (f"read_csv({_literal(str(path))}, columns = {{'l': 'VARCHAR', 'r': 'VARCHAR'}}, "
+    scan = (f"read_csv({_literal(str(path))}, columns = {{'l': 'VARCHAR'}}, "
             f"header = {str(dialect.header).lower()}, delim = {_literal(SEPARATOR)}, quote = '', escape = '', "
             f"new_line = '\\n', encoding = 'latin-1', auto_detect = false, strict_mode = false, null_padding = true, "
             f"max_line_size = {MAX_LINE_BYTES}, ignore_errors = true)")  # the one error left: a line too long
@@ -296,9 +301,9 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
         decoded = "decode(unhex(list_aggr(list_transform(string_split(v, ''), lambda c: printf('%02X', ord(c))), 'string_agg', '')))"
         text = (f"CASE WHEN strlen(v) = length(v) THEN v WHEN regexp_full_match(v, {_literal(UTF8_VIEW)}) "
                 f"THEN {decoded} END")
-        ok = f"r IS NULL AND s IS NOT NULL AND NOT contains(s, chr(65533)) AND NOT {_has_marks('s')}"
+        ok = f"s IS NOT NULL AND NOT contains(s, chr(65533)) AND NOT {_has_marks('s')}"
     else:
-        text, ok = "v", f"r IS NULL AND s IS NOT NULL AND NOT {_has_marks('s')}"
+        text, ok = "v", f"s IS NOT NULL AND NOT {_has_marks('s')}"
     d = _literal(dialect.delimiter)  # ASCII: the same bytes in every encoding
     if dialect.quote is None:
         fields = f"string_split(s, {d})"
@@ -312,9 +317,10 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     valid = f"({ok} AND fs IS NOT NULL AND len(fs) = {len(header)})"
     cols = ", ".join(f"CASE WHEN {VALID} THEN NULLIF(fs[{list(header).index(n) + 1}], '') END AS {ident(n)}"
                      for n in names)
-    lines = f"(SELECT {text} AS s, r FROM (SELECT {view} AS v, r FROM {scan}))"  # DuckDB skips empty lines
+    # an empty line (and the empty line DuckDB's scan sees inside a CRLF) reads as NULL: not a record
+    lines = f"(SELECT {text} AS s FROM (SELECT {view} AS v FROM {scan} WHERE l IS NOT NULL))"
     return (f"(SELECT {cols}{', ' if cols else ''}{VALID} FROM (SELECT fs, {valid} AS {VALID} FROM "
-            f"(SELECT s, r, {fields} AS fs FROM {lines})))")
+            f"(SELECT s, {fields} AS fs FROM {lines})))")
 
 
 def spark_records(spark, path: Path, header: Sequence[str], dialect: Dialect):
@@ -334,11 +340,11 @@ def spark_records(spark, path: Path, header: Sequence[str], dialect: Dialect):
     if dialect.header:
         first = (F.input_file_block_start() == 0) & ((F.monotonically_increasing_id() % F.lit(1 << 33)) == 0)
         lines = lines.where(~first)
-    # DuckDB's raw scan, exactly: the part before the first separator (NULL if empty) and the
-    # part between the first two (NULL if absent or empty); Spark keeps empty lines, DuckDB skips them
-    parts = F.split(F.col("value"), "".join(_rx(c) for c in SEPARATOR), 3)
-    lines = lines.where(F.col("value") != "").select(F.nullif(F.get(parts, 0), F.lit("")).alias("s"),
-                                                     F.nullif(F.get(parts, 1), F.lit("")).alias("r"))
+    # DuckDB's raw scan, exactly: each line whole; Spark keeps empty lines, DuckDB skips them. The
+    # text source keeps a line's raw bytes: a round trip through a Java string writes U+FFFD for
+    # each byte that is not UTF-8, which the check below then sees
+    utf8 = F.decode(F.encode(F.col("value"), "UTF-8"), "UTF-8")
+    lines = lines.where(F.col("value") != "").select(utf8.alias("s"))
     s = F.col("s")
     split = F.split(s, _rx(dialect.delimiter), -1)
     if dialect.quote is None:
@@ -355,9 +361,9 @@ def spark_records(spark, path: Path, header: Sequence[str], dialect: Dialect):
         fields = (F.when(~s.contains(q), split)
                   .when(s.rlike(f"^{full}$"), F.transform(extracted, unquote)))
     marks = F.lit(False)
-    for c in SEPARATOR:
+    for c in MARKS:
         marks = marks | s.contains(c)
-    ok = F.col("r").isNull() & s.isNotNull() & ~marks & ~s.contains("\ufffd")
+    ok = s.isNotNull() & ~marks & ~s.contains("\ufffd")
     parsed = lines.select(fields.alias("fs"), ok.alias("ok"))
     valid = (F.col("ok") & F.col("fs").isNotNull() & (F.size("fs") == len(header))).alias(VALID)
     parsed = parsed.select("fs", valid)
