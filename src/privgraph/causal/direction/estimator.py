@@ -379,7 +379,7 @@ def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds,
     if budget is not None:
         budget.reserve(charge)  # raises BudgetExceeded before any noise, recording nothing
     fit, _ = released_fit(x, y, bounds=bounds, test_fraction=test_fraction, epsilon=epsilon, sampler=sampler,
-                          rng=rng, bins=k)
+                          rng=rng, bins=k, fit="polynomial" if score == "reci" else "binned")
     result, _ = _decided(fit, score, "record", epsilon, delta, sampler, None, abstain_below)
     return Release(result, Ledger.of(charge))
 

@@ -12,7 +12,8 @@ Scores (``m`` test rows):
 * ``"iqr"``: ``log IQR(cause) + log IQR(residual)``, the spread (entropy proxy) score of
   Theorem 5;
 * ``"reci"`` (the default; Bloebaum, Janzing, Washio, Shimizu, Schoelkopf, AISTATS 2018):
-  the regression-error comparison. On the bounds-scaled data (the common scale [-2, 2]
+  the regression-error comparison, with cubic fits from the released training table
+  (:func:`~privgraph.causal.direction.release.polynomial_from_table`). On the bounds-scaled data (the common scale [-2, 2]
   divided by its width 4: every value in a range of width 1) the direction whose regression
   leaves the smaller mean squared test residual wins. Each squared residual is clipped at
   ``RECI_CLIP ** 2`` (a fixed per-record map), and only the difference of the two errors is
@@ -65,7 +66,7 @@ SCORES = LAPLACE_SCORES + ("iqr", "reci")
 DEFAULT_SCORE = "reci"
 #: RECI: largest |residual| counted, on the unit-width scale (a public constant; tuned on the
 #: real pairs and SIM families: docs/direction.md).
-RECI_CLIP = 0.3
+RECI_CLIP = 0.1
 #: RECI: share of epsilon spent on the second moment that bounds the sampling error.
 RECI_SE_SHARE = 0.2
 #: Width of the common scale [-2, 2] (residuals are divided by it for RECI).
