@@ -110,7 +110,11 @@ class DirectionResult:
         RECI only: the probability that the reported order is the population order of the
         two regression errors, covering the privacy noise *and* the test part's sampling
         error (:func:`~privgraph.causal.direction.scores.reci_probability`), reported even
-        when the decision is ``"undecided"``; None for the other scores.
+        when the decision is ``"undecided"``; None for the other scores. It is NOT the
+        probability that the direction is causal: whether the smaller regression error
+        marks the cause is RECI's assumption, which the SIM families break (there about half
+        of the decisions reported at >= 0.95 are right; on the real pairs about 0.66:
+        docs/direction.md, "Reliability").
     """
 
     direction: str
@@ -435,8 +439,10 @@ class PrivateANM(PrivateEstimator):
         ``abstain_below``; IQR: a release answered bottom).
     probability_ : float or None
         RECI: the probability that the reported order is the population order of the two
-        regression errors, covering the privacy noise and the test part's sampling error
-        (calibration measured in docs/direction.md); None for the other scores.
+        regression errors, covering the privacy noise and the test part's sampling error;
+        NOT a probability that the direction is causal (see
+        :attr:`DirectionResult.probability`; reliability measured in docs/direction.md);
+        None for the other scores.
     scores_ : dict
         The private scores.
     confidence_ : float or None
