@@ -323,7 +323,8 @@ def anm_record_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndar
     return (x, y), (x, moved)
 
 
-def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5) -> Runner:
+def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5, *, score: str = "kendall",
+                      bins: int | None = None) -> Runner:
     """``private_direction`` under the default ``privacy="record"``: (s(x->y), s(y->x)) per run.
 
     >>> from privgraph.privacy import SeededSampler
@@ -337,8 +338,8 @@ def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5) -> Run
         out = np.empty((n, 2))
         for i in range(n):
             result, _ = private_direction(x, y, epsilon=epsilon, sampler=sampler, bounds=bounds,
-                                          rng=np.random.default_rng(SPLIT_SEED), score="kendall", privacy="record",
-                                          test_fraction=test_fraction)
+                                          rng=np.random.default_rng(SPLIT_SEED), score=score, privacy="record",
+                                          test_fraction=test_fraction, bins=bins)
             out[i] = result.scores["x->y"], result.scores["y->x"]
         return out
 
@@ -362,28 +363,6 @@ def anm_reci_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarra
     x2, y2 = x.copy(), y.copy()
     x[test[0]], y2[test[0]] = 1.0, 1.0
     return (x, y), (x2, y2)
-
-
-def anm_reci_runner(epsilon: float) -> Runner:
-    """``private_direction`` with RECI (the default), record privacy, 32 bins: (s(x->y), s(y->x)) per run.
-
-    >>> from privgraph.privacy import SeededSampler
-    >>> anm_reci_runner(1.0)(anm_reci_test_pair()[0], 2, SeededSampler(0)).shape
-    (2, 2)
-    """
-    from privgraph.causal.direction import private_direction
-
-    def run(pair, n: int, sampler: NoiseSampler) -> np.ndarray:
-        x, y = pair
-        out = np.empty((n, 2))
-        for i in range(n):
-            result, _ = private_direction(x, y, epsilon=epsilon, sampler=sampler, bounds=ANM_RECORD_BOUNDS["test"],
-                                          rng=np.random.default_rng(SPLIT_SEED), score="reci", privacy="record",
-                                          test_fraction=RECORD_TEST_FRACTION, bins=32)
-            out[i] = result.scores["x->y"], result.scores["y->x"]
-        return out
-
-    return run
 
 
 # --- the cases ---------------------------------------------------------------------------------
@@ -432,7 +411,8 @@ def estimator_cases() -> tuple[AuditCase, ...]:
          train_left, train_right, "training record y -> 500 (clipped to 2)",
          anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"]), orthant_events(), 4_000, 300),
         ("anm_reci_test", "private_direction reci (default score), record privacy, test record", RO, 2.0,
-         reci_left, reci_right, "training rows on the axes; test record (1,0) -> (0,1)", anm_reci_runner(2.0),
+         reci_left, reci_right, "training rows on the axes; test record (1,0) -> (0,1)",
+         anm_record_runner(2.0, ANM_RECORD_BOUNDS["test"], RECORD_TEST_FRACTION, score="reci", bins=32),
          orthant_events(), 4_000, 300),
     )
     return tuple(AuditCase(name, what, nb, eps, GAUSS_DELTA if name == "gauss_pc" else 0.0, left, right, pair, run,
