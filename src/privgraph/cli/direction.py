@@ -189,9 +189,10 @@ def direction(
 def _report(console: Console, rows: list[dict], batch: bool) -> None:
     from rich.table import Table
 
-    table = Table(title="Private causal direction (P(error order), reci only: the order of the two regression "
-                        "errors, privacy noise and sampling error, not a probability of causation; P(noise kept the "
-                        "order): the privacy noise only, Theorem 3/5 at the private margin)")
+    table = Table(title="Private causal direction (P(noise kept the order): the privacy noise only, Theorem 3/5 "
+                        "at the private margin; sampling error is not included. P(error order), reci only: the "
+                        "order of the two regression errors, privacy noise and sampling error; not a probability "
+                        "of causation)")
     for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(error order)",
                 "P(noise kept the order)", "error"):
         table.add_column(col)
