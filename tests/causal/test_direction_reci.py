@@ -122,3 +122,16 @@ def test_orientation_leaves_undecided_edges_undirected_within_the_share():
                                       sampler=SeededSampler(0), rng=np.random.default_rng(0), abstain_below=0.999)
     assert sorted(out.undirected_edges) == sorted(g.undirected_edges)
     assert len(ledger) == 2 and abs(ledger.total().epsilon - 1.0) < 1e-12
+
+
+@pytest.mark.slow
+def test_reported_probability_is_calibrated_at_more_trials_and_other_sizes():
+    """The bigger version: 4,000 trials at each of (m, epsilon) = (100, 3) and (2,000, 0.3)."""
+    for k, (m, eps) in enumerate(((100, 3.0), (2000, 0.3))):
+        probs, right = calibration_trials(4000, m, eps, 10 + k)
+        edges = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0 + 1e-9)
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            sel = (probs >= lo) & (probs < hi)
+            if sel.sum() >= 100:
+                tol = hoeffding(int(sel.sum()), events=2 * (len(edges) - 1))
+                assert probs[sel].mean() - tol <= right[sel].mean() <= probs[sel].mean() + 0.08 + tol, (m, lo)
