@@ -81,10 +81,10 @@ def test_small_test_part_is_refused_on_public_sizes(privacy):
     """Kendall at epsilon = 1 needs 32 test rows (min_test_rows): 20 are refused, 40 are not."""
     x, y = anm_pair(400, 3)
     with pytest.raises(ValueError, match="20 test and 380 training rows.*needs 32 test rows"):
-        private_direction(x, y, epsilon=1.0, test_fraction=0.05, privacy=privacy, bounds=BOUNDS,
+        private_direction(x, y, epsilon=1.0, test_fraction=0.05, privacy=privacy, bounds=BOUNDS, score="kendall",
                           sampler=SeededSampler(0), rng=np.random.default_rng(0))
     result, _ = private_direction(x, y, epsilon=1.0, test_fraction=0.1, privacy=privacy, bounds=BOUNDS,
-                                  sampler=SeededSampler(0), rng=np.random.default_rng(0))
+                                  score="kendall", sampler=SeededSampler(0), rng=np.random.default_rng(0))
     assert result.direction in dr.DIRECTIONS
 
 

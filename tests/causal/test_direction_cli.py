@@ -74,3 +74,21 @@ def test_single_bad_pair_and_refused_combination_are_errors(tmp_path):
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
                                       "--score", "iqr", "--privacy", "train+test", *BOUNDS])
     assert result.exit_code != 0 and "no derived guarantee" in str(result.exception)
+
+
+def test_default_prints_the_probability_and_undecided_below_the_threshold(tmp_path):
+    path, out = tmp_path / "pairs.csv", tmp_path / "out.json"
+    rng = np.random.default_rng(9)
+    frame = pd.concat([_frame(2000, 0, "clear"),
+                       pd.DataFrame({"pair": "noise", "a": rng.uniform(-2, 2, 400), "b": rng.uniform(-2, 2, 400)})])
+    frame.to_csv(path, index=False)
+    args = ["direction", str(path), "--pair-column", "pair", "--x", "a", "--y", "b", "--epsilon", "1", "--seed", "0",
+            *BOUNDS]
+    result = CliRunner().invoke(app, [*args, "--out", str(out), "--abstain-below", "0.99"], env={"COLUMNS": "220"})
+    assert result.exit_code == 0, result.output
+    rows = {r["pair"]: r for r in json.loads(out.read_text())}
+    assert rows["clear"]["direction"] == "x->y" and rows["clear"]["p_error_order"] >= 0.99
+    assert rows["noise"]["direction"] == "undecided" and 0.5 <= rows["noise"]["p_error_order"] < 0.99
+    assert "P(error order)" in result.output and "undecided" in result.output
+    refused = CliRunner().invoke(app, [*args, "--abstain-below", "1.5"])
+    assert refused.exit_code != 0 and "abstain_below must be in" in str(refused.exception)

@@ -87,6 +87,17 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   the audit sees almost nothing of the claim, and must stay below it where ``anm_train``
   (the old default, ``privacy="test"``) is far above.
 
+* ``anm_reci_test``: the default score RECI under ``privacy="record"``: 2,000 rows, bounds
+  +-1, test_fraction 0.05, a 32 x 32 table (``bins=32``); the 1,900 training rows lie on
+  the two axes (half with y = 0 and x spread over [-1, 1], half the other way round), so
+  both released cubic fits are near 0 everywhere (the noise cells are few and light against
+  about 30 rows per bin) and every test residual at a test row (0, 0) is about 0. The moved test record is (1, 0) on
+  the left (``r_x`` about 2, clipped: ``d = -c^2`` up to ``f^2/16``) and (0, 1) on the right
+  (``d = +c^2``): D moves by about ``2 c^2 / m``, its full sensitivity
+  (:func:`~privgraph.causal.direction.scores.reci_sensitivities`), at ``0.8 epsilon``; the
+  second moment Q does not move (``d^2 = c^4`` on both sides). The view is the released
+  scores ``(D/2, -D/2)``; the audit can see at most 0.8 of the claim.
+
 Runners call the estimators one fit at a time (they have no batch path) with
 ``random_state=`` set to the audit's sampler, which they accept in place of a seed.
 """
@@ -360,7 +371,8 @@ def anm_record_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndar
     return (x, y), (x, moved)
 
 
-def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5) -> Runner:
+def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5, *, score: str = "kendall",
+                      bins: int | None = None) -> Runner:
     """``private_direction`` under the default ``privacy="record"``: (s(x->y), s(y->x)) per run.
 
     >>> from privgraph.privacy import SeededSampler
@@ -374,12 +386,31 @@ def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5) -> Run
         out = np.empty((n, 2))
         for i in range(n):
             result, _ = private_direction(x, y, epsilon=epsilon, sampler=sampler, bounds=bounds,
-                                          rng=np.random.default_rng(SPLIT_SEED), score="kendall", privacy="record",
-                                          test_fraction=test_fraction)
+                                          rng=np.random.default_rng(SPLIT_SEED), score=score, privacy="record",
+                                          test_fraction=test_fraction, bins=bins)
             out[i] = result.scores["x->y"], result.scores["y->x"]
         return out
 
     return run
+
+
+def anm_reci_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """((x, y), (x', y')): training rows on the two axes, test rows at (0, 0); one test record (1, 0) against (0, 1).
+
+    >>> (x, y), (x2, y2) = anm_reci_test_pair()
+    >>> int(((x != x2) | (y != y2)).sum()), x.size
+    (1, 2000)
+    """
+    from privgraph.causal.direction.data import split_indices
+
+    train, test = split_indices(RECORD_ROWS, RECORD_TEST_FRACTION, np.random.default_rng(SPLIT_SEED))
+    x, y = np.zeros(RECORD_ROWS), np.zeros(RECORD_ROWS)
+    half = train.size // 2
+    spread = np.linspace(-1, 1, half)
+    x[train[:half]], y[train[half:]] = spread, np.linspace(-1, 1, train.size - half)
+    x2, y2 = x.copy(), y.copy()
+    x[test[0]], y2[test[0]] = 1.0, 1.0
+    return (x, y), (x2, y2)
 
 
 # --- the cases ---------------------------------------------------------------------------------
@@ -389,7 +420,7 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     """Every private estimator end to end on its pair (all must pass; see the module docstring).
 
     >>> [c.name for c in estimator_cases()]
-    ['laplace_pc', 'laplace_pc_ties', 'priv_pc', 'gauss_pc', 'priv_pc_rows', 'fisher_z_cov', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train']
+    ['laplace_pc', 'laplace_pc_ties', 'priv_pc', 'gauss_pc', 'priv_pc_rows', 'fisher_z_cov', 'mrf_table', 'mrf_individuals', 'anm_test', 'anm_record_test', 'anm_record_train', 'anm_reci_test']
     """
     pc_left, pc_right = pc_pair()
     ties_left, ties_right = pc_pair(TIES_PAIR_RARE)
@@ -401,6 +432,7 @@ def estimator_cases() -> tuple[AuditCase, ...]:
     train_left, train_right = anm_train_pair()
     record_left, record_right = anm_record_test_pair()
     fz_left, fz_right = fisher_z_pair()
+    reci_left, reci_right = anm_reci_test_pair()
     cases = (
         ("laplace_pc", "PrivPC laplace-pc, 1 round, Kendall", RO, 1.0, pc_left, pc_right,
          "188 (0,1)+12 (1,2) vs one ->(1,0)", pc_runner("laplace-pc", 1.0), value_events(), 20_000, 3_000),
@@ -429,6 +461,10 @@ def estimator_cases() -> tuple[AuditCase, ...]:
         ("anm_record_train", "private_direction kendall, record privacy (default), TRAINING record", RO, 1.0,
          train_left, train_right, "training record y -> 500 (clipped to 2)",
          anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"]), orthant_events(), 4_000, 300),
+        ("anm_reci_test", "private_direction reci (default score), record privacy, test record", RO, 2.0,
+         reci_left, reci_right, "training rows on the axes; test record (1,0) -> (0,1)",
+         anm_record_runner(2.0, ANM_RECORD_BOUNDS["test"], RECORD_TEST_FRACTION, score="reci", bins=32),
+         orthant_events(), 4_000, 300),
     )
     return tuple(AuditCase(name, what, nb, eps, GAUSS_DELTA if name in ("gauss_pc", "fisher_z_cov") else 0.0, left,
                            right, pair, run,

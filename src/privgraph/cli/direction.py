@@ -12,6 +12,13 @@ records (the rows of a long table, files about different people), a record is in
 only and the guarantee per record is epsilon (parallel composition). If the same people
 appear in several pairs, the guarantee is the sum, which the headline also prints.
 
+``p_error_order`` (the table's "P(error order)", the default RECI score only) is the
+probability that the reported order is the population order of the two regression errors:
+it covers the privacy noise *and* the test part's sampling error, and below
+``--abstain-below`` (public, default 0.6) the direction is ``undecided`` (no extra cost).
+It is NOT the probability that the direction is causal: on the real pairs about 0.66 of the
+decisions reported at >= 0.95 are right, on the SIM families about half (docs/direction.md,
+the reliability table).
 ``p_noise_kept_order`` (the table's "P(noise kept the order)") is the probability that the
 privacy noise did not swap the two scores, evaluated at the private margin (Theorem 3 or 5):
 it covers the privacy noise only, not the sampling error of the scores (a wrong direction
@@ -90,11 +97,12 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
     True
     """
     row = {"pair": name, "rows": n, "direction": None, "score_x_to_y": None, "score_y_to_x": None,
-           "p_noise_kept_order": None, "epsilon": None, "delta": None, "error": error}
+           "p_error_order": None, "p_noise_kept_order": None, "epsilon": None, "delta": None, "error": error}
     if model is not None:
         total = model.ledger_.total()
         row.update(direction=model.direction_, score_x_to_y=model.scores_["x->y"],
-                   score_y_to_x=model.scores_["y->x"], p_noise_kept_order=model.confidence_,
+                   score_y_to_x=model.scores_["y->x"], p_error_order=model.probability_,
+                   p_noise_kept_order=model.confidence_,
                    epsilon=total.epsilon, delta=total.delta)
     return row
 
@@ -106,7 +114,8 @@ def direction(
     x: str = typer.Option(..., "--x", help="Column of the first variable."),
     y: str = typer.Option(..., "--y", help="Column of the second variable."),
     epsilon: float = typer.Option(..., help="Privacy budget epsilon per pair."),
-    score: str = typer.Option("kendall", help="Dependence score: kendall, spearman, hsic or iqr."),
+    score: str = typer.Option("reci", help="Score: reci (default: regression errors, with a probability), kendall, spearman, hsic or iqr."),
+    abstain_below: float = typer.Option(0.6, help="Answer 'undecided' when P(error order) (reci) is below this public threshold in [0.5, 1); 0.5 never abstains."),
     privacy: str = typer.Option("record", help="'record' (default: every record protected), 'test' (test records only: NOT private for the training part) or 'train+test' (every record, hsic only, needs ~1e7 rows)."),
     delta: float = typer.Option(1e-6, help="Delta per pair (the iqr score only)."),
     x_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of x (instead of --domain)."),
@@ -120,6 +129,7 @@ def direction(
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
     from privgraph.causal.direction import PrivateANM, check_settings
+    from privgraph.causal.direction.estimator import check_abstain
     from privgraph.data import DomainRequired
     from privgraph.data.frontdoor import how_to_get_a_domain
 
@@ -129,6 +139,7 @@ def direction(
     if x == y:
         raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
+    check_abstain(abstain_below)
     check_outputs({"--out": (out, (".json", ".csv"))}, overwrite=overwrite)
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):
@@ -156,7 +167,7 @@ def direction(
     with Progress(console=console, transient=True, disable=not batch) as progress:
         task = progress.add_task("pairs", total=len(pairs))
         for i, (name, xs, ys) in enumerate(pairs):
-            model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds,
+            model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
                                random_state=None if seed is None else seed + i)  # one noise stream per pair
             try:
                 model.fit(xs, ys, domain=domain, infer_domain=infer_domain)
@@ -179,13 +190,16 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
     from rich.table import Table
 
     table = Table(title="Private causal direction (P(noise kept the order): the privacy noise only, Theorem 3/5 "
-                        "at the private margin; sampling error is not included)")
-    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(noise kept the order)", "error"):
+                        "at the private margin; sampling error is not included. P(error order), reci only: the "
+                        "order of the two regression errors, privacy noise and sampling error; not a probability "
+                        "of causation)")
+    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(error order)",
+                "P(noise kept the order)", "error"):
         table.add_column(col)
     for r in rows:
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         table.add_row(r["pair"], str(r["rows"]), r["direction"] or "-", fmt(r["score_x_to_y"]),
-                      fmt(r["score_y_to_x"]), fmt(r["p_noise_kept_order"]), r["error"] or "")
+                      fmt(r["score_y_to_x"]), fmt(r["p_error_order"]), fmt(r["p_noise_kept_order"]), r["error"] or "")
     console.print(table)
 
 

@@ -4,7 +4,8 @@
 * :mod:`~privgraph.causal.direction.regression`: random-Fourier-feature ridge and its stability.
 * :mod:`~privgraph.causal.direction.release`: the training part released as a noisy table
   (``privacy="record"``, every record protected) and the regressions fitted from it.
-* :mod:`~privgraph.causal.direction.scores`: the dependence scores and their sensitivities.
+* :mod:`~privgraph.causal.direction.scores`: the dependence scores, the regression-error
+  score RECI (the default) and their sensitivities.
 * :mod:`~privgraph.causal.direction.estimator`: :func:`private_direction` and :class:`PrivateANM`.
 * :mod:`~privgraph.causal.direction.orient`: orienting a released CPDAG's undirected edges.
 * :mod:`~privgraph.causal.direction.reference`: the NON-private baseline, ANM-pHSIC of Mooij et al. 2016.
@@ -12,6 +13,7 @@
 
 from privgraph.causal.direction.data import fit_both_directions, validate_pair
 from privgraph.causal.direction.estimator import (
+    ABSTAIN_BELOW,
     DEFAULT_PRIVACY,
     DEFAULT_RIDGE,
     DIRECTIONS,
@@ -28,11 +30,13 @@ from privgraph.causal.direction.estimator import (
     raw_scores,
     release_iqr_scores,
     release_laplace_scores,
+    release_reci_scores,
 )
+from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.causal.direction.reference import MAX_REFERENCE_ROWS, ReferenceDecision, anm_reference, reference_rows
 
 __all__ = [
-    "DEFAULT_PRIVACY", "DEFAULT_RIDGE", "DIRECTIONS", "MAX_REFERENCE_ROWS", "ReferenceDecision", "anm_reference",
+    "ABSTAIN_BELOW", "DEFAULT_SCORE", "release_reci_scores", "DEFAULT_PRIVACY", "DEFAULT_RIDGE", "DIRECTIONS", "MAX_REFERENCE_ROWS", "ReferenceDecision", "anm_reference",
     "reference_rows", "PRIVACY_MODES", "TEST_ONLY_CAVEAT", "DirectionResult",
     "PrivateANM", "check_bounds", "check_settings", "decide", "fit_both_directions", "laplace_sensitivity",
     "pair_on_public_domain", "private_direction", "raw_scores", "release_iqr_scores", "release_laplace_scores",

@@ -224,11 +224,20 @@ def min_test_rows(score: str, epsilon: float) -> int:
     The IQR score (propose-test-release: answers bottom rather than noise) and a
     non-private epsilon need only MIN_PART_ROWS.
 
+    RECI releases one difference D in ``[-c^2, c^2]`` at ``(1 - RECI_SE_SHARE) epsilon``, with
+    noise scale ``b = 2 c^2 / (m (1 - share) epsilon)``; the same rule on the score's own range
+    (``b / c^2 <= MAX_SCORE_NOISE``) asks ``m >= 2 / ((1 - share) epsilon MAX_SCORE_NOISE)``:
+    10 test rows at epsilon = 1.
+
     >>> min_test_rows("kendall", 1.0), min_test_rows("kendall", 0.5), min_test_rows("iqr", 1.0)
     (32, 64, 10)
+    >>> min_test_rows("reci", 1.0), min_test_rows("reci", 0.1)
+    (10, 100)
     """
-    from privgraph.causal.direction.scores import LAPLACE_SCORES, sensitivity_on_test_set
+    from privgraph.causal.direction.scores import LAPLACE_SCORES, RECI_SE_SHARE, sensitivity_on_test_set
 
+    if score == "reci" and not math.isinf(epsilon):
+        return max(MIN_PART_ROWS, math.ceil(2.0 / ((1 - RECI_SE_SHARE) * epsilon * MAX_SCORE_NOISE) - 1e-9))
     if score not in LAPLACE_SCORES or math.isinf(epsilon):
         return MIN_PART_ROWS
     m = MIN_PART_ROWS

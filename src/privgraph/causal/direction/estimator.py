@@ -3,9 +3,13 @@
 private-anm.txt, Section 4.1, with its errata fixed (see ``docs/direction.md``). The
 records are split into a training and a test part (public randomness from ``rng``);
 Y is regressed on X and X on Y on the training part (random-Fourier-feature ridge,
-:mod:`privgraph.causal.direction.regression`); on the test part the dependence between each
-putative cause and its residual is scored (:mod:`privgraph.causal.direction.scores`), the
-scores are released privately, and X -> Y is decided when ``s(X->Y) < s(Y->X)``.
+:mod:`privgraph.causal.direction.regression`); on the test part either the dependence between
+each putative cause and its residual is scored (kendall, spearman, hsic, iqr), or the two
+directions' regression errors are compared (``"reci"``, the default;
+:mod:`privgraph.causal.direction.scores`), the scores are released privately, and X -> Y is
+decided when ``s(X->Y) < s(Y->X)``. Under RECI the decision carries a probability that
+covers the privacy noise and the test part's sampling error, and is ``"undecided"`` when
+that probability is below the public ``abstain_below`` (post-processing: no extra cost).
 
 Guarantees, under replace-one neighbours (``privacy=`` names the records covered):
 
@@ -77,6 +81,9 @@ DEFAULT_PRIVACY = "record"
 #: Default ridge per privacy mode (chosen on the tuning seeds of benchmarks/bench_direction.py).
 DEFAULT_RIDGE = {"test": 1e-3, "train+test": 0.01, "record": None}
 DIRECTIONS = ("x->y", "y->x")
+#: Default public threshold: a RECI decision whose probability is below it is "undecided"
+#: (chosen on the SIM tuning seeds and the real pairs: docs/direction.md, "Abstaining").
+ABSTAIN_BELOW = 0.6
 
 
 @dataclass(frozen=True)
@@ -86,9 +93,12 @@ class DirectionResult:
     Attributes
     ----------
     direction : str
-        ``"x->y"``, ``"y->x"``, or ``"undecided"`` (an IQR release returned bottom).
+        ``"x->y"``, ``"y->x"``, or ``"undecided"`` (an IQR release returned bottom, or the
+        RECI probability is below the public ``abstain_below``).
     scores : dict
-        The private scores ``{"x->y": s, "y->x": s}`` (None where undecided); smaller wins.
+        The private scores ``{"x->y": s, "y->x": s}`` (None where an IQR release returned
+        bottom); smaller wins. RECI releases only the difference D of the two clipped mean
+        squared errors: its scores are ``(D/2, -D/2)``, whose difference is D.
     confidence : float or None
         An *estimate* of the probability that the privacy noise has not flipped the
         decision: Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private*
@@ -96,6 +106,15 @@ class DirectionResult:
         confidence in the direction (the command line calls it "P(noise kept the order)").
     score, privacy : str
         The score and the privacy mode used.
+    probability : float or None
+        RECI only: the probability that the reported order is the population order of the
+        two regression errors, covering the privacy noise *and* the test part's sampling
+        error (:func:`~privgraph.causal.direction.scores.reci_probability`), reported even
+        when the decision is ``"undecided"``; None for the other scores. It is NOT the
+        probability that the direction is causal: whether the smaller regression error
+        marks the cause is RECI's assumption, which the SIM families break (there about half
+        of the decisions reported at >= 0.95 are right; on the real pairs about 0.66:
+        docs/direction.md, "Reliability").
     """
 
     direction: str
@@ -103,6 +122,7 @@ class DirectionResult:
     confidence: float | None
     score: str
     privacy: str
+    probability: float | None = None
 
 
 def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> None:
@@ -127,6 +147,21 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
         raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
     if score == "iqr" and not (0 < delta < 1):
         raise ValueError(f"the IQR score needs 0 < delta < 1, got {delta!r}")
+
+
+def check_abstain(abstain_below) -> float:
+    """The public abstention threshold, in [0.5, 1) (0.5: never abstain).
+
+    >>> check_abstain(0.6)
+    0.6
+    >>> check_abstain(1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: abstain_below must be in [0.5, 1), got 1.0
+    """
+    if not isinstance(abstain_below, (int, float)) or not (0.5 <= abstain_below < 1):
+        raise ValueError(f"abstain_below must be in [0.5, 1), got {abstain_below!r}")
+    return float(abstain_below)
 
 
 def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
@@ -197,6 +232,33 @@ def release_iqr_scores(fit: FittedPair, epsilon, delta, sampler, budget) -> Rele
     return Release((scores, log_iqr_scale(epsilon / 4)), ledger)
 
 
+def release_reci_scores(fit: FittedPair, epsilon: float, sampler, budget) -> Release:
+    """RECI: the clipped error difference D at ``(1 - RECI_SE_SHARE) epsilon``, its second
+    moment Q at ``RECI_SE_SHARE epsilon`` (Laplace, replace-one, sensitivities
+    :func:`~privgraph.causal.direction.scores.reci_sensitivities`; one test record enters
+    both, so they compose to epsilon). The value is ``((D~, Q~), (scale_D, scale_Q), m)``.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> v = np.random.default_rng(0).normal(size=(4, 500))
+    >>> fit = FittedPair(v[0], v[1], 0.1 * v[2], v[3], bandwidths=(1.0, 1.0), shift=0.0)
+    >>> ((d, q), scales, m), ledger = release_reci_scores(fit, 1.0, SeededSampler(0), None)
+    >>> d < 0, m, round(ledger.total().epsilon, 12), len(ledger)
+    (True, 500, 1.0, 2)
+    """
+    m = fit.x.size
+    terms = ds.reci_terms(fit.res_y, fit.res_x)
+    sens_d, sens_q = ds.reci_sensitivities(m)
+    ledger, values, scales = Ledger(), [], []
+    for stat, sens, eps in ((float(terms.mean()), sens_d, epsilon * (1 - ds.RECI_SE_SHARE)),
+                            (float((terms * terms).mean()), sens_q, epsilon * ds.RECI_SE_SHARE)):
+        rel = laplace_mechanism(stat, epsilon=eps, sensitivity=sens, neighbours=Neighbours.REPLACE_ONE,
+                                sampler=sampler, budget=budget)
+        values.append(float(rel.value))
+        scales.append(laplace_scale(eps, sens))
+        ledger = ledger + rel.ledger
+    return Release((tuple(values), tuple(scales), m), ledger)
+
+
 def private_direction(
     x,
     y,
@@ -204,7 +266,7 @@ def private_direction(
     epsilon: float,
     sampler: NoiseSampler,
     rng: np.random.Generator,
-    score: str = "kendall",
+    score: str = ds.DEFAULT_SCORE,
     privacy: str = DEFAULT_PRIVACY,
     delta: float = 1e-6,
     bounds=None,
@@ -213,6 +275,7 @@ def private_direction(
     lengthscale: float = 1.0,
     bins: int | None = None,
     budget: Budget | None = None,
+    abstain_below: float = ABSTAIN_BELOW,
 ) -> Release:
     """Decide X -> Y or Y -> X from privately released dependence scores.
 
@@ -232,8 +295,10 @@ def private_direction(
     rng : numpy.random.Generator
         Public randomness: the train/test split (and the Fourier frequencies of the
         ``"test"`` and ``"train+test"`` regressions).
-    score : {"kendall", "spearman", "hsic", "iqr"}
-        Default Kendall: the most accurate at epsilon = 1 on the tuning pairs (docs/direction.md).
+    score : {"reci", "kendall", "spearman", "hsic", "iqr"}
+        Default RECI (regression errors): the most accurate on the real pairs, non-private and
+        at epsilon = 1 (docs/direction.md, "Which score"); the others are the paper's four
+        dependence scores.
     privacy : {"record", "test", "train+test"}
         Which records are protected (see the module docstring); default every record.
     delta : float
@@ -249,6 +314,10 @@ def private_direction(
         :func:`~privgraph.causal.direction.release.default_bins` (training size, epsilon).
     budget : Budget, optional
         Checked for the whole decision before any noise is drawn.
+    abstain_below : float
+        Public threshold in [0.5, 1): a RECI decision whose probability is below it is
+        ``"undecided"`` (post-processing of the released values, no extra cost). Not used by
+        the other scores.
 
     Returns
     -------
@@ -263,10 +332,11 @@ def private_direction(
     >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
     >>> result, ledger = private_direction(x, y, epsilon=1.0, bounds=((-2, 2), (-2, 2)),
     ...                                    sampler=SeededSampler(0), rng=np.random.default_rng(1))
-    >>> result.direction, ledger.total().epsilon, len(ledger)
-    ('x->y', 1.0, 1)
+    >>> result.direction, ledger.total().epsilon, len(ledger), result.probability > 0.99
+    ('x->y', 1.0, 1, True)
     """
     check_settings(score, privacy, epsilon, delta)
+    abstain_below = check_abstain(abstain_below)
     x, y = validate_pair(x, y)
     bounds = check_bounds(bounds, privacy)
     m = int(round(x.size * test_fraction))
@@ -276,11 +346,23 @@ def private_direction(
                          f"epsilon={epsilon:g} needs {need} test rows (min_test_rows) and each part {MIN_PART_ROWS}")
     delta = delta if score == "iqr" else 0.0
     if privacy == "record":
-        return _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget)
+        return _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget,
+                                         abstain_below)
     check_affordable([Charge("private_direction (whole plan)", epsilon, delta, Neighbours.REPLACE_ONE)], budget)
     ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
     fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
                               ridge=ridge, lengthscale=lengthscale, rng=rng)
+    return _decided(fit, score, privacy, epsilon, delta, sampler, budget, abstain_below)
+
+
+def _decided(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget, abstain_below) -> Release:
+    """Release the test part's scores and decide (the decision is post-processing)."""
+    if score == "reci":
+        ((d, q), (scale_d, scale_q), m), ledger = release_reci_scores(fit, epsilon, sampler, budget)
+        probability = ds.reci_probability(d, q, m, scale_d, scale_q)
+        result = decide((d / 2, -d / 2), scale_d, ds.single_laplace_flip_free, score, privacy,
+                        probability=probability, abstain_below=abstain_below)
+        return Release(result, ledger)
     (scores, scale), ledger, flip_free = _release_scores(fit, score, privacy, epsilon, delta, sampler, budget)
     return Release(decide(scores, scale, flip_free, score, privacy), ledger)
 
@@ -292,7 +374,8 @@ def _release_scores(fit: FittedPair, score, privacy, epsilon, delta, sampler, bu
     return (*release_laplace_scores(raw_scores(fit, score), sens, epsilon, sampler, budget), ds.laplace_flip_free)
 
 
-def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget):
+def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget,
+                              abstain_below):
     """privacy="record": the whole plan is one parallel charge, reserved before any noise."""
     m = int(round(x.size * test_fraction))
     k = default_bins(x.size - m, epsilon) if bins is None else bins
@@ -300,23 +383,30 @@ def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds,
     if budget is not None:
         budget.reserve(charge)  # raises BudgetExceeded before any noise, recording nothing
     fit, _ = released_fit(x, y, bounds=bounds, test_fraction=test_fraction, epsilon=epsilon, sampler=sampler,
-                          rng=rng, bins=k)
-    (scores, scale), _, flip_free = _release_scores(fit, score, "record", epsilon, delta, sampler, None)
-    return Release(decide(scores, scale, flip_free, score, "record"), Ledger.of(charge))
+                          rng=rng, bins=k, fit="polynomial" if score == "reci" else "binned")
+    result, _ = _decided(fit, score, "record", epsilon, delta, sampler, None, abstain_below)
+    return Release(result, Ledger.of(charge))
 
 
-def decide(scores, scale: float, flip_free, score: str, privacy: str) -> DirectionResult:
-    """The decision from private scores (post-processing only).
+def decide(scores, scale: float, flip_free, score: str, privacy: str, *, probability: float | None = None,
+           abstain_below: float = ABSTAIN_BELOW) -> DirectionResult:
+    """The decision from private scores (post-processing only); ``"undecided"`` where the
+    probability (RECI) is below the public ``abstain_below``.
 
     >>> r = decide((0.1, 0.5), 0.1, lambda g, s: 0.9, "hsic", "test")
     >>> r.direction, r.confidence
     ('x->y', 0.9)
+    >>> decide((0.1, -0.1), 0.1, lambda g, s: 0.9, "reci", "record", probability=0.55).direction
+    'undecided'
     """
     if scores is None:
         return DirectionResult("undecided", dict.fromkeys(DIRECTIONS), None, score, privacy)
     s_xy, s_yx = scores
     direction = DIRECTIONS[0] if s_xy < s_yx else DIRECTIONS[1]
-    return DirectionResult(direction, dict(zip(DIRECTIONS, scores)), flip_free(s_yx - s_xy, scale), score, privacy)
+    if probability is not None and probability < abstain_below:
+        direction = "undecided"
+    return DirectionResult(direction, dict(zip(DIRECTIONS, scores)), flip_free(s_yx - s_xy, scale), score, privacy,
+                           probability)
 
 
 class PrivateANM(PrivateEstimator):
@@ -326,9 +416,10 @@ class PrivateANM(PrivateEstimator):
     ----------
     epsilon : float
         Total privacy budget of one ``fit``.
-    score : {"kendall", "spearman", "hsic", "iqr"}
-        Default Kendall: the most accurate at epsilon = 1 on the tuning pairs; HSIC is the
-        only score allowed under ``privacy="train+test"``.
+    score : {"reci", "kendall", "spearman", "hsic", "iqr"}
+        Default RECI (regression errors): the most accurate on the real pairs, non-private
+        and at epsilon = 1 (docs/direction.md); HSIC is the only score allowed under
+        ``privacy="train+test"``.
     privacy : {"record", "test", "train+test"}
         ``"record"`` (default) protects every record (a released training table, parallel
         composition); ``"test"`` the test records only (its ledger says so);
@@ -338,13 +429,20 @@ class PrivateANM(PrivateEstimator):
         None: SecureSampler noise and a fresh public split. An int: SeededSampler noise
         and a reproducible split, for tests and experiments only: **seeded noise is not
         private** (anyone with the seed can subtract it).
-    delta, bounds, test_fraction, ridge, lengthscale, bins
+    delta, bounds, test_fraction, ridge, lengthscale, bins, abstain_below
         As in :func:`private_direction`.
 
     Attributes
     ----------
     direction_ : str
-        ``"x->y"``, ``"y->x"`` or ``"undecided"``.
+        ``"x->y"``, ``"y->x"`` or ``"undecided"`` (RECI: :attr:`probability_` below
+        ``abstain_below``; IQR: a release answered bottom).
+    probability_ : float or None
+        RECI: the probability that the reported order is the population order of the two
+        regression errors, covering the privacy noise and the test part's sampling error;
+        NOT a probability that the direction is causal (see
+        :attr:`DirectionResult.probability`; reliability measured in docs/direction.md);
+        None for the other scores.
     scores_ : dict
         The private scores.
     confidence_ : float or None
@@ -373,12 +471,14 @@ class PrivateANM(PrivateEstimator):
 
     neighbours = Neighbours.REPLACE_ONE
 
-    def __init__(self, epsilon: float = 1.0, *, score: str = "kendall", privacy: str = DEFAULT_PRIVACY, random_state=None,
-                 delta: float = 1e-6, bounds=None, test_fraction: float = 0.5, ridge: float | None = None,
-                 lengthscale: float = 1.0, bins: int | None = None):
+    def __init__(self, epsilon: float = 1.0, *, score: str = ds.DEFAULT_SCORE, privacy: str = DEFAULT_PRIVACY,
+                 random_state=None, delta: float = 1e-6, bounds=None, test_fraction: float = 0.5,
+                 ridge: float | None = None, lengthscale: float = 1.0, bins: int | None = None,
+                 abstain_below: float = ABSTAIN_BELOW):
         self.epsilon, self.score, self.privacy, self.random_state = epsilon, score, privacy, random_state
         self.delta, self.bounds, self.test_fraction = delta, bounds, test_fraction
         self.ridge, self.lengthscale, self.bins = ridge, lengthscale, bins
+        self.abstain_below = abstain_below
 
     def fit(self, x, y, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateANM":
         """Decide the direction of (x, y); returns self.
@@ -404,7 +504,8 @@ class PrivateANM(PrivateEstimator):
         result, ledger = private_direction(
             x, y, epsilon=self.epsilon, sampler=sampler, rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
             privacy=self.privacy, delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
-            ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins, budget=budget)
+            ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins, budget=budget,
+            abstain_below=self.abstain_below)
         if not public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         if self.privacy == "test":
@@ -412,6 +513,7 @@ class PrivateANM(PrivateEstimator):
         self.result_ = result
         self.direction_, self.scores_, self.confidence_, self.ledger_ = (
             result.direction, result.scores, result.confidence, ledger)
+        self.probability_ = result.probability
         self.composition_ = "basic"
         return self
 

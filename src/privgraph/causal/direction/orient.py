@@ -21,6 +21,8 @@ import networkx as nx
 import numpy as np
 
 from privgraph.causal.direction.data import min_test_rows
+from privgraph.causal.direction.estimator import ABSTAIN_BELOW
+from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.graphs import CPDAG, apply_meek_rules
 from privgraph.privacy import Budget, Ledger, NoiseSampler, Release
 
@@ -33,10 +35,11 @@ def orient_by_direction(
     epsilon: float,
     sampler: NoiseSampler,
     rng: np.random.Generator,
-    score: str = "kendall",
+    score: str = DEFAULT_SCORE,
     test_fraction: float = 0.5,
     budget: Budget | None = None,
     untestable: str = "raise",
+    abstain_below: float = ABSTAIN_BELOW,
 ) -> Release:
     """Orient every undirected edge ``a - b`` of ``cpdag`` by a private direction test.
 
@@ -52,8 +55,10 @@ def orient_by_direction(
         The share of the budget for orientation: ``epsilon / k`` per undirected edge (k of
         them in ``cpdag``); the total charged is at most ``epsilon`` (less when Meek's rules
         orient an edge before its test).
-    sampler, rng, score, test_fraction
-        As in :func:`~privgraph.causal.direction.private_direction` (rng: the public splits).
+    sampler, rng, score, test_fraction, abstain_below
+        As in :func:`~privgraph.causal.direction.private_direction` (rng: the public splits);
+        the default score is RECI, and an edge whose decision is ``"undecided"`` (its
+        probability below ``abstain_below``) stays undirected, its share spent.
     budget : Budget, optional
         Each test reserves its charge on it before drawing noise.
     untestable : "raise" (default) or "skip"
@@ -68,8 +73,8 @@ def orient_by_direction(
     -------
     Release
         ``(CPDAG, Ledger)``: the graph with the tested edges oriented (an edge whose both
-        arcs would close a directed cycle or create a new v-structure, or whose IQR test
-        answered bottom, stays undirected) and Meek's rules applied.
+        arcs would close a directed cycle or create a new v-structure, or whose test answered
+        "undecided", stays undirected) and Meek's rules applied.
 
     Examples
     --------
@@ -86,6 +91,7 @@ def orient_by_direction(
     ((), True)
     """
     from privgraph.causal.direction import check_settings, private_direction
+    from privgraph.causal.direction.estimator import check_abstain
 
     if untestable not in ("raise", "skip"):
         raise ValueError(f"untestable must be 'raise' or 'skip', got {untestable!r}")
@@ -96,6 +102,7 @@ def orient_by_direction(
         return Release(cpdag, Ledger())
     share = epsilon / len(edges)
     check_settings(score, "record", share, 1e-6)
+    check_abstain(abstain_below)
     columns = {name: np.asarray(data[name]) for edge in edges for name in edge}
     if missing := sorted({name for edge in edges for name in edge} - set(bounds)):
         raise KeyError(f"columns {missing} have no public bounds (bounds names {sorted(bounds)})")
@@ -111,9 +118,9 @@ def orient_by_direction(
             continue  # oriented by Meek's rules from earlier decisions: nothing spent
         result, spent = private_direction(columns[a], columns[b], epsilon=share, sampler=sampler, rng=rng,
                                           score=score, bounds=(bounds[a], bounds[b]),
-                                          test_fraction=test_fraction, budget=budget)
+                                          test_fraction=test_fraction, budget=budget, abstain_below=abstain_below)
         ledger = ledger + spent
-        if result.direction == "undecided":  # an IQR release answered bottom: the edge stays undirected
+        if result.direction == "undecided":  # abstained (or IQR answered bottom): the edge stays undirected
             continue
         arc = (a, b) if result.direction == "x->y" else (b, a)
         for candidate in (arc, arc[::-1]):

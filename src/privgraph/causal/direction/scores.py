@@ -10,7 +10,16 @@ Scores (``m`` test rows):
 * ``"kendall"``: the same with Kendall's tau-a;
 * ``"hsic"``: HSIC with Gaussian kernels of fixed bandwidths (values in (0, 1]);
 * ``"iqr"``: ``log IQR(cause) + log IQR(residual)``, the spread (entropy proxy) score of
-  Theorem 5.
+  Theorem 5;
+* ``"reci"`` (the default; Bloebaum, Janzing, Washio, Shimizu, Schoelkopf, AISTATS 2018):
+  the regression-error comparison, with cubic fits from the released training table
+  (:func:`~privgraph.causal.direction.release.polynomial_from_table`). On the bounds-scaled data (the common scale [-2, 2]
+  divided by its width 4: every value in a range of width 1) the direction whose regression
+  leaves the smaller mean squared test residual wins. Each squared residual is clipped at
+  ``RECI_CLIP ** 2`` (a fixed per-record map), and only the difference of the two errors is
+  released, with a second moment that bounds its sampling error: see :func:`reci_terms`
+  and :func:`reci_sensitivities`. Unlike the dependence scores it does not need the noise to
+  be independent of the cause, which is what the real pairs lack (docs/direction.md).
 
 Why not the text's literal ``rho(cause, residual)``: a least-squares fit leaves residuals
 that are uncorrelated with the regressor in *both* directions, so that score is near 0
@@ -51,7 +60,17 @@ from privgraph.stats.sensitivity import (
 #: Scores with a global sensitivity on the test set (released by the Laplace mechanism).
 LAPLACE_SCORES = ("spearman", "kendall", "hsic")
 #: Every score.
-SCORES = LAPLACE_SCORES + ("iqr",)
+SCORES = LAPLACE_SCORES + ("iqr", "reci")
+#: The default score: the most accurate on the real pairs, non-private and at epsilon = 1
+#: (benchmarks/bench_direction_real.py; docs/direction.md, "Which score").
+DEFAULT_SCORE = "reci"
+#: RECI: largest |residual| counted, on the unit-width scale (a public constant; tuned on the
+#: real pairs and SIM families: docs/direction.md).
+RECI_CLIP = 0.1
+#: RECI: share of epsilon spent on the second moment that bounds the sampling error.
+RECI_SE_SHARE = 0.2
+#: Width of the common scale [-2, 2] (residuals are divided by it for RECI).
+COMMON_WIDTH = 4.0
 #: Absolute floating-point allowance added to the HSIC sensitivity (twice the 5e-10 rounding
 #: bound of :func:`privgraph.stats.hsic.hsic` on 1-D samples).
 HSIC_FLOAT_ALLOWANCE = 1e-9
@@ -146,3 +165,87 @@ def iqr_flip_free(margin: float, scale: float) -> float:
     """
     g = abs(margin) / scale
     return 1.0 - math.exp(-g) * (48.0 + 33.0 * g + 9.0 * g * g + g**3) / 96.0
+
+
+def reci_terms(res_y: np.ndarray, res_x: np.ndarray, clip: float = RECI_CLIP) -> np.ndarray:
+    """Per test record ``d_i = min(r_y,i^2, c^2) - min(r_x,i^2, c^2)`` on the unit-width scale.
+
+    ``r_y = res_y / 4`` and ``r_x = res_x / 4`` are the two directions' residuals on the
+    bounds-scaled data (the common scale [-2, 2] has width 4; under public bounds each value
+    then lies in an interval of width 1). ``c = clip``. A negative mean of ``d`` favours
+    X -> Y. Each ``d_i`` depends on its own test record and on the released regressions only
+    (a fixed per-record map), and lies in ``[-c^2, c^2]`` whatever the data.
+
+    >>> reci_terms(np.array([0.4, 4.0]), np.array([0.0, 0.0]), clip=0.3).round(4).tolist()
+    [0.01, 0.09]
+    """
+    cap = clip * clip
+    return (np.minimum((np.asarray(res_y) / COMMON_WIDTH) ** 2, cap)
+            - np.minimum((np.asarray(res_x) / COMMON_WIDTH) ** 2, cap))
+
+
+def reci_sensitivities(m: int, clip: float = RECI_CLIP) -> tuple[float, float]:
+    """Replace-one sensitivities of the RECI statistics ``D = mean(d)`` and ``Q = mean(d^2)``.
+
+    With ``d_i`` in ``[-c^2, c^2]`` (:func:`reci_terms`): replacing one of the m test records
+    changes one term of each mean and nothing else (the regressions come from the released
+    training table, or from the training part, which a test record is not in), so
+    ``|D - D'| = |d_j - d'_j| / m <= 2 c^2 / m`` and, as ``d_j^2`` lies in ``[0, c^4]``,
+    ``|Q - Q'| <= c^4 / m``. Both are tight (d_j from -c^2 to c^2). Without the clip each
+    squared residual on the unit-width scale is in [0, 1] under public bounds and the
+    bounds would be 2/m and 1/m; the clip cuts them by ``c^2`` and ``c^4``.
+
+    >>> tuple(round(v, 6) for v in reci_sensitivities(100, clip=0.5))
+    (0.005, 0.000625)
+    """
+    cap = clip * clip
+    return 2.0 * cap / m, cap * cap / m
+
+
+def reci_probability(d: float, q: float, m: int, scale_d: float, scale_q: float,
+                     clip: float = RECI_CLIP) -> float:
+    """The probability that the released sign of D is the sign of its population value.
+
+    Post-processing of the released ``D~`` (Laplace scale ``scale_d``) and ``Q~`` (scale
+    ``scale_q``). Given the released regressions, the test records are m draws from the
+    population, and ``D~ = Delta + S + L``: ``Delta`` the population mean of ``d``, ``S`` the
+    sampling error (about normal, variance ``Var(d) / m``, central limit theorem), ``L``
+    the Laplace noise. The variance is bounded from the released second moment:
+    ``Var(d) <= E[d^2]``, and ``Q~ + 3 scale_q`` exceeds ``Q`` except with probability
+    ``e^-3 / 2 = 0.025`` (the Laplace tail), clipped to the public range ``[0, c^4]``;
+    so ``s^2 = min(max(Q~ + 3 scale_q, 0), c^4) / m`` is an upper bound, and the
+    probability below is conservative. With a flat prior on ``Delta``, the probability that
+    ``Delta`` has the sign of ``D~`` is ``F(|D~|)``, F the CDF of ``N(0, s^2) + Laplace(b)``:
+
+    ``F(t) = Phi(t/s) - 1/2 e^(s^2/(2b^2) - t/b) Phi(t/s - s/b) + 1/2 e^(s^2/(2b^2) + t/b) Phi(-t/s - s/b)``
+
+    (the normal-Laplace law; evaluated in log space). It covers the privacy noise and the
+    test part's sampling error, not the error of the regressions (fixed once released) nor
+    whether the population order is the causal one: how often that holds is measured, per
+    family, by the reliability table of docs/direction.md.
+
+    >>> round(reci_probability(0.0, 0.01, 100, 0.001, 0.001), 3)
+    0.5
+    >>> reci_probability(0.05, 0.01, 1000, 0.001, 0.0001) > 0.99
+    True
+    """
+    from scipy.special import log_ndtr
+
+    t, b = abs(d), max(scale_d, 1e-300)
+    var = min(max(q + 3.0 * scale_q, 0.0), clip ** 4) / m
+    s = math.sqrt(var)
+    if s == 0.0:
+        return 1.0 - 0.5 * math.exp(-t / b)
+    r = s / b
+    lower = 0.5 * math.exp(0.5 * r * r - t / b + log_ndtr(t / s - r))
+    upper = 0.5 * math.exp(min(0.5 * r * r + t / b + log_ndtr(-t / s - r), 700.0))
+    return float(min(max(math.exp(log_ndtr(t / s)) - lower + upper, 0.5), 1.0))
+
+
+def single_laplace_flip_free(margin: float, scale: float) -> float:
+    """The order of a released difference and 0 kept under one Laplace(sigma) noise: ``1 - e^(-g/s) / 2``.
+
+    >>> single_laplace_flip_free(0.0, 1.0), round(single_laplace_flip_free(2.0, 1.0), 4)
+    (0.5, 0.9323)
+    """
+    return 1.0 - 0.5 * math.exp(-abs(margin) / scale)
