@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
+from privgraph.cli.inputs import SPARK_MASTER
 
 #: ``--tree-cap``'s default: ``privgraph.release.cliques.DEFAULT_TREE_CAP`` (written out so that
 #: ``--help`` imports no numerical stack; a test holds the two equal).
@@ -40,15 +41,16 @@ def release(
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
+    engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark."),
+    spark_master: Optional[str] = SPARK_MASTER,
     neighbours: str = typer.Option("add_remove", help="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none) | replace_one (one row changed, the number of rows public)."),
     compositions: bool = COMPOSITIONS,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
     from privgraph.cli.guarantee import print_privacy
-    from privgraph.data import resolve_domain
-    from privgraph.data.frontdoor import first_level_notice
-    from privgraph.data.files import check_path
+    from privgraph.cli.inputs import public_file
+    from privgraph.data.frontdoor import first_level_notice, open_file
     from privgraph.outputs import check_empty_directory, check_outputs, write_all
     from privgraph.release import PrivateRelease
     from privgraph.release.report import release_outputs, release_writers
@@ -68,10 +70,7 @@ def release(
         raise ValueError(f"--sampling must be one of {SAMPLE_METHODS}, got {sampling!r}")
     paths = release_outputs(out, data_format)
     check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
-    if domain is not None and infer_domain:
-        raise ValueError("give --domain or --infer-domain, not both")
-    data = check_path(data)
-    public = None if infer_domain else resolve_domain(data, domain, what=f"data file {str(data)!r}")
+    data, public = public_file(data, domain, infer_domain, engine)
     if public is not None:
         from privgraph.release.model_size import check_tree_cap
 
@@ -82,7 +81,8 @@ def release(
                          neighbours=neighbours, tree_cap=tree_cap)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
             progress_lines() as progress:
-        est.fit(data, public, infer_domain=infer_domain)
+        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), public,
+                infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)
         writers = release_writers(est, synthetic, paths)
         progress(f"writing {len(writers)} outputs")
