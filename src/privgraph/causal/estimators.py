@@ -233,8 +233,12 @@ class PrivPC(PrivateEstimator):
         cond = self._max_cond_size(tables)
         sampler = self._noise_sampler() if method != "pc" else resolve_sampler(None)
         self.composition_ = self._composition()
-        if self.orient == "direction":
-            rows = _record_codes(tables.engine)  # refuses (before any spend) an engine without rows
+        raw = None
+        if self.orient == "direction":  # a table with continuous columns: their own values where X has them
+            has_values = isinstance(X, (str, Path)) or hasattr(X, "columns") or isinstance(X, np.ndarray)
+            if has_values and any(k is Kind.CONTINUOUS for k in tables.domain.kinds):
+                raw = orientation_values(X, names, tables.domain)
+            rows = None if raw is not None else _record_codes(tables.engine)  # refuses an engine without rows
         outer = budget
         if method != "pc" and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
@@ -255,7 +259,7 @@ class PrivPC(PrivateEstimator):
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
         self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
         if self.orient == "direction":
-            self.graph_, oriented = self._orient_by_direction(tables.domain, rows, sampler, outer)
+            self.graph_, oriented = self._orient_by_direction(tables.domain, rows, sampler, outer, raw=raw)
             ledger = ledger + oriented
             self.epsilon_spent_ += oriented.total("basic").epsilon
         if not tables.domain.public:
@@ -282,10 +286,12 @@ class PrivPC(PrivateEstimator):
         if neighbours is Neighbours.REPLACE_ONE and moments.count < d:  # n is public under replace-one
             raise ValueError(f"{int(moments.count)} rows are fewer than the {d} variables")
         sampler = self._noise_sampler() if private else resolve_sampler(None)
+        outer = budget
         if private:
-            budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition="rdp")
-            cov, ledger = release_covariance(moments, domain.names, epsilon=self.epsilon, delta=self.delta,
-                                             neighbours=neighbours, sampler=sampler, budget=budget)
+            budget = budget if budget is not None else Budget(self._structure_epsilon(), self.delta,
+                                                              composition="rdp")
+            cov, ledger = release_covariance(moments, domain.names, epsilon=self._structure_epsilon(),
+                                             delta=self.delta, neighbours=neighbours, sampler=sampler, budget=budget)
         else:
             cov, ledger = covariance_from_moments(moments, domain.names), Ledger()
         sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
@@ -294,6 +300,11 @@ class PrivPC(PrivateEstimator):
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
         self.composition_ = "rdp" if private else "basic"
         self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        if self.orient == "direction":  # on the records' own values: raw continuous ones, ordinal codes
+            self.graph_, oriented = self._orient_by_direction(domain, None, sampler, outer,
+                                                              raw=orientation_values(X, names, domain))
+            ledger = ledger + oriented
+            self.epsilon_spent_ += oriented.total("basic").epsilon
         self.ledger_ = ledger if domain.public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.sampler_, self.n_rows_, self.covariance_ = sampler, int(round(cov.n)), cov
         self.rounds_, self.rounds_used_, self.ci_test_ = None, None, FISHER_Z
@@ -306,8 +317,9 @@ class PrivPC(PrivateEstimator):
             raise ValueError(f"ci_test='fisher-z' releases the covariance once and runs PC on it for free: "
                              f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
                              "(not private)")
-        if self.orient != "cpdag":
-            raise ValueError("ci_test='fisher-z' orients by colliders and Meek's rules only (orient='cpdag')")
+        if self.orient == "direction" and Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
+            raise ValueError("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
+                             "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
         if self.max_cond_size is not None and (isinstance(self.max_cond_size, bool) or self.max_cond_size < 0
                                                or int(self.max_cond_size) != self.max_cond_size):
             raise ValueError(f"max_cond_size must be a non-negative integer or None, got {self.max_cond_size!r}")
@@ -438,9 +450,11 @@ class PrivPC(PrivateEstimator):
     def _structure_epsilon(self) -> float:
         return self.epsilon * (1 - self.orient_share) if self.orient == "direction" else self.epsilon
 
-    def _orient_by_direction(self, domain: Domain, rows, sampler, outer: Budget | None):
+    def _orient_by_direction(self, domain: Domain, rows, sampler, outer: Budget | None, raw=None):
         """The orientation stage: its own basic-composition budget of share x epsilon, reserved
-        as one stage on an outer budget first (so that budget refuses before any noise)."""
+        as one stage on an outer budget first (so that budget refuses before any noise).
+        ``rows``: the records' codes; ``raw``: ``(values, bounds)`` of the records instead
+        (:func:`orientation_values`)."""
         from privgraph.causal.direction.orient import orient_by_direction
         from privgraph.privacy import Charge
 
@@ -448,9 +462,12 @@ class PrivPC(PrivateEstimator):
         if outer is not None:
             outer.reserve(Charge("direction orientation (stage)", share, 0.0, Neighbours.REPLACE_ONE,
                                  note="split over the released CPDAG's undirected edges"))
-        ordered = [n for n, s in zip(domain.names, domain.sizes) if domain.is_ordered(n) or s == 2]
-        data = {n: rows[:, domain.index(n)].astype(float) for n in ordered}
-        bounds = {n: (0.0, float(domain.size_of(n) - 1)) for n in ordered}
+        if raw is not None:
+            data, bounds = raw
+        else:
+            ordered = [n for n, s in zip(domain.names, domain.sizes) if domain.is_ordered(n) or s == 2]
+            data = {n: rows[:, domain.index(n)].astype(float) for n in ordered}
+            bounds = {n: (0.0, float(domain.size_of(n) - 1)) for n in ordered}
         seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
         return orient_by_direction(self.graph_, data, bounds=bounds, epsilon=share, sampler=sampler,
                                    rng=np.random.default_rng(None if seed is None else (int(seed), 2)),
@@ -560,6 +577,41 @@ def refused_after_size(err: BudgetTooSmall, size_epsilon: float, m: int) -> Budg
     """
     return BudgetTooSmall(f"{err} (add/remove: the number of rows was released first, at epsilon "
                           f"{size_epsilon:.3g}, and the plan made at {m} rows)", err.needed)
+
+
+def orientation_values(X, names, domain: Domain) -> tuple[dict, dict]:
+    """``(values, bounds)`` of the records for the direction tests: a continuous column's own
+    values clipped to its public bounds (a missing or non-numeric one at their midpoint), an
+    ordered or binary column's codes on ``(0, size - 1)``; nominal columns of three or more
+    levels are left out (a direction test needs an order). A fixed map of each record on its
+    own (:func:`~privgraph.data.frontdoor.clipped_values`, the ``"recode"`` policy), from a
+    DataFrame, an array with ``names`` or a CSV/Parquet file read as text.
+
+    >>> import pandas as pd
+    >>> d = Domain(("x", "s"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), (None, ("no", "yes")), ((0.0, 1.0), None))
+    >>> values, bounds = orientation_values(pd.DataFrame({"x": [0.5, 7, None], "s": ["yes", "no", "?"]}), None, d)
+    >>> values["x"].tolist(), values["s"].tolist(), bounds
+    ([0.5, 1.0, 0.5], [1.0, 0.0, 0.0], {'x': (0.0, 1.0), 's': (0.0, 1.0)})
+    """
+    import pandas as pd
+
+    from privgraph.data.files import read_table
+    from privgraph.data.frontdoor import clipped_values, encode_public
+
+    if isinstance(X, (str, Path)):
+        frame = read_table(X, list(domain.names), as_text=True, dialect=domain.dialect)
+    elif isinstance(X, pd.DataFrame):
+        frame = X
+    else:
+        frame = pd.DataFrame(np.asarray(X), columns=list(names if names is not None else domain.names))
+    values, bounds = {}, {}
+    for name, kind, size, bound in zip(domain.names, domain.kinds, domain.sizes, domain.bounds):
+        if kind is Kind.CONTINUOUS and bound is not None:
+            values[name], bounds[name] = clipped_values(frame[name], bound)[0], (float(bound[0]), float(bound[1]))
+        elif kind is not Kind.CONTINUOUS and (domain.is_ordered(name) or size == 2):
+            codes = encode_public(frame[[name]], domain.project([name]), "recode")[:, 0]
+            values[name], bounds[name] = codes.astype(float), (0.0, float(size - 1))
+    return values, bounds
 
 
 def _record_codes(engine) -> np.ndarray:
