@@ -31,15 +31,14 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from bench_gauss_ci import causal_learn, fit, skeleton_f1  # one copy of the peers' run and the score
+
 from privgraph.causal import PrivPC
-from privgraph.causal.deciders import BudgetTooSmall
 from privgraph.data import Domain, Kind, NumpyEngine
 
 OUT = Path(__file__).parent / "results" / "continuous_real.csv"
@@ -89,34 +88,6 @@ def domain_of(frame: pd.DataFrame, ordinal: dict, bounds_rule: str = "range") ->
             kinds.append(Kind.CONTINUOUS), sizes.append(0), bounds.append((lo - pad, hi + pad))
     levels = tuple(tuple(range(s)) for s in sizes)
     return Domain(tuple(frame.columns), tuple(sizes), tuple(kinds), levels, tuple(bounds))
-
-
-def skeleton_f1(edges: set, reference: set) -> float:
-    tp = len(edges & reference)
-    return 0.0 if tp == 0 else 2 * tp / (len(edges) + len(reference))
-
-
-def causal_learn(frame: pd.DataFrame) -> tuple[set, float]:
-    from causallearn.search.ConstraintBased.PC import pc
-
-    names = list(frame.columns)
-    start = time.process_time()
-    cg = pc(frame.to_numpy(dtype=float), 0.05, "fisherz", stable=True, show_progress=False, uc_rule=0)
-    seconds = time.process_time() - start
-    adj = cg.G.graph
-    return ({frozenset((names[i], names[j])) for i in range(len(names)) for j in range(i + 1, len(names))
-             if adj[i, j] != 0 or adj[j, i] != 0}, seconds)
-
-
-def fit(est: PrivPC, X, domain=None) -> tuple[set | None, float, str]:
-    start = time.process_time()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(X, domain=domain)
-    except BudgetTooSmall:
-        return None, time.process_time() - start, "refused"
-    return {frozenset(e) for e in est.skeleton_.edges}, time.process_time() - start, est.method
 
 
 def binned(frame: pd.DataFrame, domain: Domain) -> NumpyEngine:

@@ -28,33 +28,40 @@ def asia_file(tmp_path):
     return tmp_path / "a.csv", tmp_path / "a.json"
 
 
+def through_each_engine(monkeypatch, capsys, command, data, codebook, epsilon, out, *extra):
+    """``privgraph COMMAND DATA --domain CODEBOOK --epsilon E --seed 3 --engine ENGINE *extra
+    --out out(ENGINE)`` for DuckDB and Spark: {engine: its out path}."""
+    outs = {}
+    for engine in ("duckdb", "spark"):
+        outs[engine] = out(engine)
+        status, _, err = run_main(monkeypatch, capsys, command, data, "--domain", codebook, "--epsilon", epsilon,
+                                  "--seed", 3, "--engine", engine, *extra, "--out", outs[engine])
+        assert status == 0, err
+    return outs
+
+
+def _directory(root):
+    def make(engine):
+        (root / engine).mkdir()
+        return root / engine
+    return make
+
+
 @requires_spark
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace_one"])
 def test_release_through_spark_is_duckdbs(spark, monkeypatch, capsys, tmp_path, asia_file, neighbours):
-    data, codebook = asia_file
-    outputs = {}
-    for engine in ("duckdb", "spark"):
-        out = tmp_path / engine
-        out.mkdir()
-        status, _, err = run_main(monkeypatch, capsys, "release", data, "--domain", codebook, "--epsilon", 1,
-                                  "--seed", 3, "--neighbours", neighbours, "--engine", engine, "--out", out)
-        assert status == 0, err
-        outputs[engine] = {name: (out / name).read_text() for name in ("synthetic.csv", "graph.json")}
-    assert outputs["spark"] == outputs["duckdb"]
+    outs = through_each_engine(monkeypatch, capsys, "release", *asia_file, 1, _directory(tmp_path),
+                               "--neighbours", neighbours)
+    read = {e: {name: (o / name).read_text() for name in ("synthetic.csv", "graph.json")} for e, o in outs.items()}
+    assert read["spark"] == read["duckdb"]
 
 
 @requires_spark
 @pytest.mark.parametrize("command", ["discover", "fit-mrf"])
 def test_discover_and_fit_mrf_through_spark_are_duckdbs(spark, monkeypatch, capsys, tmp_path, asia_file, command):
-    data, codebook = asia_file
-    results = {}
-    for engine in ("duckdb", "spark"):
-        out = tmp_path / f"{engine}.json"
-        extra = ["--cliques", "asia,tub;smoke,lung;lung,either"] if command == "fit-mrf" else []
-        status, _, err = run_main(monkeypatch, capsys, command, data, "--domain", codebook, "--epsilon", 5,
-                                  "--seed", 3, "--engine", engine, *extra, "--out", out)
-        assert status == 0, err
-        results[engine] = json.loads(out.read_text())
+    extra = ["--cliques", "asia,tub;smoke,lung;lung,either"] if command == "fit-mrf" else []
+    outs = through_each_engine(monkeypatch, capsys, command, *asia_file, 5, lambda e: tmp_path / f"{e}.json", *extra)
+    results = {e: json.loads(o.read_text()) for e, o in outs.items()}
     assert results["spark"] == results["duckdb"]
 
 
