@@ -79,7 +79,7 @@ def size_epsilons(epsilon: float, delta: float, composition: str, share: float =
     ``composition="rdp"`` (zCDP plans): the size is an ``epsilon_n``-DP Laplace release,
     which is ``epsilon_n^2 / 2``-zCDP (Bun and Steinke 2016, Proposition 1.4), so
     ``epsilon_n = sqrt(2 share rho)`` and the rest is the epsilon whose rho is
-    ``(1 - share) rho`` (rho: :func:`~privgraph.release.tree.total_rho` of the budget).
+    ``(1 - share) rho`` (rho: :func:`~privgraph.privacy.zcdp.total_rho` of the budget).
     Otherwise (pure, optimal or basic composition): ``share * epsilon`` and
     ``(1 - share) * epsilon``, which compose to at most epsilon under basic composition,
     so under the tighter ones too.
@@ -95,8 +95,7 @@ def size_epsilons(epsilon: float, delta: float, composition: str, share: float =
         raise ValueError(f"the size's share must lie strictly between 0 and 1, got {share!r}")
     if composition != "rdp":
         return share * epsilon, (1 - share) * epsilon
-    from privgraph.privacy.zcdp import rdp_epsilon
-    from privgraph.release.tree import total_rho
+    from privgraph.privacy.zcdp import rdp_epsilon, total_rho
 
     rho = total_rho(epsilon, delta)
     return math.sqrt(2 * share * rho), rdp_epsilon((1 - share) * rho, delta)

@@ -186,5 +186,20 @@ def zcdp_gaussian_vector(
     return Release(_noisy_on_grid(x, grid, noise), ledger)
 
 
-__all__ = ["check_rho", "rdp_epsilon", "rho_for_budget", "zcdp_charge", "zcdp_epsilon", "zcdp_gaussian_scale",
+#: Epsilon a release leaves unspent: the accountants' numerical slack and the samplers' PURE_DP_SLACK.
+MARGIN = 1e-6
+
+
+def total_rho(epsilon: float, delta: float) -> float:
+    """A release's zCDP budget: the largest rho the RDP accountant converts to at most
+    ``epsilon - MARGIN`` at ``delta`` (:func:`rho_for_budget`; the margin covers the
+    selections' sampler slack, which the accountant adds to the total).
+
+    >>> 0.015 < total_rho(1.0, 1e-6) < 0.03
+    True
+    """
+    return rho_for_budget(epsilon - MARGIN, delta)
+
+
+__all__ = ["MARGIN", "check_rho", "total_rho", "rdp_epsilon", "rho_for_budget", "zcdp_charge", "zcdp_epsilon", "zcdp_gaussian_scale",
            "zcdp_gaussian_vector"]

@@ -266,12 +266,12 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
 def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
     """Whether every stage of a release at ``epsilon`` gets an epsilon above the zCDP margin."""
     from privgraph.privacy.resize import size_epsilons
-    from privgraph.release.tree import _MARGIN
+    from privgraph.privacy.zcdp import MARGIN
 
     rest = size_epsilons(epsilon, delta, _size_composition(delta))[1] if sized else epsilon
-    if rest <= 2 * _MARGIN:
+    if rest <= 2 * MARGIN:
         return False
-    return delta <= 0 or min(gauss_epsilons(rest, delta, min(SPLIT_GRID))) > 2 * _MARGIN
+    return delta <= 0 or min(gauss_epsilons(rest, delta, min(SPLIT_GRID))) > 2 * MARGIN
 
 
 def size_epsilon(epsilon: float, delta: float) -> float:
@@ -318,7 +318,7 @@ def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, c
 
 def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, float]:
     """``(structure, parameters)`` epsilons of a Gauss-PC release: ``share`` of the release's
-    rho (:func:`~privgraph.release.tree.total_rho`) as the epsilon Gauss-PC turns back into
+    rho (:func:`~privgraph.privacy.zcdp.total_rho`) as the epsilon Gauss-PC turns back into
     that rho (the RDP accountant's conversion), and the rest as the epsilon of a Gaussian
     release at the remaining rho (CKS's conversion, which the tables' calibration inverts).
     Their charges total at most ``epsilon`` under RDP composition.
@@ -328,7 +328,7 @@ def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, f
     True
     """
     from privgraph.privacy.zcdp import rdp_epsilon, zcdp_epsilon
-    from privgraph.release.tree import total_rho
+    from privgraph.privacy.zcdp import total_rho
 
     rho = total_rho(epsilon, delta)
     return rdp_epsilon(share * rho, delta), zcdp_epsilon((1 - share) * rho, delta)

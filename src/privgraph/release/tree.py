@@ -55,6 +55,7 @@ from privgraph.privacy import Budget, Charge, Ledger, Neighbours, NoiseSampler, 
 from privgraph.privacy.budget import reserve_plan
 from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
+from privgraph.privacy.zcdp import MARGIN, total_rho
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 
 RO = Neighbours.REPLACE_ONE
@@ -74,7 +75,6 @@ RESIDUAL_ROUNDS = 3
 #: unless the domain has at most ``_CHUNK`` cells, where the model's joint is used exactly.
 PREDICTION_ROWS = 200_000
 _CHUNK = 20_000
-_MARGIN = 1e-6  # epsilon left unspent: the accountants' numerical slack and the samplers' PURE_DP_SLACK
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     tables = 1 - selection_share - residual_share
     counts = np.array([d, d - 1, *batches]) / (2 * d - 1 + k)  # equal noise on every table
     if delta == 0:
-        eps = epsilon - _MARGIN
+        eps = epsilon - MARGIN
         ones, pairs, *extra = (float(x) for x in eps * tables * counts)
         return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
                         eps * residual_share / k, tuple(extra), d - 1, k, None, neighbours, batches)
@@ -214,19 +214,6 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     residual = math.sqrt(8 * rho * residual_share / k)
     return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, tuple(extra), d - 1, k, rho,
                     neighbours, batches)
-
-
-def total_rho(epsilon: float, delta: float) -> float:
-    """The release's zCDP budget: the largest rho the RDP accountant converts to at most
-    ``epsilon - 1e-6`` at ``delta`` (:func:`~privgraph.privacy.zcdp.rho_for_budget`; the margin
-    covers the selections' sampler slack, which the accountant adds to the total).
-
-    >>> 0.015 < total_rho(1.0, 1e-6) < 0.03
-    True
-    """
-    from privgraph.privacy.zcdp import rho_for_budget
-
-    return rho_for_budget(epsilon - _MARGIN, delta)
 
 
 def pair_score_sensitivity(neighbours: Neighbours) -> float:
@@ -508,4 +495,4 @@ def joined(earlier, later, neighbours: Neighbours = RO):
 
 __all__ = ["PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
            "fit_tree_structure", "joined", "l1_scores", "one_way_counts", "pair_score_sensitivity", "plan_tree",
-           "proportions", "release_counts", "round_predictions", "select_tree", "total_rho", "tree_model_pairs"]
+           "proportions", "release_counts", "round_predictions", "select_tree", "tree_model_pairs"]
