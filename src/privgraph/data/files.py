@@ -54,7 +54,7 @@ def csv_records(path: Path, names: Sequence[str], dialect: Dialect | None = None
     text = records_query(path, header, names, dialect)
     if not typed:
         return text
-    con = con or connect()
+    con = con or connect(csv_columns=len(names))
     clean = [f"NULLIF(trim({quote(n)}), '')" for n in names]
     probes = ", ".join(f"count({c}), count(CASE WHEN regexp_full_match({c}, '[-+]?[0-9]+') THEN TRY_CAST({c} AS BIGINT) "
                        f"END), count(TRY_CAST({c} AS DOUBLE))" for c in clean)

@@ -157,7 +157,7 @@ def _file_moments(path: Path, domain: Domain, lo, width, invalid: str, norm: flo
         from privgraph.data.frontdoor import check_columns_present
 
         check_columns_present(file_columns(path), domain.names, repr(str(path)))
-    con = connect()
+    con = connect(csv_columns=len(domain.names) if file_format(path) == "csv" else 0)  # the planner passes off
     raw = duckdb_source(path, domain.names, all_text=True, dialect=domain.dialect, con=con)
     return _sql_moments(lambda sql: con.execute(sql), raw, domain, lo, width, invalid, None, norm)
 
