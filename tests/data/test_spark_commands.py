@@ -69,3 +69,25 @@ def test_discover_and_fit_mrf_through_spark_are_duckdbs(spark, monkeypatch, caps
 def test_the_active_session_comes_first(spark, monkeypatch):
     monkeypatch.setenv(MASTER_VARIABLE, "local[1]")
     assert spark_session("local[3]") is spark
+
+
+@requires_spark
+@pytest.mark.parametrize("invalid", ["recode", "drop"])
+def test_fisher_z_moments_through_spark_are_duckdbs(spark, tmp_path, invalid):
+    """The covariance's sums (one Spark SQL job) equal DuckDB's on the same CSV file: continuous
+    values clipped to their bounds, an ordinal column by its code, bad values by the policy."""
+    import numpy as np
+
+    from privgraph.data import Domain, Kind
+    from privgraph.data.frontdoor import open_file
+    from privgraph.data.moments import moment_sums
+
+    path = tmp_path / "m.csv"
+    path.write_text("x,s,y\n0.5,no,3\n9,yes,-1\nabc,yes,2\n,no,0.25\n-4,maybe,1e3\n1.5,yes,inf\n")
+    domain = Domain(("x", "s", "y"), (0, 2, 0), (Kind.CONTINUOUS, Kind.ORDINAL, Kind.CONTINUOUS),
+                    ((), ("no", "yes"), ()), ((0.0, 2.0), None, (-1.0, 4.0)))
+    duck = moment_sums(path, domain, invalid=invalid, norm=0.6)
+    spark_m = moment_sums(open_file(path, "spark", domain.dialect), domain, invalid=invalid, norm=0.6)
+    assert spark_m.count == duck.count
+    np.testing.assert_allclose(spark_m.first, duck.first, atol=1e-12)
+    np.testing.assert_allclose(spark_m.second, duck.second, atol=1e-12)

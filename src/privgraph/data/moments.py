@@ -19,9 +19,8 @@ Without bounds (non-private runs only) a continuous value is used as it is, and 
 missing one is dropped.
 
 Engines: a DataFrame or an array in memory (numpy, in blocks of rows), a CSV/Parquet file
-or a DuckDB relation (one SQL query of sums of products: the file is never loaded). A Spark
-DataFrame is refused (its coded CSV records are text; the same query has not been checked
-there).
+or a DuckDB relation (one SQL query of sums of products: the file is never loaded), or a
+Spark DataFrame (the same query in Spark SQL, one job).
 """
 
 from __future__ import annotations
@@ -97,9 +96,14 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
     if is_duckdb_relation(X):
         return _sql_moments(lambda sql: X.query("privgraph_moments", sql), "privgraph_moments", domain, lo, width,
                             invalid, X.columns, norm)
-    if is_spark_frame(X):
-        raise ValueError("the Fisher-z test's covariance is not computed on Spark: give the CSV/Parquet file "
-                         "(DuckDB, out of core: --engine duckdb) or a DataFrame")
+    if is_spark_frame(X):  # the same query in Spark SQL, one job
+        from privgraph.data.frontdoor import check_columns_present
+
+        check_columns_present(X.columns, domain.names, "the Spark DataFrame")
+        X.createOrReplaceTempView("privgraph_moments")
+        row = X.sparkSession.sql(moments_query("privgraph_moments", domain, lo, width, invalid, norm,
+                                               style="spark")).collect()[0]
+        return moments_from_row(list(row), len(domain.names), norm)
     if hasattr(X, "counts") and not hasattr(X, "columns"):
         raise ValueError(f"the Fisher-z test needs the records' values, not only counts from {type(X).__name__}: "
                          "give a DataFrame, an array with names, a CSV/Parquet file or a DuckDB relation")
@@ -171,27 +175,31 @@ def _sql_moments(run, source: str, domain: Domain, lo, width, invalid: str, colu
     return moments_from_row(row, len(domain.names), norm)
 
 
-def moments_query(source: str, domain: Domain, lo, width, invalid: str, norm: float | None = None) -> str:
-    """One DuckDB query of n, the sums of the scaled columns and of their pairwise products.
+def moments_query(source: str, domain: Domain, lo, width, invalid: str, norm: float | None = None, *,
+                  style: str = "ansi") -> str:
+    """One DuckDB (or, ``style="spark"``, Spark SQL) query of n, the sums of the scaled
+    columns and of their pairwise products.
 
     >>> d = Domain(("x",), (0,), (Kind.CONTINUOUS,), bounds=((0.0, 2.0),))
     >>> q = moments_query("t", d, *moment_scaling(d), "recode")
     >>> q.startswith("SELECT count(*), sum(c0), sum(c0 * c0) FROM (SELECT ")
     True
     """
-    from privgraph.data.engines.sql import coded_source
-    from privgraph.data.files import quote
+    from privgraph.data.engines.sql import backquote, coded_source
+    from privgraph.data.files import quote as ansi_quote
 
+    quote, text, infinite = ((ansi_quote, "VARCHAR", "isinf({})") if style == "ansi" else
+                             (backquote, "STRING", "abs({}) = double('Infinity')"))
     discrete = domain.project(domain.discrete_names)
     continuous = [n for n, k in zip(domain.names, domain.kinds) if k is Kind.CONTINUOUS]
-    coded = coded_source(source, discrete, invalid, keep=continuous) if discrete.names else \
+    coded = coded_source(source, discrete, invalid, keep=continuous, style=style) if discrete.names else \
         f"(SELECT {', '.join(quote(n) for n in continuous)} FROM {source})"
     scaled, nulls = [], []
     for j, (name, kind) in enumerate(zip(domain.names, domain.kinds)):
         if kind is Kind.CONTINUOUS:
-            v = f"TRY_CAST(trim(CAST({quote(name)} AS VARCHAR)) AS DOUBLE)"
+            v = f"TRY_CAST(trim(CAST({quote(name)} AS {text})) AS DOUBLE)"
             if np.isnan(lo[j]):  # no bounds (not private): the raw value; a missing one drops its row
-                expr = f"CASE WHEN isnan({v}) OR isinf({v}) THEN NULL ELSE {v} END"
+                expr = f"CASE WHEN isnan({v}) OR {infinite.format(v)} THEN NULL ELSE {v} END"
             else:
                 a, w = float(lo[j]), float(width[j])
                 inside = f"(least(greatest({v}, {a!r}), {a + w!r}) - {a!r}) / {w!r} - 0.5"

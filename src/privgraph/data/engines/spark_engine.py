@@ -12,16 +12,12 @@ import numpy as np
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
-from privgraph.data.engines.sql import COUNT, code_of, group_by_query, level_lookup, table_from_groups
+from privgraph.data.engines.sql import COUNT, backquote, code_of, group_by_query, level_lookup, table_from_groups
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
 from privgraph.data.records import Dialect
 
 ROW = "privgraph_row"
 _ids = itertools.count()
-
-
-def _backquote(name: str) -> str:
-    return "`" + str(name).replace("`", "``") + "`"
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,8 +46,8 @@ class SparkEngine:
         df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
         view = f"privgraph_data_{next(_ids)}"
         df.createOrReplaceTempView(view)
-        nulls = spark.sql(null_count_query(view, domain.names, _backquote)).collect()[0]
-        where = complete_where(domain.names, list(nulls), self.missing, _backquote)
+        nulls = spark.sql(null_count_query(view, domain.names, backquote)).collect()[0]
+        where = complete_where(domain.names, list(nulls), self.missing, backquote)
         domain = domain.project(domain.discrete_names)
         for k, v in (("spark", spark), ("domain", domain), ("_view", view), ("_where", where)):
             object.__setattr__(self, k, v)
@@ -87,7 +83,7 @@ class SparkEngine:
         if not d.names:
             return None
         data = self.spark.sql(f"SELECT * FROM {self._view} {self._where}")
-        columns = [F.col(_backquote(name)) for name in d.names]
+        columns = [F.col(backquote(name)) for name in d.names]
         seen = data.agg(*[F.collect_set(c) for c in columns]).collect()[0]
         small = "tinyint" if max(d.sizes) <= 128 else "smallint" if max(d.sizes) <= 1 << 15 else "int"
         coded = []

@@ -27,14 +27,19 @@ def group_by_query(source: str, columns: Sequence[str], *, where: str = "", styl
     >>> group_by_query("t", [], style="spark")
     'SELECT COUNT(*) AS privgraph_n FROM t'
     """
-    q = quote if style == "ansi" else _backquote
+    q = quote if style == "ansi" else backquote
     cols = ", ".join(q(c) for c in columns)
     select = f"SELECT {cols + ', ' if cols else ''}COUNT(*) AS {COUNT} FROM {source}"
     clause = f" {where}" if where else ""
     return select + clause + (f" GROUP BY {cols}" if cols else "")
 
 
-def _backquote(name: str) -> str:
+def backquote(name: str) -> str:
+    """A back-quoted identifier (Spark SQL).
+
+    >>> backquote("a`b")
+    '`a``b`'
+    """
     return "`" + str(name).replace("`", "``") + "`"
 
 
@@ -120,7 +125,7 @@ def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ans
     >>> coded_source("t", d, "recode")
     '(SELECT CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'no\\') THEN 0 WHEN trim(CAST("a" AS VARCHAR)) IN (\\'yes\\') THEN 1 ELSE 0 END AS "a" FROM t)'
     """
-    q = quote if style == "ansi" else _backquote
+    q = quote if style == "ansi" else backquote
     fallback = "0" if invalid == "recode" else "NULL"
     parts = [bin_sql(q(name), bins, fallback) + f" AS {q(name)}" if bins is not None
              else level_case(q(name), levels, fallback, style) + f" AS {q(name)}"
@@ -152,7 +157,7 @@ def numeric_source(source: str, domain: Domain, style: str = "ansi", keep: Seque
     """
     if all(b is None for b in domain.bins):
         return source
-    q = quote if style == "ansi" else _backquote
+    q = quote if style == "ansi" else backquote
     text_type = "VARCHAR" if style == "ansi" else "STRING"
     cols = [numeric_sql(f"CAST({q(n)} AS {text_type})", style) + f" AS {q(n)}" if b is not None else q(n)
             for n, b in zip(domain.names, domain.bins)]
@@ -165,7 +170,7 @@ def complete_codes_where(names: Sequence[str], *, style: str = "ansi") -> str:
     >>> complete_codes_where(["a", "b"])
     'WHERE "a" IS NOT NULL AND "b" IS NOT NULL'
     """
-    q = quote if style == "ansi" else _backquote
+    q = quote if style == "ansi" else backquote
     return "WHERE " + " AND ".join(f"{q(n)} IS NOT NULL" for n in names)
 
 
