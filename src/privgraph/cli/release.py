@@ -23,7 +23,7 @@ from privgraph.cli.inputs import SPARK_MASTER
 
 #: ``--tree-cap``'s default: ``privgraph.release.cliques.DEFAULT_TREE_CAP`` (written out so that
 #: ``--help`` imports no numerical stack; a test holds the two equal).
-DEFAULT_TREE_CAP = 1_000_000
+DEFAULT_TREE_CAP = 500_000
 
 
 def release(

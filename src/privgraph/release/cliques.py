@@ -22,7 +22,7 @@ from privgraph.data import Domain
 #: Default public cap on the cells of one clique table.
 DEFAULT_CAP = 5_000
 #: Default public cap on the cells of the model's junction tree (exact inference stays fast).
-DEFAULT_TREE_CAP = 1_000_000
+DEFAULT_TREE_CAP = 500_000
 
 
 def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP, *, max_parents: int | None = None,
