@@ -141,3 +141,30 @@ def test_a_refusal_after_the_size_speaks_in_the_users_epsilon(monkeypatch, capsy
                                 "--epsilon", 1, "--neighbours", "add_remove", "--out", tmp_path / "g.json")
     one_line(status, out, err, "--epsilon 1 is too small for this table", "the whole budget must then be epsilon >= ")
     assert not (tmp_path / "g.json").exists()
+
+
+@pytest.mark.parametrize("command", ["discover", "release", "domain"])
+def test_a_file_that_is_not_parquet_is_one_line(monkeypatch, capsys, tmp_path, codebook, command):
+    (tmp_path / "d.parquet").write_bytes(b"not parquet at all")
+    (tmp_path / "out").mkdir()
+    args = {"discover": ["discover", tmp_path / "d.parquet", "--domain", codebook, "--epsilon", 1],
+            "release": ["release", tmp_path / "d.parquet", "--domain", codebook, "--epsilon", 1, "--out", tmp_path / "out"],
+            "domain": ["domain", tmp_path / "d.parquet", "--out", tmp_path / "out" / "d.json"]}[command]
+    status, out, err = run_main(monkeypatch, capsys, *args)
+    if command == "domain":  # its notice that it reads the data comes first
+        err = err.splitlines(keepends=True)[-1]
+    one_line(status, out, err, "d.parquet", "is not a Parquet file pyarrow can read")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_value_error_from_outside_privgraph_keeps_its_traceback(monkeypatch, capsys):
+    """Issue 28: an error raised in a library (here, the test's own code standing in for one) is
+    a bug, not bad input: main re-raises it instead of printing one line."""
+    from privgraph.causal import PrivPC
+
+    def broken(*args, **kwargs):
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setattr(PrivPC, "fit", broken)
+    with pytest.raises(ValueError, match="broadcast"):
+        run_main(monkeypatch, capsys, "discover", "--network", "asia", "--samples", 100, "--epsilon", 1)

@@ -37,9 +37,14 @@ def check_path(path) -> Path:
 def file_columns(path: Path, dialect: Dialect | None = None) -> list[str]:
     """The columns of a checked CSV (its header under ``dialect``) or Parquet file (its schema)."""
     if file_format(path) == "parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return list(pq.read_schema(path).names)
+        try:
+            return list(pq.read_schema(path).names)
+        except (pa.ArrowException, OSError) as err:  # the file's bytes, not a bug: one line naming it
+            raise ValueError(f"data file {str(path)!r} is not a Parquet file pyarrow can read "
+                             f"({type(err).__name__}); expected a Parquet file or a .csv name") from None
     return header_of(path, dialect or Dialect())
 
 
@@ -89,8 +94,9 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
 
     path = check_path(path)
     if file_format(path) == "parquet":
+        have = file_columns(path)  # refuses, in one line, a file pyarrow cannot read
         if columns is not None:
-            check_columns_present(file_columns(path), columns, repr(str(path)))
+            check_columns_present(have, columns, repr(str(path)))
         return pd.read_parquet(path, columns=None if columns is None else list(columns))
     names = file_columns(path, dialect) if columns is None else list(columns)
     if with_valid and not as_text:
