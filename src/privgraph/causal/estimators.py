@@ -235,7 +235,7 @@ class PrivPC(PrivateEstimator):
         self.composition_ = self._composition()
         raw = None
         if self.orient == "direction":  # a table with continuous columns: their own values where X has them
-            has_values = isinstance(X, (str, Path)) or hasattr(X, "columns") or isinstance(X, np.ndarray)
+            has_values = isinstance(X, (str, Path, np.ndarray)) or hasattr(X, "iloc")  # a file, an array, pandas
             if has_values and any(k is Kind.CONTINUOUS for k in tables.domain.kinds):
                 raw = orientation_values(X, names, tables.domain)
             rows = None if raw is not None else _record_codes(tables.engine)  # refuses an engine without rows
