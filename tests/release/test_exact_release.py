@@ -63,9 +63,13 @@ def model_one_way(model) -> dict:
     return out
 
 
-def synthetic_counts(frame, domain, name) -> np.ndarray:
+def synthetic_counts(frame, rel, name) -> np.ndarray:
+    """The synthetic rows' counts of ``name`` in the model's codes (rare levels merged as the
+    release merged them: the rows hold the original levels)."""
+    domain, levels = rel.domain_, rel.levels_
     codes = level_codes(frame[name], domain.levels[domain.index(name)])
-    return np.bincount(codes, minlength=domain.size_of(name)).astype(float)
+    assert (codes >= 0).all(), (name, "a synthetic value outside the codebook's levels")
+    return np.bincount(levels.codes[domain.index(name)][codes], minlength=levels.merged.size_of(name)).astype(float)
 
 
 def released_tables(rel):
@@ -112,10 +116,44 @@ def releases():
     frame = load("fair").map(level_text)
     out["fair-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
         frame, domain=domain_from_codebook(codebook("fair")))
+    out["wide-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(*wide_levels())
     return out
 
 
-@pytest.mark.parametrize("key", ["asia-tree", "child-tree", "alarm-tree", "asia-auto", "fair-tree"])
+def wide_levels(n: int = 20_000):
+    """A table with census-wide columns (an age-like 80-level ordinal column, a 40-level
+    nominal one with a long tail, two small ones), where the release merges rare levels."""
+    import pandas as pd
+
+    from privgraph.data import Domain, Kind
+
+    rng = np.random.default_rng(7)
+    age = np.minimum(rng.gamma(4.0, 6.0, n).astype(int), 79)
+    country = np.where(rng.random(n) < 0.8, 0, np.minimum(rng.zipf(1.6, n), 39))
+    work = (age > 30).astype(int) + (rng.random(n) < 0.3)
+    sex = (rng.random(n) < 0.5 + 0.1 * (work == 2)).astype(int)
+    frame = pd.DataFrame({"age": age, "country": country, "work": work, "sex": sex})
+    domain = Domain(("age", "country", "work", "sex"), (80, 40, 3, 2),
+                    (Kind.ORDINAL, Kind.CATEGORICAL, Kind.ORDINAL, Kind.CATEGORICAL))
+    return frame, domain
+
+
+def test_rare_levels_are_merged_and_drawn_back_to_their_levels(releases):
+    """The wide table's rare levels merge (from the released one-way tables), the model is
+    over the merged codes, and the synthetic rows hold only the codebook's levels: a merged
+    code is drawn back among its levels, in proportion to their noisy counts."""
+    rel = releases["wide-tree"]
+    merged = rel.levels_.merged_text()
+    assert set(merged) >= {"age", "country"} and "sex" not in merged
+    assert rel.parameters_.model_.domain.sizes == rel.levels_.merged.sizes
+    assert rel.levels_.merged.size_of("age") < 80
+    rows = rel.sample(50_000, random_state=3)
+    assert set(rows["age"]) <= set(range(80)) and len(set(rows["age"]) & {int(v) for v in merged["age"]}) > 0
+    table = rel.marginal(["age", "work"])
+    assert table.shape == (80, 3) and abs(table.sum() - 1) < 1e-9
+
+
+@pytest.mark.parametrize("key", ["asia-tree", "child-tree", "alarm-tree", "asia-auto", "fair-tree", "wide-tree"])
 def test_synthetic_one_way_marginals_stay_within_the_released_noise(releases, key):
     rel = releases[key]
     assert rel.is_exact_ and rel.model_cells_ <= rel.tree_cap
@@ -126,13 +164,13 @@ def test_synthetic_one_way_marginals_stay_within_the_released_noise(releases, ke
     expected = model_one_way(model)
     tables = released_tables(rel)
     for name in model.domain.names:
-        counts = synthetic_counts(synthetic, model.domain, name)
+        counts = synthetic_counts(synthetic, rel, name)
         released, sd = least_noisy(tables, name)
         assert np.linalg.norm(n * expected[name] - released) <= 3 * sd, (key, name, "model vs released")
         assert np.linalg.norm(counts - released) <= 3 * sd + bound[name], (key, name, "rows vs released")
 
 
-@pytest.mark.parametrize("key", ["child-tree", "asia-auto", "fair-tree"])
+@pytest.mark.parametrize("key", ["child-tree", "asia-auto", "fair-tree", "wide-tree"])
 def test_the_sampler_draws_the_models_marginals(releases, key):
     """Rows by controlled rounding are within the deterministic bound of the model's exact
     one-way counts; i.i.d. rows within Bernstein's (1e-6 overall) on every one-way cell."""
@@ -144,7 +182,7 @@ def test_the_sampler_draws_the_models_marginals(releases, key):
     assert rel.sampling_ == "round"
     bound = rounding_bound(model, n)
     for name in model.domain.names:
-        err = np.abs(synthetic_counts(rounded, model.domain, name) - n * expected[name]).sum()
+        err = np.abs(synthetic_counts(rounded, rel, name) - n * expected[name]).sum()
         assert err <= bound[name] + 1e-6 * n, (key, name, err, bound[name])
     iid = rel.sample(n, random_state=22, method="sample")
     assert rel.sampling_ == "sample"
@@ -153,7 +191,7 @@ def test_the_sampler_draws_the_models_marginals(releases, key):
     for name in model.domain.names:
         p = expected[name]
         tol = np.sqrt(2 * n * p * (1 - p) * log_term) + 2 * log_term / 3
-        assert (np.abs(synthetic_counts(iid, model.domain, name) - n * p) <= tol + 1e-6 * n).all(), (key, name)
+        assert (np.abs(synthetic_counts(iid, rel, name) - n * p) <= tol + 1e-6 * n).all(), (key, name)
 
 
 def test_a_sampler_off_the_model_fails_the_check(releases):
@@ -167,7 +205,7 @@ def test_a_sampler_off_the_model_fails_the_check(releases):
     name = max(model.domain.names, key=lambda v: np.abs(expected[v] - 1 / len(expected[v])).sum())
     levels = model.domain.levels[model.domain.index(name)]
     rows[name] = np.asarray(levels)[np.random.default_rng(0).integers(0, len(levels), n)]
-    err = np.abs(synthetic_counts(rows, model.domain, name) - n * expected[name]).sum()
+    err = np.abs(synthetic_counts(rows, rel, name) - n * expected[name]).sum()
     assert err > rounding_bound(model, n)[name]
 
 
@@ -182,3 +220,29 @@ def test_a_cap_below_the_one_way_tables_is_refused_before_any_spend():
     with pytest.raises(ValueError, match="tree_cap 10 is below the 16 cells"):
         PrivateRelease(epsilon=1.0, tree_cap=10, random_state=0).fit(X, domain=net.domain, budget=budget)
     assert budget.spent().epsilon == 0
+
+
+def test_the_levels_audit_case_catches_a_merge_on_the_true_counts():
+    """The end-to-end case ``release_tree_levels`` has teeth: its two sides sit on either side
+    of the rare threshold, so a release that merged on the true counts (not the noisy one-way
+    tables) would merge a's level 2 on one side only, and the audit shows it."""
+    from privgraph.audit.auditor import value_events
+    from privgraph.audit.cases import AuditCase
+    from privgraph.audit.release_cases import levels_pair, release_cases
+    from privgraph.release.levels import RARE_SIGMAS
+    from privgraph.release.tree import plan_tree
+    from privgraph.data import Domain
+
+    (case,) = [c for c in release_cases() if c.name == "release_tree_levels"]
+    plan = plan_tree(Domain.of(a=4, b=2, c=2), 200, epsilon=case.epsilon, delta=0.0)
+    threshold = RARE_SIGMAS * plan.cell_noise(plan.one_way_epsilon, 3)
+    left, right = levels_pair()
+    assert np.bincount(right[:, 0])[2] < threshold <= np.bincount(left[:, 0])[2]  # the boundary
+
+    def on_true_counts(codes, n, sampler):
+        return np.full(n, float(np.bincount(codes[:, 0], minlength=4)[2] < threshold))
+
+    leaky = AuditCase("leaky_levels", "merges on the true counts", case.neighbours, case.epsilon, 0.0, left, right,
+                      case.pair, on_true_counts, value_events(), runs=case.runs, quick_runs=case.quick_runs,
+                      group="estimators")
+    assert leaky.audit(seed=0).violates(case.epsilon)

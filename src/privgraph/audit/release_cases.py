@@ -34,6 +34,13 @@ every run):
   residual pairs in three rounds, and the view is the last round's pair, chosen after two
   refits;
 
+* ``release_tree_levels``: whether the tree merges a level as rare
+  (:mod:`privgraph.release.levels`) on a = 4 levels, b and c binary (a's counts 100, 87, 13,
+  0, n = 200; one a = 2 replaced by a = 0): 13 and 12 sit on either side of the rare
+  threshold (3 noise scales of the one-way tables, 12.002 at this budget), so a release
+  that merged on the true counts would merge a's level 2 on one side only, always; this one
+  reads the noisy one-way tables (a share of the tables' epsilon);
+
 * ``release_tree_rows``: the same release under **add/remove** neighbours
   (``neighbours="add_remove"``: n is private) on the same 200 rows against those rows and
   one more (1, 1, 0); the view is the number of rows the release reports (``n_rows_``, the
@@ -133,7 +140,8 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     """``PrivateRelease(structure="tree", delta=0).fit`` on codes over binary ``columns``;
     ``view`` ``"edge"``: the first selected edge (its index among the pairs in order: a-b,
     a-c, b-c for three columns); ``"last"``: the last round's residual pair (same index);
-    ``"rows"``: the number of rows the release reports.
+    ``"rows"``: the number of rows the release reports; ``"merged"``: 1 when a's level 2 is
+    merged with its level 3 as rare (a has 4 levels in that view).
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = tree_pair()
@@ -147,7 +155,7 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
 
     import itertools
 
-    domain = Domain.of(**{v: 2 for v in columns})
+    domain = Domain.of(**{v: (4 if view == "merged" and v == "a" else 2) for v in columns})
     pairs = list(itertools.combinations(columns, 2))
 
     def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
@@ -158,6 +166,8 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
                                  random_state=sampler, neighbours=neighbours).fit(engine)
             if view == "rows":
                 out[i] = rel.n_rows_
+            elif view == "merged":
+                out[i] = float(rel.levels_.codes[0][2] == rel.levels_.codes[0][3])
             else:
                 out[i] = pairs.index(tuple(sorted(rel.structure_.edges[0] if view == "edge" else rel.structure_.last[0])))
         return out
@@ -169,7 +179,7 @@ def release_cases() -> tuple[AuditCase, ...]:
     """The release's end-to-end cases (register them beside ``estimator_cases``).
 
     >>> [c.name for c in release_cases()][-3:]
-    ['release_tree_rounds', 'release_tree_rows', 'release_sized_cell']
+    ['release_tree_levels', 'release_tree_rows', 'release_sized_cell']
     """
     left, right = pc_pair()
     pair = "188 (0,1)+12 (1,2) vs one ->(1,0)"
@@ -193,6 +203,9 @@ def release_cases() -> tuple[AuditCase, ...]:
                   RELEASE_EPSILON, 0.0, *rounds_pair(), "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
                   tree_runner(view="last", columns="abce"), value_events(), runs=4_000, quick_runs=100,
                   group="estimators"),
+        AuditCase("release_tree_levels", "PrivateRelease(structure='tree'), a rare level merged", RO,
+                  RELEASE_EPSILON, 0.0, *levels_pair(), "a: 100, 87, 13, 0 of 4 levels vs one a=2 -> a=0",
+                  tree_runner(view="merged"), value_events(), runs=4_000, quick_runs=200, group="estimators"),
         AuditCase("release_tree_rows", "PrivateRelease(structure='tree', neighbours='add_remove'), rows reported",
                   AR, RELEASE_EPSILON, 0.0, *added_row(), "25 x each of (a,b,c) in {0,1}^3 vs + (1,1,0)",
                   tree_runner(view="rows", neighbours="add_remove"), threshold_events(), runs=4_000, quick_runs=200,
@@ -216,6 +229,22 @@ def rounds_pair() -> tuple[np.ndarray, np.ndarray]:
     left = np.array([[a, b, c, e] for a in (0, 1) for b in (0, 1) for c in (0, 1) for e in (0, 1)] * 13)
     right = left.copy()
     right[0] = (1, 1, 1, 0)
+    return left, right
+
+
+def levels_pair() -> tuple[np.ndarray, np.ndarray]:
+    """Codes (a, b, c) of the rare-level case: a's levels 0..3 held by 100, 87, 13 and 0 rows
+    (b and c alternate), and the same with one a = 2 replaced by a = 0 (replace-one).
+
+    >>> left, right = levels_pair()
+    >>> np.bincount(left[:, 0], minlength=4).tolist(), np.bincount(right[:, 0], minlength=4).tolist()
+    ([100, 87, 13, 0], [101, 87, 12, 0])
+    """
+    a = np.repeat([0, 1, 2], [100, 87, 13])
+    i = np.arange(a.size)
+    left = np.column_stack([a, i % 2, (i // 2) % 2])
+    right = left.copy()
+    right[np.flatnonzero(a == 2)[0], 0] = 0
     return left, right
 
 

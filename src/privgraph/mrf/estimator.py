@@ -288,9 +288,14 @@ class PrivateMRF(PrivateEstimator):
         :func:`~privgraph.mrf.sample_model`); ``max_cells``: the exact-sampling limit on the
         junction tree (None: :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
-        self.sampling_ = sampling_path(self.model_, method, max_cells)
-        codes = sample_model(self.model_, n, rng=rng, method=method, max_cells=max_cells)
+        codes = self.sample_codes(n, rng=rng, method=method, max_cells=max_cells)
         return decode_codes(self.model_.domain, codes, rng=rng)  # binned columns: a value within each bin
+
+    def sample_codes(self, n: int, *, rng: np.random.Generator, method: str = "sample",
+                     max_cells: int | None = None) -> np.ndarray:
+        """``n`` synthetic records as codes of the model's domain (n x d; :meth:`sample` decodes them)."""
+        self.sampling_ = sampling_path(self.model_, method, max_cells)
+        return sample_model(self.model_, n, rng=rng, method=method, max_cells=max_cells)
 
     def _seed(self):
         return self.random_state if isinstance(self.random_state, (int, np.integer)) else None

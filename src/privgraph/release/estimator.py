@@ -43,7 +43,9 @@ import numpy as np
 from privgraph.estimator import PrivateEstimator
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
 from privgraph.privacy.composition import composition_for
+from privgraph.data.bins import decode_codes
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
+from privgraph.release.levels import MergedEngine, identity_levels
 from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
 
@@ -298,6 +300,8 @@ class PrivateRelease(PrivateEstimator):
         from privgraph.release.model_size import model_cells
 
         ledger = structure_ledger + params.ledger_
+        levels = getattr(structure, "levels", None)
+        self.levels_ = levels if levels is not None else identity_levels(domain)
         if not domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
@@ -331,14 +335,16 @@ class PrivateRelease(PrivateEstimator):
         rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else None)  # post-processing draws
         sampler = sampler if sampler is not None else self._noise_sampler()
         structure = fit_tree_structure(engine, plan, sampler=sampler, budget=budget, rng=rng, tree_cap=self.tree_cap)
-        _progress("stage 1 (private spanning tree):", len(structure.edges), f"edges, {len(structure.extras)} residual pairs")
+        merged = structure.levels.merged_text()
+        _progress("stage 1 (private spanning tree):", len(structure.edges), f"edges, {len(structure.extras)} residual pairs,",
+                  f"rare levels merged in {len(merged)} columns")
         self.graph_ = structure.graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
         self.cliques_ = structure.edges + structure.extras
         params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.last, method=self._tree_fit(structure, plan),
                             neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
-        params.fit(engine, budget=budget)
+        params.fit(MergedEngine(engine, structure.levels), budget=budget)
         if plan.neighbours is not RO:  # add/remove: n is estimated from every noisy table, as the model's fit does
             n = self._estimated_rows(structure.tables.tables + params.marginals_.tables)
             prediction = prediction if prediction is not None else self._predict(domain, n)[1]
@@ -376,7 +382,11 @@ class PrivateRelease(PrivateEstimator):
         n = self.n_rows_ if n is None else n
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
-        rows = self.parameters_.sample(int(n), random_state=random_state, method=method, max_cells=self.tree_cap)
+        seed = self._mrf_seed()  # as the model's own sampler: its seed when an integer, else fresh
+        rng = np.random.default_rng(random_state if random_state is not None
+                                    else seed if isinstance(seed, (int, np.integer)) else None)
+        codes = self.parameters_.sample_codes(int(n), rng=rng, method=method, max_cells=self.tree_cap)
+        rows = decode_codes(self.domain_, self.levels_.expand_codes(codes, rng), rng=rng)
         self.sampling_ = self.parameters_.sampling_
         _progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
         return rows
@@ -387,7 +397,8 @@ class PrivateRelease(PrivateEstimator):
         with the query's clique, else refused)."""
         from privgraph.mrf import inference
 
-        return self.parameters_.marginal(columns, max_cells=max(self.tree_cap, inference.MAX_TREE_CELLS))
+        table = self.parameters_.marginal(columns, max_cells=max(self.tree_cap, inference.MAX_TREE_CELLS))
+        return self.levels_.expand_table(table, columns)
 
     # -- internals -------------------------------------------------------------------
     def _exact_options(self) -> dict:

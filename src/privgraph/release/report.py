@@ -16,6 +16,7 @@ import numpy as np
 
 from privgraph.data.frontdoor import column_codes
 from privgraph.mrf.sampling import SAMPLING_PATHS
+from privgraph.release.levels import RARE_SIGMAS
 from privgraph.release.tree import proportions
 
 #: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
@@ -62,7 +63,8 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     from privgraph.graphs.export import drawing_writer, graph_writer
 
     privacy = privacy_summary(release)
-    model = json.loads(release.parameters_.to_json()) | {"privacy": privacy}
+    model = json.loads(release.parameters_.to_json()) | {"merged_levels": release.levels_.merged_text(),
+                                                         "privacy": privacy}
     plan = {"split": release.plan_.split, "rounds": release.plan_.rounds, "stages": release.plan_.rows(),
             "recommended_split": release.plan_.recommended_split, "tree_cap": release.tree_cap,
             "model_cells": release.model_cells_}
@@ -157,19 +159,20 @@ def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
     """For the first ``limit`` released tables: the noisy table (clipped, normalised), the
     synthetic rows' table, and their total-variation distance (both post-processing)."""
     noisy = release.parameters_.marginals_
-    domain = noisy.domain
     out = []
     for clique, table in list(zip(noisy.group_cliques(), noisy.tables))[:limit]:
         released = proportions(table)
-        synth = _proportions(synthetic, domain, clique)
+        synth = _proportions(synthetic, release.levels_, clique)
         out.append({"clique": clique, "released": released, "synthetic": synth,
                     "tvd": 0.5 * float(np.abs(released - synth).sum())})
     return out
 
 
-def _proportions(frame, domain, clique) -> np.ndarray:
-    codes = [column_codes(frame[name], domain, name) for name in clique]
-    shape = domain.project(clique).shape
+def _proportions(frame, levels, clique) -> np.ndarray:
+    """The synthetic rows' table over ``clique`` in the released tables' (merged) codes."""
+    domain = levels.domain
+    codes = [levels.codes[domain.index(name)][column_codes(frame[name], domain, name)] for name in clique]
+    shape = levels.merged.project(clique).shape
     counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape)))
     return counts / max(1, counts.sum())
 
@@ -218,12 +221,26 @@ def what_ran(release) -> str:
     cliques = release.parameters_.model_.cliques
     return (f"- Structure: {_STAGE_NAMES[release.structure_kind_]} (asked for: {release.structure}).\n"
             f"- Model: {len(cliques)} tables, {model_cliques_text(cliques)}.\n"
+            f"- Rare levels: {merged_levels_text(release.levels_.merged_text())}.\n"
             f"- Junction tree: {release.model_cells_:,} cells, within the public model-size cap of "
             f"{release.tree_cap:,} cells (`tree_cap`, fixed before the data was read; every table the release "
             f"added had to keep the model within it).\n"
             f"- Model's inference: exact (junction tree), in the fit and in sampling; never loopy belief "
             f"propagation or Gibbs sampling.\n"
             f"- Synthetic rows: drawn {SAMPLING_PATHS[release.sampling_]}.")
+
+
+def merged_levels_text(merged: dict) -> str:
+    """Which columns' rare levels were merged (from the released one-way tables; the model and
+    its tables are over the merged codes, the synthetic rows over the original levels).
+
+    >>> merged_levels_text({}), merged_levels_text({"age": ["97", "98", "99"]})
+    ('none merged', 'merged into one code each (3 sigma of the one-way noise; drawn back by their noisy shares) in age (3 levels)')
+    """
+    if not merged:
+        return "none merged"
+    return (f"merged into one code each ({RARE_SIGMAS:g} sigma of the one-way noise; drawn back by their noisy shares) in "
+            + ", ".join(f"{name} ({len(levels)} levels)" for name, levels in merged.items()))
 
 
 def model_cliques_text(cliques) -> str:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +57,7 @@ from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
 from privgraph.privacy.zcdp import MARGIN, total_rho
 from privgraph.release.cliques import DEFAULT_TREE_CAP
+from privgraph.release.levels import MergedEngine, MergedLevels, identity_levels, merge_rare_levels
 
 RO = Neighbours.REPLACE_ONE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
@@ -296,15 +297,16 @@ def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: No
 @dataclass(frozen=True)
 class TreeStructure:
     """The fitted tree stage: its noisy tables (one-way, the tree's pairs, the residual pairs
-    of every round but the last), the tree's edges, every residual pair (in the order
-    chosen; the last round's, ``last``, are the parameters' release), and the ledger of
-    those releases."""
+    of every round but the last; over the merged codes of ``levels``), the tree's edges,
+    every residual pair (in the order chosen; the last round's, ``last``, are the
+    parameters' release), and the ledger of those releases."""
 
     tables: object  # NoisyMarginals
     edges: tuple[tuple[str, str], ...]
     extras: tuple[tuple[str, str], ...]
     ledger: Ledger
     last: tuple[tuple[str, str], ...] = ()
+    levels: MergedLevels | None = None  # the rare levels merged after step 1 (tables are over its merged codes)
 
     @property
     def graph(self):
@@ -319,7 +321,8 @@ class TreeStructure:
 
 
 def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None,
-                       rng: np.random.Generator | None = None, tree_cap: int = DEFAULT_TREE_CAP) -> TreeStructure:
+                       rng: np.random.Generator | None = None, tree_cap: int = DEFAULT_TREE_CAP,
+                       merge: bool = True) -> TreeStructure:
     """Steps 1-4 of the module docstring on ``engine`` (its domain, under ``plan.neighbours``),
     up to the choice of the last round's residual pairs (their tables are the parameters'
     release). ``rng``: the post-processing draws of the rounds' predictions
@@ -334,13 +337,21 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     from privgraph.release.model_size import fits
     from privgraph.release.residuals import select_residual_pairs
 
-    domain = engine.domain
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
-    pairs = list(itertools.combinations(domain.names, 2))
+    pairs = list(itertools.combinations(engine.domain.names, 2))
     counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
     release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
+    ones, ledger = release(_one_way(engine.domain), plan.one_way_epsilon,
+                           counts=one_way_counts(engine.domain.names, counted))
+    # Rare levels merged (post-processing of the one-way tables, :mod:`privgraph.release.levels`):
+    # every later table, score and model is over the merged codes.
+    levels = merge_rare_levels(engine.domain, ones.tables, ones.scale) if merge else identity_levels(engine.domain)
+    domain = levels.merged
+    counted = {p: levels.table(t, p) for p, t in counted.items()}
     ones_counts = one_way_counts(domain.names, counted)
-    ones, ledger = release(_one_way(domain), plan.one_way_epsilon, counts=ones_counts)
+    ones = replace(ones, domain=domain, tables=tuple(levels.table(t, c) for t, c in zip(ones.tables, ones.cliques)))
+    release = functools.partial(release_counts, MergedEngine(engine, levels), plan=plan, sampler=sampler,
+                                budget=budget, records=records)
     n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
     ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
@@ -370,7 +381,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         taken = set(chosen)
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
-            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)))
+            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), levels)
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
     raise ValueError("a tree plan needs at least one round of residual pairs")
@@ -483,8 +494,6 @@ def joined(earlier, later, neighbours: Neighbours = RO):
     >>> m.cliques, m.ties, m.scale
     ((('a',), ('b',), ('a', 'b')), (0, 1, 2), 2.1)
     """
-    from dataclasses import replace
-
     from privgraph.mrf.release import estimate_records
 
     cliques, tables = earlier.cliques + later.cliques, earlier.tables + later.tables
