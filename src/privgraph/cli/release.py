@@ -45,6 +45,7 @@ def release(
     spark_master: Optional[str] = SPARK_MASTER,
     neighbours: str = typer.Option("add_remove", help="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none) | replace_one (one row changed, the number of rows public)."),
     compositions: bool = COMPOSITIONS,
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Public time cap (wall-clock seconds) on the model fits and sampling after the data pass: past it the release stops, nothing written (the budget is spent)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
@@ -54,11 +55,13 @@ def release(
     from privgraph.outputs import check_empty_directory, check_outputs, write_all
     from privgraph.release import PrivateRelease
     from privgraph.release.report import release_outputs, release_writers
+    from privgraph.timecap import check_seconds, time_cap
 
     from privgraph.cli.options import check_options
 
     console = Console()
     check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, tree_cap=tree_cap, rows=rows, seed=seed)
+    check_seconds(max_seconds)
     from privgraph.privacy import Neighbours
     from privgraph.release.planner import check_splittable
 
@@ -80,7 +83,7 @@ def release(
     est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
                          neighbours=neighbours, tree_cap=tree_cap)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
-            progress_lines() as progress:
+            progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds):
         est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), public,
                 infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)
@@ -93,6 +96,19 @@ def release(
         console.print(notice)
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+@contextlib.contextmanager
+def stopped_by_time_cap():
+    """A run stopped by ``--max-seconds`` (:class:`~privgraph.timecap.TimeCapReached`) as one
+    line on stderr and exit status 1; nothing was written (the outputs are written last)."""
+    from privgraph.timecap import TimeCapReached
+
+    try:
+        yield
+    except TimeCapReached as err:
+        typer.echo(f"privgraph: stopped: {err}", err=True)
+        raise SystemExit(1) from None
 
 
 def first_level_shares(domain, synthetic) -> dict[str, float]:

@@ -49,6 +49,7 @@ iterations); or after ``max_iter`` iterations. ``discrepancy`` was settled on se
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 
@@ -57,7 +58,9 @@ import numpy as np
 from scipy.optimize import Bounds, minimize
 
 from privgraph.threads import single_threaded_blas
+from privgraph.timecap import check_time
 from privgraph.mrf.inference import flat_inference
+from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import NoisyMarginals
 
@@ -120,6 +123,7 @@ def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool
     """The EM loop of :func:`cgm_em` (module docstring): the potentials it stops at."""
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
+        check_time("the model fit (CGM-EM)")
         stops = lambda n: (r := _residual(noisy, n)) <= target or stall.peek(r)  # noqa: E731
         trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:
@@ -209,11 +213,27 @@ def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
     return _unflatten(_means(noisy, sums), *_layout(theta)), log_z
 
 
-@functools.lru_cache(maxsize=32)
+#: The most junction-tree cells the structures kept by :func:`_inference` may hold together
+#: (each keeps index arrays of about 100 bytes per cell: 1e6 cells, about 100 MB); the newest
+#: is always kept, so a large structure is built once per fit and dropped by the next.
+INFERENCE_CACHE_CELLS = 1_000_000
+_RUNS: collections.OrderedDict = collections.OrderedDict()
+
+
 def _inference(domain, cliques, ties, max_cells: int):
     """:func:`~privgraph.mrf.inference.flat_inference` of a release's structure, built once
-    and reused by every E-step and EM iteration of every fit on that structure."""
-    return flat_inference(domain, cliques, ties, max_cells=max_cells)
+    and reused by every E-step and EM iteration of every fit on that structure (least
+    recently used structures dropped beyond :data:`INFERENCE_CACHE_CELLS` cells together:
+    the tree release fits a new structure each round, and each may be near its cap)."""
+    key = (domain, cliques, ties, max_cells)
+    if key in _RUNS:
+        _RUNS.move_to_end(key)
+        return _RUNS[key][0]
+    run = flat_inference(domain, cliques, ties, max_cells=max_cells)
+    _RUNS[key] = (run, junction_tree(domain, tuple(tuple(c) for c in cliques)).cells)
+    while len(_RUNS) > 1 and sum(cells for _, cells in _RUNS.values()) > INFERENCE_CACHE_CELLS:
+        _RUNS.popitem(last=False)
+    return run
 
 
 def _layout(theta) -> tuple[np.ndarray, list[tuple[int, ...]]]:

@@ -37,6 +37,7 @@ from privgraph.mrf.release import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
 from privgraph.privacy import Budget, Ledger, Neighbours
 from privgraph.privacy.neighbours import check_delta, check_epsilon
+from privgraph.timecap import start_clock
 
 #: Estimators that post-process released noisy tables, by name.
 TABLE_METHODS: dict[str, Callable] = {"cgm-em": cgm_em, "naive-mle": naive_mle}
@@ -180,6 +181,7 @@ class PrivateMRF(PrivateEstimator):
             units = len(np.unique(ids))
         else:
             tables = group_tables(count_tables(engine, cliques), ties)
+            start_clock()  # the data pass is done: a public time cap counts from here (privgraph.timecap)
             units = int(engine.counts([])) if neighbours is Neighbours.REPLACE_ONE else None  # public only there
         self.marginals_, self.ledger_ = release_tables(
             tables, domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=neighbours,

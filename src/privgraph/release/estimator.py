@@ -45,7 +45,8 @@ from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordab
 from privgraph.privacy.composition import composition_for
 from privgraph.data.bins import decode_codes
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
-from privgraph.release.levels import MergedEngine, identity_levels
+from privgraph.release.levels import identity_levels
+from privgraph.timecap import check_time
 from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
 
@@ -344,7 +345,7 @@ class PrivateRelease(PrivateEstimator):
         params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.last, method=self._tree_fit(structure, plan),
                             neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
-        params.fit(MergedEngine(engine, structure.levels), budget=budget)
+        params.fit(structure.engine(engine), budget=budget)
         if plan.neighbours is not RO:  # add/remove: n is estimated from every noisy table, as the model's fit does
             n = self._estimated_rows(structure.tables.tables + params.marginals_.tables)
             prediction = prediction if prediction is not None else self._predict(domain, n)[1]
@@ -385,6 +386,7 @@ class PrivateRelease(PrivateEstimator):
         seed = self._mrf_seed()  # as the model's own sampler: its seed when an integer, else fresh
         rng = np.random.default_rng(random_state if random_state is not None
                                     else seed if isinstance(seed, (int, np.integer)) else None)
+        check_time("sampling")
         codes = self.parameters_.sample_codes(int(n), rng=rng, method=method, max_cells=self.tree_cap)
         rows = decode_codes(self.domain_, self.levels_.expand_codes(codes, rng), rng=rng)
         self.sampling_ = self.parameters_.sampling_

@@ -177,14 +177,28 @@ def identity_levels(domain: Domain) -> MergedLevels:
 
 class MergedEngine:
     """A count engine over the merged codes of another engine's records: each table counted by
-    ``engine`` and summed through ``levels`` (a fixed map: the tables' sensitivities are the
-    original ones, module docstring)."""
+    ``engine`` (or taken from ``counted``, the pair tables in original codes counted already:
+    no second pass over the data for a pair or a column) and summed through ``levels`` (a
+    fixed map: the tables' sensitivities are the original ones, module docstring)."""
 
-    def __init__(self, engine, levels: MergedLevels):
+    def __init__(self, engine, levels: MergedLevels, counted: dict | None = None):
         self.engine, self.levels, self.domain = engine, levels, levels.merged
+        self.counted = counted or {}
 
     def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
-        return self.levels.table(self.engine.counts(columns, rows), columns)
+        return self.levels.table(self._original(tuple(columns), rows), columns)
+
+    def _original(self, columns: tuple, rows) -> np.ndarray:
+        if rows is None and len(columns) == 2:
+            if columns in self.counted:
+                return self.counted[columns]
+            if columns[::-1] in self.counted:
+                return self.counted[columns[::-1]].T
+        if rows is None and len(columns) == 1:
+            for (a, b), table in self.counted.items():
+                if columns[0] in (a, b):
+                    return np.asarray(table).sum(axis=1 if columns[0] == a else 0)
+        return self.engine.counts(list(columns), rows)
 
 
 __all__ = ["RARE_SIGMAS", "MergedEngine", "MergedLevels", "identity_levels", "merge_rare_levels"]

@@ -58,6 +58,7 @@ from privgraph.privacy.neighbours import histogram_l1_sensitivity
 from privgraph.privacy.zcdp import MARGIN, total_rho
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 from privgraph.release.levels import MergedEngine, MergedLevels, identity_levels, merge_rare_levels
+from privgraph.timecap import check_time, start_clock
 
 RO = Neighbours.REPLACE_ONE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
@@ -307,6 +308,11 @@ class TreeStructure:
     ledger: Ledger
     last: tuple[tuple[str, str], ...] = ()
     levels: MergedLevels | None = None  # the rare levels merged after step 1 (tables are over its merged codes)
+    counted: dict | None = None  # every pair's count table in original codes (the one data pass; not released)
+
+    def engine(self, engine) -> MergedEngine:
+        """``engine`` over the merged codes, its pair and one-way tables from the one data pass."""
+        return MergedEngine(engine, self.levels, self.counted)
 
     @property
     def graph(self):
@@ -340,6 +346,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     pairs = list(itertools.combinations(engine.domain.names, 2))
     counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
+    start_clock()  # the data pass is done: a public time cap counts from here (privgraph.timecap)
     release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
     ones, ledger = release(_one_way(engine.domain), plan.one_way_epsilon,
                            counts=one_way_counts(engine.domain.names, counted))
@@ -347,7 +354,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     # every later table, score and model is over the merged codes.
     levels = merge_rare_levels(engine.domain, ones.tables, ones.scale) if merge else identity_levels(engine.domain)
     domain = levels.merged
-    counted = {p: levels.table(t, p) for p, t in counted.items()}
+    original, counted = counted, {p: levels.table(t, p) for p, t in counted.items()}
     ones_counts = one_way_counts(domain.names, counted)
     ones = replace(ones, domain=domain, tables=tuple(levels.table(t, c) for t, c in zip(ones.tables, ones.cliques)))
     release = functools.partial(release_counts, MergedEngine(engine, levels), plan=plan, sampler=sampler,
@@ -367,6 +374,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     predicted = tree_model_pairs(tables, edges, tree_cap)
     extras: list = []
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
+        check_time(f"the tree's round {i + 1} of residual pairs")
         ledger = ledger + reserve_plan([plan.residual_charge(size)], budget)
         if i:  # the model refitted with the earlier rounds' tables (post-processing)
             predicted = round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(),
@@ -381,7 +389,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         taken = set(chosen)
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
-            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), levels)
+            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), levels,
+                                 original)
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
     raise ValueError("a tree plan needs at least one round of residual pairs")
