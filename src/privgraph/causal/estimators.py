@@ -39,7 +39,7 @@ from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler
+from privgraph.privacy import Budget, Ledger, Neighbours, PrivacyPlan, resolve_sampler
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import RESIZED
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
@@ -178,24 +178,23 @@ class PrivPC(PrivateEstimator):
     (True, ['laplace', 'sieve'], True)
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
-                 method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=(),
-                 orient="cpdag", orient_share=0.2, degenerate="dependent", neighbours="replace_one",
-                 record_norm=None):
+    def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
+                 ci_test="auto", max_cond_size=None, method="priv-pc", max_rounds=None, forbidden=(), required=(),
+                 orient="cpdag", orient_share=0.2, degenerate="dependent", record_norm=None):
         self.epsilon = epsilon
         self.delta = delta
+        self.neighbours = neighbours
+        self.random_state = random_state
         self.alpha = alpha
         self.ci_test = ci_test
         self.max_cond_size = max_cond_size
         self.method = method
-        self.random_state = random_state
         self.max_rounds = max_rounds
         self.forbidden = forbidden
         self.required = required
         self.orient = orient
         self.orient_share = orient_share
         self.degenerate = degenerate
-        self.neighbours = neighbours
         self.record_norm = record_norm
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
@@ -388,9 +387,10 @@ class PrivPC(PrivateEstimator):
         params = self.get_params() | dict(epsilon=epsilon, neighbours="replace_one", random_state=sampler)
         return type(self)(**params)
 
-    def privacy_plan(self, domain, n_rows: int) -> Ledger:
-        """The ledger :meth:`fit` will charge on data of this public ``domain`` and ``n_rows``
-        (public under replace-one); reads no data and draws no noise.
+    def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
+        """The charges :meth:`fit` will make on data of this public ``domain`` and ``n_rows``
+        (public under replace-one), with the relation and the composition they are read
+        under (:attr:`composition_`, at ``delta``); reads no data and draws no noise.
 
         >>> from privgraph.datasets import load_network
         >>> plan = PrivPC(epsilon=1.0).privacy_plan(load_network("asia").domain, 100_000)
@@ -407,6 +407,13 @@ class PrivPC(PrivateEstimator):
         from privgraph.data import resolve_domain
 
         domain = resolve_domain(None, domain)
+        ledger = self._plan_ledger(domain, n_rows)
+        fisher_z = is_fisher_z(self.ci_test, domain)
+        composition = ("rdp" if self.method != "pc" else "basic") if fisher_z else self._composition()
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), composition, self.delta)
+
+    def _plan_ledger(self, domain: Domain, n_rows: int) -> Ledger:
+        """The charges of :meth:`privacy_plan` on a resolved ``domain``."""
         if is_fisher_z(self.ci_test, domain):
             neighbours = self._check_fisher_z()
             if self.method == "pc":
@@ -425,7 +432,7 @@ class PrivPC(PrivateEstimator):
 
             size_epsilon, rest = size_epsilons(self.epsilon, self.delta, self._composition())
             m = public_size(int(n_rows), laplace_scale(size_epsilon, 1.0), minimum=len(domain.names))
-            inner = self._replace_one(rest, None).privacy_plan(domain, m)
+            inner = self._replace_one(rest, None)._plan_ledger(domain, m)
             return Ledger.of(size_charge(size_epsilon)) + as_add_remove(inner, RESIZED)
         shape = _PublicShape(domain.project(domain.discrete_names), int(n_rows))
         check_data(shape)

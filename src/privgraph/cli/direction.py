@@ -167,7 +167,7 @@ def direction(
     with Progress(console=console, transient=True, disable=not batch) as progress:
         task = progress.add_task("pairs", total=len(pairs))
         for i, (name, xs, ys) in enumerate(pairs):
-            model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
+            model = PrivateANM(epsilon=epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
                                random_state=None if seed is None else seed + i)  # one noise stream per pair
             try:
                 model.fit(xs, ys, domain=domain, infer_domain=infer_domain)

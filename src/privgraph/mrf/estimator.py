@@ -35,7 +35,7 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.mrf.psgd import psgd, psgd_plan
 from privgraph.mrf.release import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
-from privgraph.privacy import Budget, Ledger, Neighbours
+from privgraph.privacy import Budget, Neighbours, PrivacyPlan
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 
 #: Estimators that post-process released noisy tables, by name.
@@ -108,30 +108,30 @@ class PrivateMRF(PrivateEstimator):
 
     def __init__(
         self,
+        *,
         epsilon: float = 1.0,
+        delta: float | None = None,
+        neighbours: str | Neighbours = "add_remove",
+        random_state=None,
         cliques=None,
         method: str | Callable = "cgm-em",
-        *,
-        neighbours: str | Neighbours = "add_remove",
         noise: str = "laplace",
-        delta: float | None = None,
         individual: str | None = None,
         ties: Sequence[int] | None = None,
         null: int | None = None,
-        random_state=None,
         invalid: str | None = None,
         options: dict | None = None,
     ):
         self.epsilon = epsilon
+        self.delta = delta
+        self.neighbours = neighbours
+        self.random_state = random_state
         self.cliques = cliques
         self.method = method
-        self.neighbours = neighbours
         self.noise = noise
-        self.delta = delta
         self.individual = individual
         self.ties = ties
         self.null = null
-        self.random_state = random_state
         self.invalid = invalid
         self.options = options
 
@@ -193,27 +193,30 @@ class PrivateMRF(PrivateEstimator):
         self._caveat(domain)
         return self
 
-    def privacy_plan(self, domain, n_units: int | None = None) -> Ledger:
-        """The ledger :meth:`fit` will charge on data of this public ``domain``; reads no data.
+    def privacy_plan(self, domain, n_rows: int | None) -> PrivacyPlan:
+        """The charges :meth:`fit` will make on data of this public ``domain``, with the
+        relation and the composition they are read under (:attr:`composition_`); reads no data.
 
-        ``n_units`` (the public number of privacy units) is needed by PSGD under replace-one
-        and ignored otherwise (under add/remove it is private and the plan does not need it).
+        ``n_rows`` (the public number of privacy units: rows, or individuals with
+        ``individual=``) is needed by PSGD under replace-one and ignored otherwise (under
+        add/remove it is private and the plan does not need it: None is accepted).
 
-        >>> PrivateMRF(epsilon=1.0, cliques="a,b").privacy_plan(Domain.of(a=2, b=3)).total().epsilon
+        >>> PrivateMRF(epsilon=1.0, cliques="a,b").privacy_plan(Domain.of(a=2, b=3), None).epsilon()
         1.0
         """
-        from privgraph.data import resolve_domain
-
         domain = resolve_domain(None, domain)
         self._check_parameters(len(self._cliques()))
         cliques = check_cliques(domain, self._cliques())
+        relation = Neighbours.parse(self.neighbours)
         if self.method == "psgd":
-            return psgd_plan(domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
-                             neighbours=self.neighbours, ties=self.ties,
-                             records=n_units if Neighbours.parse(self.neighbours) is Neighbours.REPLACE_ONE else None,
-                             individuals=self.individual is not None, **dict(self.options or {}))
-        return plan_release(domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
-                            noise=self.noise, delta=self.delta, ties=self.ties, unit=self._unit())
+            ledger = psgd_plan(domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
+                               neighbours=self.neighbours, ties=self.ties,
+                               records=n_rows if relation is Neighbours.REPLACE_ONE else None,
+                               individuals=self.individual is not None, **dict(self.options or {}))
+            return PrivacyPlan.of_ledger(ledger, relation, "rdp", self.delta)
+        ledger = plan_release(domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
+                              noise=self.noise, delta=self.delta, ties=self.ties, unit=self._unit())
+        return PrivacyPlan.of_ledger(ledger, relation, "basic", self.delta)
 
     def _cliques(self):
         if self.cliques is None:

@@ -107,6 +107,17 @@ def bin_distance(sorted_values: np.ndarray, ranks: tuple[int, int], shift: float
     return first - 1
 
 
+def log_iqr_charge(epsilon: float, delta: float) -> Charge:
+    """The charge :func:`log_iqr_release` makes at (epsilon, delta) (public parameters only).
+
+    >>> c = log_iqr_charge(0.25, 1e-7)
+    >>> c.mechanism, c.epsilon, c.delta, c.neighbours.value
+    ('log_iqr_ptr', 0.25, 1e-07, 'replace_one')
+    """
+    return Charge("log_iqr_ptr", epsilon, delta, Neighbours.REPLACE_ONE, sensitivity=1.0,
+                  slack=3 * PURE_DP_SLACK, note="two bin grids, noise on log IQR")
+
+
 def log_iqr_release(
     values,
     *,
@@ -144,9 +155,7 @@ def log_iqr_release(
     a, b = ranks
     if not (1 <= a < b <= x.size):
         raise ValueError(f"ranks must satisfy 1 <= a < b <= {x.size}, got {ranks!r}")
-    charge = Charge("log_iqr_ptr", epsilon, delta, Neighbours.REPLACE_ONE, sensitivity=1.0,
-                    slack=3 * PURE_DP_SLACK, note="two bin grids, noise on log IQR")
-    ledger = _pay(charge, budget)
+    ledger = _pay(log_iqr_charge(epsilon, delta), budget)
     eps = epsilon / 3 - PURE_DP_SLACK
     threshold = ptr_threshold(eps, delta / 2)
     cap = threshold + math.ceil(30 / eps)  # P(Z < -30/eps) = e^-30 / 2: the cap costs nothing

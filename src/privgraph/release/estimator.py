@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, check_affordable
 from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.privacy.resize import RESIZED, size_charge
@@ -163,25 +163,27 @@ class PrivateRelease(PrivateEstimator):
     (5, 8)
     """
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
-                 alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
-                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP, structure: str = "auto",
-                 neighbours: str = "add_remove"):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str = "add_remove", random_state=None,
+                 split: float | None = None, cap: int = DEFAULT_CAP, alpha: float = 0.05, max_rounds="auto",
+                 method: str = "cgm-em", orient: Callable | None = None, tree_cap: int = DEFAULT_TREE_CAP,
+                 structure: str = "auto"):
         self.epsilon = epsilon
         self.delta = delta
+        self.neighbours = neighbours
+        self.random_state = random_state
         self.split = split
         self.cap = cap
         self.alpha = alpha
         self.max_rounds = max_rounds
         self.method = method
         self.orient = orient
-        self.random_state = random_state
         self.tree_cap = tree_cap
         self.structure = structure
-        self.neighbours = neighbours
 
-    def privacy_plan(self, domain, n_rows: int) -> Ledger:
-        """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
+    def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
+        """The charges :meth:`fit` reserves for a table of this public domain and n, with the
+        relation and the composition they are read under (:attr:`composition_`); reads no data.
+        Under add/remove ``n_rows`` is a public guess of n (the fit plans at the size it releases).
 
         Gauss-PC's plan plus one Gaussian release of the parameters' tables, or Priv-PC's
         plan plus one Laplace release (each release's epsilon is fixed; its sensitivity, per
@@ -205,12 +207,17 @@ class PrivateRelease(PrivateEstimator):
         domain, prediction = self._predict(domain, n_rows)
         size = Ledger.of(size_charge(prediction.size_epsilon)) if prediction.size_epsilon else Ledger()
         if prediction.structure == "tree":
-            return size + prediction.tree.charges(domain)
-        return size + self._structure_plan(self._structure(prediction), domain, prediction) + \
-            self._parameters_plan(domain, prediction)
+            ledger = size + prediction.tree.charges(domain)
+        else:
+            ledger = size + self._structure_plan(self._structure(prediction), domain, prediction) + \
+                self._parameters_plan(domain, prediction)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), self._composition(prediction),
+                                     self.delta)
 
-    def predict(self, domain, n_rows: int) -> ReleasePlan:
-        """The planner's prediction for this release (see :mod:`privgraph.release.planner`)."""
+    def release_plan(self, domain, n_rows: int) -> ReleasePlan:
+        """The planner's prediction for this release, stage by stage: the noise each stage
+        will carry against the effect it must detect (see :mod:`privgraph.release.planner`);
+        its charges are :meth:`privacy_plan`'s."""
         return self._predict(domain, n_rows)[1]
 
     def fit(self, X, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
