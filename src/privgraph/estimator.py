@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from privgraph.validation import InvalidInput
 
 #: Message of the warning a fit with seeded noise gives.
 SEEDED_WARNING = "random_state seeds the noise: reproducible and NOT private (tests and experiments only)"
@@ -86,7 +87,7 @@ class PrivateEstimator:
         """Set constructor parameters by name; an unknown name is a ValueError."""
         valid = self._param_names()
         if unknown := sorted(set(params) - set(valid)):
-            raise ValueError(f"invalid parameters {unknown} for {type(self).__name__}; valid: {valid}")
+            raise InvalidInput(f"invalid parameters {unknown} for {type(self).__name__}; valid: {valid}")
         for name, value in params.items():
             setattr(self, name, value)
         return self

@@ -37,6 +37,7 @@ from privgraph.mrf.release import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
 from privgraph.privacy import Budget, Neighbours, PrivacyPlan
 from privgraph.privacy.neighbours import check_delta, check_epsilon
+from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: Estimators that post-process released noisy tables, by name.
 TABLE_METHODS: dict[str, Callable] = {"cgm-em": cgm_em, "naive-mle": naive_mle}
@@ -155,7 +156,7 @@ class PrivateMRF(PrivateEstimator):
         else:
             if isinstance(data, np.ndarray):
                 if not isinstance(domain, Domain):
-                    raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
+                    raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
                 data, domain = NumpyEngine(domain, public_codes(data, domain, invalid)), None
             if not isinstance(data, CountEngine):
                 domain = resolve_domain(data, domain, infer_domain=infer_domain)
@@ -220,7 +221,7 @@ class PrivateMRF(PrivateEstimator):
 
     def _cliques(self):
         if self.cliques is None:
-            raise ValueError("cliques must be given: a sequence of column-name sequences, or 'a,b;b,c'")
+            raise InvalidInput("cliques must be given: a sequence of column-name sequences, or 'a,b;b,c'")
         return parse_cliques(self.cliques) if isinstance(self.cliques, str) else self.cliques
 
     def _unit(self) -> str:
@@ -239,7 +240,7 @@ class PrivateMRF(PrivateEstimator):
             data = read_frame(data, domain, extra=[self.individual] if self.individual else [])
         if isinstance(data, pd.DataFrame):
             if self.individual and self.individual not in data.columns:
-                raise KeyError(f"individual column {self.individual!r} not in the data {list(data.columns)}")
+                raise UnknownName(f"individual column {self.individual!r} not in the data {list(data.columns)}")
             frame = data.drop(columns=[self.individual]) if self.individual else data
             domain = resolve_domain(frame, domain, infer_domain=infer_domain)
             check_cliques(domain, self._cliques())  # names continuous columns before dropping them
@@ -248,25 +249,25 @@ class PrivateMRF(PrivateEstimator):
             ids = data[self.individual].to_numpy()[kept] if self.individual else None
             return codes, ids, discrete
         if not isinstance(domain, Domain):
-            raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
+            raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
         if self.individual:
-            raise ValueError("individual= needs a DataFrame holding the individual column")
+            raise InvalidInput("individual= needs a DataFrame holding the individual column")
         return public_codes(data, domain, invalid), None, domain
 
     def _check_parameters(self, n_cliques: int) -> None:
         check_epsilon(self.epsilon)
         Neighbours.parse(self.neighbours)  # raises on an unknown relation
-        if isinstance(self.method, str) and self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS} or a function, got {self.method!r}")
+        if isinstance(self.method, str):
+            one_of("method", self.method, METHODS, alternatives=" or a function")
         if self.delta is not None:
             check_delta(self.delta)
         if (self.noise == "gaussian" or self.method == "psgd") and not self.delta:
-            raise ValueError(f"method {self.method!r} with {self.noise} noise needs delta > 0")
+            raise InvalidInput(f"method {self.method!r} with {self.noise} noise needs delta > 0")
         if self.method == "psgd" and self.null is not None:
-            raise ValueError(f"null={self.null!r} applies to the marginal methods' normalised tables; psgd fits "
-                             "the likelihood of whole records (a null code is an ordinary level): drop null")
+            raise InvalidInput(f"null={self.null!r} applies to the marginal methods' normalised tables; psgd fits "
+                               "the likelihood of whole records (a null code is an ordinary level): drop null")
         if self.ties is not None and len(self.ties) != n_cliques:
-            raise ValueError(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
+            raise InvalidInput(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
 
     def marginal(self, columns: Sequence[str], *, max_cells: int | None = None) -> np.ndarray:
         """The fitted model's probability table over ``columns`` (exact inference on the
@@ -280,8 +281,8 @@ class PrivateMRF(PrivateEstimator):
             list(model.potentials) + [np.zeros(model.domain.project(query).shape)],
         )
         if not is_exact(model.domain, with_query.cliques, max_cells):
-            raise ValueError(f"the marginal over {list(query)} needs a junction tree above the exact-inference "
-                             "limit; ask for fewer or more closely related columns")
+            raise InvalidInput(f"the marginal over {list(query)} needs a junction tree above the exact-inference "
+                               "limit; ask for fewer or more closely related columns")
         return infer(with_query, max_cells=max_cells).marginals[-1]
 
     def sample(self, n: int, *, random_state=None, method: str = "sample", max_cells: int | None = None) -> pd.DataFrame:

@@ -50,6 +50,7 @@ from privgraph.privacy.mechanisms import Release, _check_pure_epsilon, _pay, _sn
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 from privgraph.privacy.stability import ptr_threshold
+from privgraph.validation import InvalidInput
 
 
 def quartile_envelope(sorted_values: np.ndarray, ranks: tuple[int, int], steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -146,15 +147,15 @@ def log_iqr_release(
     epsilon = _check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
-        raise ValueError("delta must be positive for the IQR release, got 0")
+        raise InvalidInput("delta must be positive for the IQR release, got 0")
     if Neighbours.parse(neighbours) is not Neighbours.REPLACE_ONE:
-        raise ValueError(f"the IQR release is derived for replace-one neighbours, got {neighbours!r}")
+        raise InvalidInput(f"the IQR release is derived for replace-one neighbours, got {neighbours!r}")
     x = np.sort(np.asarray(values, dtype=np.float64))
     if x.ndim != 1 or x.size < 4 or not np.isfinite(x).all():
-        raise ValueError(f"values must be a finite 1-D sample of at least 4 numbers, got shape {x.shape}")
+        raise InvalidInput(f"values must be a finite 1-D sample of at least 4 numbers, got shape {x.shape}")
     a, b = ranks
     if not (1 <= a < b <= x.size):
-        raise ValueError(f"ranks must satisfy 1 <= a < b <= {x.size}, got {ranks!r}")
+        raise InvalidInput(f"ranks must satisfy 1 <= a < b <= {x.size}, got {ranks!r}")
     ledger = _pay(log_iqr_charge(epsilon, delta), budget)
     eps = epsilon / 3 - PURE_DP_SLACK
     threshold = ptr_threshold(eps, delta / 2)

@@ -46,6 +46,7 @@ from privgraph.privacy.composition import composition_for
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
+from privgraph.validation import InvalidInput, positive_int
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
 #: Progress lines, one per stage (the CLI shows them on stderr when it is not a terminal).
@@ -381,9 +382,8 @@ class PrivateRelease(PrivateEstimator):
         each value's count within one of the model's in every group,
         :func:`~privgraph.mrf.sample_model`), ``"sample"`` i.i.d."""
         n = self.n_rows_ if n is None else n
-        if isinstance(n, bool) or int(n) != n or n < 1:
-            raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
-        rows = self.parameters_.sample(int(n), random_state=random_state, method=method, max_cells=self.tree_cap)
+        n = positive_int("the number of synthetic rows", n, whole_floats=True)
+        rows = self.parameters_.sample(n, random_state=random_state, method=method, max_cells=self.tree_cap)
         self.sampling_ = self.parameters_.sampling_
         _progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
         return rows
@@ -414,12 +414,11 @@ class PrivateRelease(PrivateEstimator):
         check_delta(self.delta)
         if self.split is not None:
             check_split(self.split)
-        if self.max_rounds != "auto" and self.max_rounds is not None and (
-                isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds or self.max_rounds < 1):
-            raise ValueError(f"max_rounds must be 'auto', None or a positive integer, got {self.max_rounds!r}")
+        if self.max_rounds != "auto":
+            positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True, alternatives=" or 'auto'")
         check_structure(self.structure)
         if self.orient is not None and not callable(self.orient):
-            raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
+            raise InvalidInput(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
         return Neighbours.parse(self.neighbours)
 
     def _predict(self, domain, n_rows: int | None):
@@ -435,8 +434,7 @@ class PrivateRelease(PrivateEstimator):
         check_tree_cap(self.tree_cap, domain)  # public: the codebook's sizes, before any data is read
         if n_rows is None:
             return domain, None
-        if isinstance(n_rows, bool) or int(n_rows) != n_rows or n_rows < 1:
-            raise ValueError(f"the number of rows must be a positive integer, got {n_rows!r}")
+        n_rows = positive_int("the number of rows", n_rows, whole_floats=True)
         rounds = None if self.max_rounds == "auto" else self.max_rounds
         plan = plan_release(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, split=self.split,
                             cap=self.cap, alpha=self.alpha, rounds=rounds, structure=self.structure,

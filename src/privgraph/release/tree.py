@@ -57,6 +57,7 @@ from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
 from privgraph.privacy.zcdp import MARGIN, total_rho
 from privgraph.release.cliques import DEFAULT_TREE_CAP
+from privgraph.validation import InvalidInput
 
 RO = Neighbours.REPLACE_ONE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
@@ -192,10 +193,10 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     residual_share = RESIDUAL_SHARE * same_noise if residual_share is None else residual_share
     d = len(domain.names)
     if d < 3:
-        raise ValueError(f"a tree release needs at least three columns, got {list(domain.names)}")
+        raise InvalidInput(f"a tree release needs at least three columns, got {list(domain.names)}")
     if not (0 < selection_share and 0 < residual_share and selection_share + residual_share < 1):
-        raise ValueError(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
-                         f"and {residual_share!r}")
+        raise InvalidInput(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
+                           f"and {residual_share!r}")
     k = extra_pair_count(d)
     rounds = min(RESIDUAL_ROUNDS, k)
     batches = tuple(k // rounds + (1 if i < k % rounds else 0) for i in range(rounds))
@@ -373,7 +374,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)))
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
-    raise ValueError("a tree plan needs at least one round of residual pairs")
+    raise InvalidInput("a tree plan needs at least one round of residual pairs")
 
 
 def _one_way(domain: Domain) -> list[tuple[str]]:

@@ -65,7 +65,6 @@ from privgraph.causal.direction.regression import stability_bound
 from privgraph.data import resolve_domain
 from privgraph.privacy.budget import check_affordable
 from privgraph.privacy.iqr_release import log_iqr_charge
-from privgraph.privacy.neighbours import check_count
 from privgraph.privacy import (
     Budget,
     Charge,
@@ -81,6 +80,7 @@ from privgraph.privacy import (
     log_iqr_scale,
 )
 from privgraph.stats.iqr import quartile_ranks
+from privgraph.validation import InvalidInput, one_of, positive_int
 
 PRIVACY_MODES = ("record", "test", "train+test")
 #: The default: every record protected.
@@ -139,21 +139,19 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
     >>> check_settings("hsic", "train+test", 0.0, 1e-6)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be positive and finite, got 0.0
+    privgraph.validation.InvalidInput: epsilon must be positive and finite, got 0.0
     """
-    if score not in ds.SCORES:
-        raise ValueError(f"score must be one of {ds.SCORES}, got {score!r}")
-    if privacy not in PRIVACY_MODES:
-        raise ValueError(f"privacy must be one of {PRIVACY_MODES}, got {privacy!r}")
+    one_of("score", score, ds.SCORES)
+    one_of("privacy", privacy, PRIVACY_MODES)
     if privacy == "train+test" and score != "hsic":
-        raise ValueError(
+        raise InvalidInput(
             f"score={score!r} has no derived guarantee under privacy='train+test': one training "
             "record moves every residual, which re-ranks residuals (rank scores) or moves an IQR "
             "by an amount with only a local bound; use score='hsic' or privacy='test'")
     if not (0 < epsilon < math.inf):
-        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+        raise InvalidInput(f"epsilon must be positive and finite, got {epsilon!r}")
     if score == "iqr" and not (0 < delta < 1):
-        raise ValueError(f"the IQR score needs 0 < delta < 1, got {delta!r}")
+        raise InvalidInput(f"the IQR score needs 0 < delta < 1, got {delta!r}")
 
 
 def check_abstain(abstain_below) -> float:
@@ -164,10 +162,10 @@ def check_abstain(abstain_below) -> float:
     >>> check_abstain(1.0)
     Traceback (most recent call last):
     ...
-    ValueError: abstain_below must be in [0.5, 1), got 1.0
+    privgraph.validation.InvalidInput: abstain_below must be in [0.5, 1), got 1.0
     """
     if not isinstance(abstain_below, (int, float)) or not (0.5 <= abstain_below < 1):
-        raise ValueError(f"abstain_below must be in [0.5, 1), got {abstain_below!r}")
+        raise InvalidInput(f"abstain_below must be in [0.5, 1), got {abstain_below!r}")
     return float(abstain_below)
 
 
@@ -376,13 +374,13 @@ def check_split_rows(n: int, test_fraction: float, score: str, epsilon: float) -
     >>> check_split_rows(40, 0.5, "kendall", 1.0)
     Traceback (most recent call last):
     ...
-    ValueError: the split leaves 20 test and 20 training rows; the kendall score at epsilon=1 needs 32 test rows (min_test_rows) and each part 10
+    privgraph.validation.InvalidInput: the split leaves 20 test and 20 training rows; the kendall score at epsilon=1 needs 32 test rows (min_test_rows) and each part 10
     """
     m = int(round(n * test_fraction))
     need = min_test_rows(score, epsilon)
     if m < need or n - m < MIN_PART_ROWS:
-        raise ValueError(f"the split leaves {m} test and {n - m} training rows; the {score} score at "
-                         f"epsilon={epsilon:g} needs {need} test rows (min_test_rows) and each part {MIN_PART_ROWS}")
+        raise InvalidInput(f"the split leaves {m} test and {n - m} training rows; the {score} score at "
+                           f"epsilon={epsilon:g} needs {need} test rows (min_test_rows) and each part {MIN_PART_ROWS}")
     return m
 
 
@@ -398,11 +396,11 @@ def direction_charges(n: int, *, epsilon: float, score: str, privacy: str, delta
     ['laplace', 'laplace']
     """
     check_settings(score, privacy, epsilon, delta)
-    n = check_count(n, "n_rows")
+    n = positive_int("n_rows", n)
     if n < 2 * MIN_PART_ROWS:  # as validate_pair refuses
-        raise ValueError(f"need at least {2 * MIN_PART_ROWS} rows (each part needs {MIN_PART_ROWS}), got {n}")
+        raise InvalidInput(f"need at least {2 * MIN_PART_ROWS} rows (each part needs {MIN_PART_ROWS}), got {n}")
     if not (0 < test_fraction < 1):  # as split_indices refuses
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+        raise InvalidInput(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     m = check_split_rows(n, test_fraction, score, epsilon)
     delta = delta if score == "iqr" else 0.0
     if privacy == "record":
@@ -535,7 +533,7 @@ class PrivateANM(PrivateEstimator):
     >>> PrivateANM(epsilon=1.0, score="kendall", privacy="train+test", bounds=((-2, 2), (-2, 2))).fit(x, y)
     Traceback (most recent call last):
     ...
-    ValueError: score='kendall' has no derived guarantee under privacy='train+test': ...
+    privgraph.validation.InvalidInput: score='kendall' has no derived guarantee under privacy='train+test': ...
     """
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str | Neighbours = "replace_one",
@@ -608,8 +606,8 @@ class PrivateANM(PrivateEstimator):
     def _relation(self) -> Neighbours:
         """Replace-one, the only relation the direction tests are derived for."""
         if Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
-            raise ValueError(f"PrivateANM's guarantee is derived for neighbours='replace_one' (n public: the split "
-                             f"and the scores' sensitivities use it), got {self.neighbours!r}")
+            raise InvalidInput(f"PrivateANM's guarantee is derived for neighbours='replace_one' (n public: the split "
+                               f"and the scores' sensitivities use it), got {self.neighbours!r}")
         return Neighbours.REPLACE_ONE
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privgraph.privacy import Neighbours, NoiseSampler, Release, histogram_l1_sensitivity, laplace_mechanism
+from privgraph.validation import InvalidInput
 
 #: Replace-one L1 sensitivity of the training table (one count moves between two cells).
 CELL_SENSITIVITY = 2.0
@@ -252,7 +253,7 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
         f_y, f_x = (regression_from_table(table, cause_axis=axis, smoothing=penalty, noise_scale=scale)
                     for axis in (0, 1))
     else:
-        raise ValueError(f"fit must be one of {FITS}, got {fit!r}")
+        raise InvalidInput(f"fit must be one of {FITS}, got {fit!r}")
     res_y, res_x = zy[test] - f_y.predict(zx[test]), zx[test] - f_x.predict(zy[test])
     return Release(FittedPair(zx[test], zy[test], res_y, res_x, (TRAIN_RESIDUAL_BANDWIDTH,) * 2, 0.0), ledger)
 

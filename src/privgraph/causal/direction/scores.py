@@ -56,6 +56,7 @@ from privgraph.stats.sensitivity import (
     kendall_tau_a_sensitivity_replace_one,
     spearman_rho_a_sensitivity_replace_one,
 )
+from privgraph.validation import InvalidInput
 
 #: Scores with a global sensitivity on the test set (released by the Laplace mechanism).
 LAPLACE_SCORES = ("spearman", "kendall", "hsic")
@@ -93,7 +94,7 @@ def dependence(score: str, cause: np.ndarray, residual: np.ndarray, *, residual_
         return max(abs(rank(cause, spread)), abs(rank(np.abs(cause), spread)))
     if score == "hsic":
         return hsic(cause, residual, bandwidth_x=1.0, bandwidth_y=residual_bandwidth)
-    raise ValueError(f"score must be one of {LAPLACE_SCORES} here, got {score!r}")
+    raise InvalidInput(f"score must be one of {LAPLACE_SCORES} here, got {score!r}")
 
 
 def sensitivity_on_test_set(score: str, m: int) -> float:
@@ -114,7 +115,7 @@ def sensitivity_on_test_set(score: str, m: int) -> float:
         return kendall_tau_a_sensitivity_replace_one(m)
     if score == "hsic":
         return hsic_sensitivity_replace_one(m) + HSIC_FLOAT_ALLOWANCE
-    raise ValueError(f"score {score!r} has no global sensitivity on the test set")
+    raise InvalidInput(f"score {score!r} has no global sensitivity on the test set")
 
 
 def hsic_training_sensitivity(m: int, residual_shift: float, residual_bandwidth: float) -> float:
