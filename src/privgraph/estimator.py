@@ -22,8 +22,9 @@
 The one ``fit`` shape of each estimator (``domain``: a public
 :class:`~privgraph.data.Domain`, a codebook path or dict; ``budget``: an outside Budget):
 
-* ``PrivPC.fit(X, *, names=None, domain=None, infer_domain=False, budget=None, on_level=None)``:
-  X a DataFrame, a 2-D array with ``names``, a CSV/Parquet path or a count engine.
+* ``PrivPC.fit(X, y=None, *, names=None, domain=None, infer_domain=False, budget=None, on_level=None)``:
+  X a DataFrame, a 2-D array with ``names``, a CSV/Parquet path or a count engine (``y`` is
+  ignored, as in scikit-learn's unsupervised estimators).
 * ``PrivateMRF.fit(X, domain=None, *, infer_domain=False, budget=None)``: X a DataFrame,
   a CSV/Parquet path, a count engine, or integer codes with a Domain.
 * ``PrivateRelease.fit(X, domain=None, *, infer_domain=False, budget=None)``: X a DataFrame,

@@ -56,7 +56,7 @@ from privgraph.stats.sensitivity import (
     kendall_tau_a_sensitivity_replace_one,
     spearman_rho_a_sensitivity_replace_one,
 )
-from privgraph.validation import InvalidInput
+from privgraph.validation import InvalidInput, one_of
 
 #: Scores with a global sensitivity on the test set (released by the Laplace mechanism).
 LAPLACE_SCORES = ("spearman", "kendall", "hsic")
@@ -88,13 +88,12 @@ def dependence(score: str, cause: np.ndarray, residual: np.ndarray, *, residual_
     >>> dependence("kendall", c, rng.normal(size=500) * np.exp(c), residual_bandwidth=1.0) > 0.1
     True
     """
-    if score in ("spearman", "kendall"):
-        rank = spearman_rho_a_raw if score == "spearman" else kendall_tau_a_raw
-        spread = np.abs(residual)
-        return max(abs(rank(cause, spread)), abs(rank(np.abs(cause), spread)))
+    one_of("score", score, LAPLACE_SCORES, alternatives=" here")
     if score == "hsic":
         return hsic(cause, residual, bandwidth_x=1.0, bandwidth_y=residual_bandwidth)
-    raise InvalidInput(f"score must be one of {LAPLACE_SCORES} here, got {score!r}")
+    rank = spearman_rho_a_raw if score == "spearman" else kendall_tau_a_raw
+    spread = np.abs(residual)
+    return max(abs(rank(cause, spread)), abs(rank(np.abs(cause), spread)))
 
 
 def sensitivity_on_test_set(score: str, m: int) -> float:
