@@ -84,6 +84,9 @@ def test_check_is_fitted_passes_after_fit(asia, small):
     validation.check_is_fitted(PrivPC(method="laplace-pc", epsilon=5.0, random_state=0).fit(asia))
     df, d = small
     validation.check_is_fitted(PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, d))
+    x = np.random.default_rng(3).uniform(-2, 2, 2000)
+    validation.check_is_fitted(PrivateANM(epsilon=1.0, bounds=((-2, 2), (-2, 2)), random_state=0).fit(x, np.tanh(x)))
+    validation.check_is_fitted(PrivateRelease(epsilon=2.0, structure="tree", random_state=0).fit(asia))
 
 
 def test_seeded_noise_warns_and_a_generator_is_accepted(asia, small):
