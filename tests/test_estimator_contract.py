@@ -1,4 +1,5 @@
-"""The one estimator contract (issue 12): clone, repr, params, fitted checks, budget=, plans, warnings."""
+"""The one estimator contract (issues 12, 28): keyword-only parameters, clone, repr, params, fitted checks,
+budget=, ``privacy_plan(domain, n_rows)`` equal to the fitted ledger for all four estimators, warnings."""
 
 import warnings
 
@@ -12,7 +13,9 @@ from privgraph.data import Domain
 from privgraph.datasets import load_network, sample_frame
 from privgraph.estimator import SEEDED_WARNING, NotFittedError
 from privgraph.mrf import PrivateMRF
-from privgraph.privacy import Budget, Neighbours
+from privgraph.privacy import Budget, Ledger, Neighbours, PrivacyPlan
+from privgraph.privacy.ledger import guarantee
+from privgraph.release import PrivateRelease
 
 ASIA = load_network("asia")
 
@@ -32,7 +35,21 @@ ESTIMATORS = [
     lambda: PrivPC(epsilon=0.7, delta=1e-7, alpha=0.01, method="svt-pc", random_state=3, max_rounds=40),
     lambda: PrivateMRF(epsilon=0.5, cliques="a,b", noise="gaussian", delta=1e-6, options={"max_iter": 5}),
     lambda: PrivateANM(epsilon=0.5, score="spearman", bounds=((-2, 2), (-2, 2)), random_state=1),
+    lambda: PrivateRelease(epsilon=2.0, structure="priv-pc", split=0.5, random_state=2),
 ]
+CLASSES = (PrivPC, PrivateANM, PrivateMRF, PrivateRelease)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_parameters_are_keyword_only_and_led_by_the_privacy_ones(cls):
+    import inspect
+
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert all(p.kind is p.KEYWORD_ONLY for p in params)
+    assert [p.name for p in params[:4]] == ["epsilon", "delta", "neighbours", "random_state"]
+    with pytest.raises(TypeError):
+        cls(1.0)
+    assert list(inspect.signature(cls.privacy_plan).parameters) == ["self", "domain", "n_rows"]
 
 
 @pytest.mark.parametrize("make", ESTIMATORS)
@@ -67,6 +84,9 @@ def test_check_is_fitted_passes_after_fit(asia, small):
     validation.check_is_fitted(PrivPC(method="laplace-pc", epsilon=5.0, random_state=0).fit(asia))
     df, d = small
     validation.check_is_fitted(PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, d))
+    x = np.random.default_rng(3).uniform(-2, 2, 2000)
+    validation.check_is_fitted(PrivateANM(epsilon=1.0, bounds=((-2, 2), (-2, 2)), random_state=0).fit(x, np.tanh(x)))
+    validation.check_is_fitted(PrivateRelease(epsilon=2.0, structure="tree", random_state=0).fit(asia))
 
 
 def test_seeded_noise_warns_and_a_generator_is_accepted(asia, small):
@@ -94,10 +114,25 @@ def test_one_budget_shared_by_several_fits(asia, small):
         PrivateMRF(epsilon=0.5, cliques="a,b", random_state=0).fit(df, d, budget=budget)
 
 
-def test_privacy_plan_is_the_ledger_fit_charges(asia, small):
-    est = PrivPC(epsilon=1.0, random_state=0)
+def _same_epsilon(plan: PrivacyPlan, fitted, delta: float) -> bool:
+    return plan.epsilon(delta) == pytest.approx(guarantee(fitted.ledger_, fitted.composition_, delta).epsilon,
+                                                rel=1e-12)
+
+
+@pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
+def test_privpc_plan_is_the_ledger_fit_charges(asia, neighbours):
+    est = PrivPC(epsilon=1.0, neighbours=neighbours, random_state=0)
     plan = est.privacy_plan(ASIA.domain, len(asia))
-    assert plan.charges == est.fit(asia).ledger_.charges
+    fitted = est.fit(asia)
+    assert isinstance(plan, PrivacyPlan) and plan.relation is Neighbours.parse(neighbours)
+    assert plan == fitted.ledger_ and fitted.ledger_ == plan and plan.ledger == fitted.ledger_
+    assert plan.composition == fitted.composition_ and _same_epsilon(plan, fitted, 1e-6)
+    plan.check(Budget(1.0, 1e-6, composition=plan.composition))
+    with pytest.raises(Exception, match="budget exceeded"):
+        plan.check(Budget(0.5, 1e-6, composition=plan.composition))
+
+
+def test_privpc_plan_of_the_g_test():
     rng = np.random.default_rng(2)
     z = rng.integers(0, 3, 20_000)
     nominal = pd.DataFrame({"z": pd.Categorical.from_codes(z, ["a", "b", "c"]),
@@ -105,26 +140,69 @@ def test_privacy_plan_is_the_ledger_fit_charges(asia, small):
     g = PrivPC(epsilon=5.0, random_state=0)  # ci_test="auto" picks the G test's block votes here
     assert g.privacy_plan({"format": "privgraph-domain", "version": 1, "columns": [
         {"name": "z", "kind": "nominal", "levels": ["a", "b", "c"]},
-        {"name": "y", "kind": "nominal", "levels": ["no", "yes"]}]}, len(nominal)).charges == \
-        g.fit(nominal).ledger_.charges
+        {"name": "y", "kind": "nominal", "levels": ["no", "yes"]}]}, len(nominal)) == g.fit(nominal).ledger_
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(noise="gaussian", delta=1e-6), dict(neighbours="replace_one"),
+                                dict(method="psgd", delta=1e-4, options={"steps": 20}),
+                                dict(method="psgd", delta=1e-4, neighbours="replace_one", options={"steps": 20})])
+def test_mrf_plan_is_the_ledger_fit_charges(small, kw):
     df, d = small
-    for kw in (dict(), dict(noise="gaussian", delta=1e-6), dict(neighbours="replace_one"),
-               dict(method="psgd", delta=1e-4, options={"steps": 20})):
-        mrf = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0, **kw)
-        plan = mrf.privacy_plan(d, n_units=len(df))
-        assert plan.charges == mrf.fit(df, d).ledger_.charges, kw
+    mrf = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0, **kw)
+    plan = mrf.privacy_plan(d, len(df))
+    fitted = mrf.fit(df, d)
+    assert plan == fitted.ledger_ and plan.relation is Neighbours.parse(mrf.neighbours)
+    assert plan.composition == fitted.composition_ and _same_epsilon(plan, fitted, kw.get("delta", 1e-6))
 
 
-def test_direction_plan_budget_and_warning():
+@pytest.mark.parametrize("score, privacy", [("reci", "record"), ("kendall", "record"), ("iqr", "record"),
+                                            ("reci", "test"), ("spearman", "test"), ("hsic", "test"),
+                                            ("iqr", "test"), ("hsic", "train+test")])
+def test_direction_plan_is_the_ledger_fit_charges(score, privacy):
     rng = np.random.default_rng(0)
     x = rng.uniform(-2, 2, 3000)
     y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 3000)
-    est = PrivateANM(epsilon=1.0, bounds=((-2, 2), (-2, 2)), random_state=4)
-    plan = est.privacy_plan(len(x))
+    est = PrivateANM(epsilon=1.0, score=score, privacy=privacy, bounds=((-2, 2), (-2, 2)), random_state=4)
+    plan = est.privacy_plan(None, len(x))  # derived, not run: no data, no placeholder
     with pytest.warns(UserWarning, match="NOT private"):
         fitted = est.fit(x, y, budget=Budget(1.0, 1e-6))
-    assert plan.charges == fitted.ledger_.charges
-    assert PrivateANM().neighbours is Neighbours.REPLACE_ONE
+    assert plan == fitted.ledger_ and plan.composition == fitted.composition_ == "basic"
+    assert _same_epsilon(plan, fitted, 1e-6)
+
+
+def test_direction_plan_reads_no_data_and_refuses_as_fit():
+    import time
+
+    est = PrivateANM(epsilon=1.0, score="hsic", privacy="test")
+    start = time.process_time()
+    plan = est.privacy_plan(None, 20_000)
+    assert time.process_time() - start < 0.05 and len(plan) == 2 and not plan.is_private  # the test-only caveat
+    with pytest.raises(ValueError, match="needs 32 test rows"):
+        PrivateANM(epsilon=1.0, score="kendall").privacy_plan(None, 40)
+    with pytest.raises(ValueError, match="replace_one"):
+        PrivateANM(neighbours="add_remove").privacy_plan(None, 2000)
+    assert PrivateANM().neighbours == "replace_one"
+
+
+def _costs(ledger: Ledger):
+    """What each charge costs: the parameters' tables are known once the graph is, so the
+    plan fixes their (epsilon, delta), not their per-table sensitivity."""
+    return [(c.mechanism, c.neighbours, c.count, pytest.approx(c.epsilon, rel=1e-12), pytest.approx(c.delta, rel=1e-12))
+            for c in ledger]
+
+
+@pytest.mark.parametrize("neighbours", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("structure", ["priv-pc", "gauss-pc", "tree"])
+def test_release_plan_is_the_ledger_fit_charges(asia, neighbours, structure):
+    est = PrivateRelease(epsilon=2.0, neighbours=neighbours, structure=structure, random_state=0)
+    plan = est.privacy_plan(ASIA.domain, len(asia))
+    fitted = est.fit(asia)
+    assert plan.relation is Neighbours.parse(neighbours) and plan.composition == fitted.composition_
+    assert _costs(plan) == _costs(fitted.ledger_) and _same_epsilon(plan, fitted, 1e-6)
+    assert plan.charges[:-1] == fitted.ledger_.charges[:-1]  # every stage before the parameters', exactly
+    if structure == "tree":
+        assert plan == fitted.ledger_
+    assert est.release_plan(ASIA.domain, len(asia)).structure == structure
 
 
 def test_neighbouring_relation_is_visible():

@@ -1,24 +1,44 @@
-"""The one contract every privgraph estimator shares (PrivPC, PrivateANM, PrivateMRF, ...).
+"""The one contract every privgraph estimator shares (PrivPC, PrivateANM, PrivateMRF, PrivateRelease).
 
-* **Parameters** are the constructor's keywords, stored verbatim (checked in ``fit``, never
-  rewritten), and read from its signature: ``get_params`` / ``set_params``, a repr and
-  ``sklearn.base.clone`` behave as scikit-learn's do, without importing it.
+* **Parameters** are the constructor's keywords, keyword-only and led by the privacy ones
+  (``__init__(self, *, epsilon, delta, neighbours, random_state, ...)``), stored verbatim
+  (checked in ``fit``, never rewritten), and read from its signature: ``get_params`` /
+  ``set_params``, a repr and ``sklearn.base.clone`` behave as scikit-learn's do, without
+  importing it.
 * **Fitted or not**: fitted attributes end in ``_``; before ``fit`` they raise
   :class:`NotFittedError`, which is both a ValueError and an AttributeError (as
   scikit-learn's is), and ``sklearn.utils.validation.check_is_fitted`` works.
 * **Privacy**: ``neighbours`` names the relation of the guarantee; ``fit(..., budget=)``
-  lets several fits share one :class:`~privgraph.privacy.Budget`; ``privacy_plan(...)``
-  returns, from public facts only and before any data is read, the ledger ``fit`` will
-  charge.
+  lets several fits share one :class:`~privgraph.privacy.Budget`; ``privacy_plan(domain,
+  n_rows)``, the same signature on every estimator, returns a
+  :class:`~privgraph.privacy.PrivacyPlan` (the relation, the composition and the charges;
+  ``plan.epsilon(delta)``, ``plan.check(budget)``) from public facts only, before any data is
+  read, and equal to the ledger ``fit`` then charges (``plan == est.fit(X).ledger_``;
+  ``n_rows`` is a public guess under add/remove, None where the plan needs no n).
 * **Randomness**: ``random_state=None`` draws noise from the SecureSampler; an integer, a
   numpy Generator or a SeededSampler makes it reproducible and therefore NOT private, and
   every fit says so with a :class:`UserWarning`.
+
+The one ``fit`` shape of each estimator (``domain``: a public
+:class:`~privgraph.data.Domain`, a codebook path or dict; ``budget``: an outside Budget):
+
+* ``PrivPC.fit(X, y=None, *, names=None, domain=None, infer_domain=False, budget=None, on_level=None)``:
+  X a DataFrame, a 2-D array with ``names``, a CSV/Parquet path or a count engine (``y`` is
+  ignored, as in scikit-learn's unsupervised estimators).
+* ``PrivateMRF.fit(X, domain=None, *, infer_domain=False, budget=None)``: X a DataFrame,
+  a CSV/Parquet path, a count engine, or integer codes with a Domain.
+* ``PrivateRelease.fit(X, domain=None, *, infer_domain=False, budget=None)``: X a DataFrame,
+  a CSV/Parquet path or a count engine.
+* ``PrivateANM.fit(x, y, *, domain=None, infer_domain=False, budget=None)``: the pair
+  estimator takes its two columns (arrays or Series); ``privacy_plan(domain, n_rows)`` takes
+  the pair's domain or None.
 """
 
 from __future__ import annotations
 
 import inspect
 import warnings
+from privgraph.validation import InvalidInput
 
 #: Message of the warning a fit with seeded noise gives.
 SEEDED_WARNING = "random_state seeds the noise: reproducible and NOT private (tests and experiments only)"
@@ -31,13 +51,14 @@ class NotFittedError(ValueError, AttributeError):
 class PrivateEstimator:
     """Base class: parameters from the signature, clone/repr, fitted checks, seeded warning.
 
-    Subclasses define ``__init__`` with keyword parameters stored as attributes of the same
-    names, ``fit``, ``neighbours`` and ``privacy_plan``.
+    Subclasses define ``__init__`` with keyword-only parameters stored as attributes of the
+    same names (``epsilon``, ``delta``, ``neighbours`` and ``random_state`` first), ``fit``
+    and ``privacy_plan(domain, n_rows)``.
 
     Examples
     --------
     >>> class Toy(PrivateEstimator):
-    ...     def __init__(self, epsilon=1.0, random_state=None):
+    ...     def __init__(self, *, epsilon=1.0, random_state=None):
     ...         self.epsilon, self.random_state = epsilon, random_state
     >>> Toy(epsilon=2.0)
     Toy(epsilon=2.0)
@@ -67,7 +88,7 @@ class PrivateEstimator:
         """Set constructor parameters by name; an unknown name is a ValueError."""
         valid = self._param_names()
         if unknown := sorted(set(params) - set(valid)):
-            raise ValueError(f"invalid parameters {unknown} for {type(self).__name__}; valid: {valid}")
+            raise InvalidInput(f"invalid parameters {unknown} for {type(self).__name__}; valid: {valid}")
         for name, value in params.items():
             setattr(self, name, value)
         return self

@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from privgraph.validation import InvalidInput
 
 Writer = Callable[[str], object]
 
@@ -33,11 +34,11 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] 
     >>> check_output(d / "g.txt", flag="--plot", suffixes=(".png", ".svg"))
     Traceback (most recent call last):
     ...
-    ValueError: --plot '...g.txt' must end in .png or .svg
+    privgraph.validation.InvalidInput: --plot '...g.txt' must end in .png or .svg
     >>> check_output(d, flag="--out", suffixes=(".json",))
     Traceback (most recent call last):
     ...
-    ValueError: --out '...' is a directory; give a file name ending in .json
+    privgraph.validation.InvalidInput: --out '...' is a directory; give a file name ending in .json
     >>> check_output(d / "no" / "g.json", flag="--out", suffixes=(".json",))
     Traceback (most recent call last):
     ...
@@ -46,9 +47,9 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] 
     target = Path(os.fspath(path))
     allowed = " or ".join(suffixes) if suffixes else "any suffix"
     if target.is_dir():
-        raise ValueError(f"{flag} {str(target)!r} is a directory; give a file name ending in {allowed}")
+        raise InvalidInput(f"{flag} {str(target)!r} is a directory; give a file name ending in {allowed}")
     if suffixes and not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
-        raise ValueError(f"{flag} {str(target)!r} must end in {allowed}")
+        raise InvalidInput(f"{flag} {str(target)!r} must end in {allowed}")
     parent = target.parent
     if not parent.is_dir():
         what = "is not a directory" if parent.exists() else "does not exist"
@@ -75,23 +76,23 @@ def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence
     >>> check_outputs({"--out": (d / "r.csv", (".csv",)), "--synthetic": (d / "." / "r.csv", (".csv",))})
     Traceback (most recent call last):
     ...
-    ValueError: --out and --synthetic both name '...r.csv'; give each output its own file
+    privgraph.validation.InvalidInput: --out and --synthetic both name '...r.csv'; give each output its own file
     >>> _ = (d / "g.json").write_text("{}")
     >>> check_outputs({"--out": (d / "g.json", (".json",))})
     Traceback (most recent call last):
     ...
-    ValueError: --out '...g.json' exists already; give --overwrite to replace it
+    privgraph.validation.InvalidInput: --out '...g.json' exists already; give --overwrite to replace it
     """
     checked = {flag: check_output(path, flag=flag, suffixes=suffixes)
                for flag, (path, suffixes) in outputs.items() if path is not None}
     if not overwrite and (taken := [(f, p) for f, p in checked.items() if p.exists()]):
         flag, path = taken[0]
-        raise ValueError(f"{flag} {str(path)!r} exists already; give --overwrite to replace it")
+        raise InvalidInput(f"{flag} {str(path)!r} exists already; give --overwrite to replace it")
     seen: dict[Path, str] = {}
     for flag, path in checked.items():
         key = path.resolve()
         if key in seen:
-            raise ValueError(f"{seen[key]} and {flag} both name {str(path)!r}; give each output its own file")
+            raise InvalidInput(f"{seen[key]} and {flag} both name {str(path)!r}; give each output its own file")
         seen[key] = flag
     return checked
 
@@ -107,13 +108,13 @@ def check_empty_directory(path: str | os.PathLike, *, flag: str, overwrite: bool
     >>> check_empty_directory(d, flag="--out")
     Traceback (most recent call last):
     ...
-    ValueError: --out '...' is not empty; give --overwrite to write over what is in it
+    privgraph.validation.InvalidInput: --out '...' is not empty; give --overwrite to write over what is in it
     """
     target = Path(os.fspath(path))
     if not target.is_dir():
         raise FileNotFoundError(f"{flag} {str(target)!r} is not an existing directory")
     if not overwrite and any(target.iterdir()):
-        raise ValueError(f"{flag} {str(target)!r} is not empty; give --overwrite to write over what is in it")
+        raise InvalidInput(f"{flag} {str(target)!r} is not empty; give --overwrite to write over what is in it")
     return target
 
 

@@ -33,6 +33,8 @@ import contextvars
 import math
 import time
 
+from privgraph.validation import InvalidInput
+
 
 class TimeCapReached(RuntimeError):
     """A run passed its public time cap (:func:`time_cap`)."""
@@ -59,11 +61,11 @@ def check_seconds(seconds: float | None) -> float | None:
     >>> check_seconds(-1)
     Traceback (most recent call last):
     ...
-    ValueError: --max-seconds must be a number of seconds >= 0, got -1
+    privgraph.validation.InvalidInput: --max-seconds must be a number of seconds >= 0, got -1
     """
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                 or not math.isfinite(seconds) or seconds < 0):
-        raise ValueError(f"--max-seconds must be a number of seconds >= 0, got {seconds!r}")
+        raise InvalidInput(f"--max-seconds must be a number of seconds >= 0, got {seconds!r}")
     return seconds
 
 

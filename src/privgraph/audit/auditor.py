@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from privgraph.privacy.samplers import NoiseSampler
+from privgraph.validation import InvalidInput, positive_int
 
 #: Fewest runs per side the auditor accepts, for the choice and for the bound alike.
 MIN_RUNS = 100
@@ -266,7 +267,7 @@ def _projected_bound(k: tuple[int, int], side: int, choice_runs: int, runs: int,
 def _choose(events: Sequence[Event], left: np.ndarray, right: np.ndarray, runs: int, alpha: float, delta: float) -> tuple[Event, int, float]:
     """The event and favoured side with the best projected bound (see :func:`_projected_bound`)."""
     if not events:
-        raise ValueError("the event family offered no events")
+        raise InvalidInput("the event family offered no events")
     best = (events[0], 0, -1.0)
     for event in events:
         k = (int(np.count_nonzero(event.contains(left))), int(np.count_nonzero(event.contains(right))))
@@ -278,9 +279,7 @@ def _choose(events: Sequence[Event], left: np.ndarray, right: np.ndarray, runs: 
 
 
 def _check_runs(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < MIN_RUNS:
-        raise ValueError(f"{name} must be an integer >= {MIN_RUNS}, got {value!r}")
-    return int(value)
+    return positive_int(name, value, MIN_RUNS)
 
 
 def audit(
@@ -327,9 +326,9 @@ def audit(
     (True, False)
     """
     if not (0 < alpha < 1):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        raise InvalidInput(f"alpha must be in (0, 1), got {alpha!r}")
     if not (0 <= delta < 1):
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+        raise InvalidInput(f"delta must be in [0, 1), got {delta!r}")
     runs = _check_runs(runs, "runs")
     choice_runs = _check_runs(max(MIN_RUNS, runs // 4) if choice_runs is None else choice_runs, "choice_runs")
     family = threshold_events() if events is None else events

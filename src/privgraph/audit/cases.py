@@ -54,6 +54,7 @@ from privgraph.privacy import (
     report_noisy_max,
 )
 from privgraph.privacy.sparse_vector import sparse_vector_sessions
+from privgraph.validation import InvalidInput
 
 AR = Neighbours.ADD_REMOVE
 RO = Neighbours.REPLACE_ONE
@@ -269,7 +270,7 @@ def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCa
     ['laplace_pc', 'laplace_pc_ties']
     """
     if group not in GROUPS:
-        raise ValueError(f"unknown group {group!r}; choose from {', '.join(GROUPS)}")
+        raise InvalidInput(f"unknown group {group!r}; choose from {', '.join(GROUPS)}")
     from privgraph.audit.estimators import estimator_cases, known_failure_cases
     from privgraph.audit.release_cases import release_cases
 
@@ -289,12 +290,12 @@ def find_cases(name: str | None, include_broken: bool = False, group: str = "all
     >>> find_cases("nope")
     Traceback (most recent call last):
     ...
-    ValueError: unknown mechanism 'nope'; choose from laplace, gaussian, ...
+    privgraph.validation.InvalidInput: unknown mechanism 'nope'; choose from laplace, gaussian, ...
     """
     if name is None:
         return all_cases(include_broken, group)
     cases = all_cases(include_broken=True)
     found = tuple(c for c in cases if c.name == name)
     if not found:
-        raise ValueError(f"unknown mechanism {name!r}; choose from {', '.join(c.name for c in cases)}")
+        raise InvalidInput(f"unknown mechanism {name!r}; choose from {', '.join(c.name for c in cases)}")
     return found

@@ -254,7 +254,7 @@ def mrf_runner(epsilon: float, cells: Sequence[tuple[int, int]], *, individual: 
     def run(data, n: int, sampler: NoiseSampler) -> np.ndarray:
         out = np.empty(n)
         for i in range(n):
-            est = PrivateMRF(epsilon, "a,b", method=keep_release, individual="id" if individual else None,
+            est = PrivateMRF(epsilon=epsilon, cliques="a,b", method=keep_release, individual="id" if individual else None,
                              random_state=sampler).fit(data, domain=domain)
             out[i] = est.marginals_.tables[0][rows, cols].min()
         return out

@@ -47,6 +47,7 @@ from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
 from privgraph.stats import ChiSquareTest, CITest, GTest
 from privgraph.stats.ci_test import check_alpha
 from privgraph.stats.gtest import ColumnBlocks
+from privgraph.validation import InvalidInput, positive_int
 
 #: Sets in the first batch of a side of an edge (:meth:`NonPrivate.first_independent`).
 FIRST_BATCH = 4
@@ -56,7 +57,7 @@ MIN_SAMPLE = 100
 _PLANS: dict = {}  # per-round epsilons already fitted, by public parameters
 
 
-class BudgetTooSmall(ValueError):
+class BudgetTooSmall(InvalidInput):
     """The budget cannot pay for the cap at a noise level that leaves the tests any power.
 
     ``needed``: the epsilon the refused mechanism would need (None where there is none to
@@ -177,9 +178,8 @@ class _Capped:
     mechanism = "round"
 
     def _plan(self, epsilon: float, delta: float, rounds: int, method: str | None) -> float:
-        if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
-            raise ValueError(f"the cap of rounds must be a positive integer, got {rounds!r}")
-        self.rounds, self.method = int(rounds), method or composition_for(delta)
+        self.rounds = positive_int("the cap of rounds", rounds, whole_floats=True)
+        self.method = method or composition_for(delta)
         self.epsilon, self.delta = epsilon, delta
         key = (type(self).__name__, epsilon, delta, self.rounds, self.method, getattr(self, "share", None),
                getattr(self, "sample_size", None), getattr(self, "test_delta", None),
@@ -250,7 +250,7 @@ class SieveExamineDecider(_Capped):
                  tweak: float = 0.5, min_rate: float = MIN_RATE, max_queries: int | None = None,
                  method: str | None = None):
         if not (0 < sieve_share < 1):
-            raise ValueError(f"sieve_share must lie in (0, 1), got {sieve_share!r}")
+            raise InvalidInput(f"sieve_share must lie in (0, 1), got {sieve_share!r}")
         self.share, self.margin, self.sampler = sieve_share, margin, sampler
         self.per_round = self._plan(epsilon, delta, rounds, method)
         eps_sieve, eps_examine = self.share * self.per_round, (1 - self.share) * self.per_round
@@ -376,9 +376,9 @@ class SubsampledGaussian(_Capped):
                  sampler: NoiseSampler, budget: Budget | None = None, rate: float = 0.1,
                  method: str | None = None):
         if not (0 < rate <= 1):
-            raise ValueError(f"rate must lie in (0, 1], got {rate!r}")
+            raise InvalidInput(f"rate must lie in (0, 1], got {rate!r}")
         if delta <= 0:
-            raise ValueError(f"the sub-sampled Gaussian needs delta > 0, got {delta!r}")
+            raise InvalidInput(f"the sub-sampled Gaussian needs delta > 0, got {delta!r}")
         self.tables, self.margin, self.sampler = tables, margin, sampler
         self.sample_size = min(tables.n, max(MIN_SAMPLE, round(rate * tables.n)))
         q = self.sample_size / tables.n

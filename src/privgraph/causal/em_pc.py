@@ -50,6 +50,7 @@ from privgraph.privacy import (
     reserve_plan,
 )
 from privgraph.privacy.samplers import PURE_DP_SLACK
+from privgraph.validation import InvalidInput
 
 
 def em_pc_skeleton(
@@ -82,7 +83,7 @@ def em_pc_skeleton(
     1.0
     """
     if isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size or max_cond_size < 0:
-        raise ValueError(f"EM-PC needs a finite max_cond_size >= 0, got {max_cond_size!r}")
+        raise InvalidInput(f"EM-PC needs a finite max_cond_size >= 0, got {max_cond_size!r}")
     levels, method = int(max_cond_size) + 1, composition_for(delta)
     per_charge = fit_rounds_to_budget(lambda r: _plan(r, levels), 1, epsilon, delta, method)
     useful = margin.useful_noise(tables.n)

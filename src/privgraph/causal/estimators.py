@@ -39,12 +39,13 @@ from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Ledger, Neighbours, resolve_sampler
+from privgraph.privacy import Budget, Ledger, Neighbours, PrivacyPlan, resolve_sampler
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import RESIZED
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
 from privgraph.stats.strata import check_convention
+from privgraph.validation import InvalidInput, one_of, positive_int
 
 #: CI tests by name.
 CI_TESTS = {"kendall": KendallTest, "kendall-ties": partial(KendallTest, tie_corrected=True),
@@ -178,24 +179,23 @@ class PrivPC(PrivateEstimator):
     (True, ['laplace', 'sieve'], True)
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="auto", max_cond_size=None,
-                 method="priv-pc", random_state=None, max_rounds=None, forbidden=(), required=(),
-                 orient="cpdag", orient_share=0.2, degenerate="dependent", neighbours="replace_one",
-                 record_norm=None):
+    def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
+                 ci_test="auto", max_cond_size=None, method="priv-pc", max_rounds=None, forbidden=(), required=(),
+                 orient="cpdag", orient_share=0.2, degenerate="dependent", record_norm=None):
         self.epsilon = epsilon
         self.delta = delta
+        self.neighbours = neighbours
+        self.random_state = random_state
         self.alpha = alpha
         self.ci_test = ci_test
         self.max_cond_size = max_cond_size
         self.method = method
-        self.random_state = random_state
         self.max_rounds = max_rounds
         self.forbidden = forbidden
         self.required = required
         self.orient = orient
         self.orient_share = orient_share
         self.degenerate = degenerate
-        self.neighbours = neighbours
         self.record_norm = record_norm
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
@@ -278,13 +278,13 @@ class PrivPC(PrivateEstimator):
         neighbours = self._check_fisher_z()
         private = self.method != "pc"
         if len(domain.names) < 2:
-            raise ValueError(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
+            raise InvalidInput(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
         moment_scaling(domain, need_bounds=private)  # refuses nominal columns (and, private, unbounded ones) unread
         d = len(domain.names)
         norm = self._record_norm(d) if private else None
         moments = moment_sums(X, domain, invalid=check_invalid(None, neighbours), names=names, norm=norm)
         if neighbours is Neighbours.REPLACE_ONE and moments.count < d:  # n is public under replace-one
-            raise ValueError(f"{int(moments.count)} rows are fewer than the {d} variables")
+            raise InvalidInput(f"{int(moments.count)} rows are fewer than the {d} variables")
         sampler = self._noise_sampler() if private else resolve_sampler(None)
         outer = budget
         if private:
@@ -314,25 +314,23 @@ class PrivPC(PrivateEstimator):
         """The checks of a Fisher-z fit (parameters only), and its relation."""
         check_alpha(self.alpha)
         if self.method not in FISHER_Z_METHODS:
-            raise ValueError(f"ci_test='fisher-z' releases the covariance once and runs PC on it for free: "
-                             f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
-                             "(not private)")
+            raise InvalidInput(f"ci_test='fisher-z' releases the covariance once and runs PC on it for free: "
+                               f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
+                               "(not private)")
         if self.orient == "direction" and Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
-            raise ValueError("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
-                             "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
-        if self.max_cond_size is not None and (isinstance(self.max_cond_size, bool) or self.max_cond_size < 0
-                                               or int(self.max_cond_size) != self.max_cond_size):
-            raise ValueError(f"max_cond_size must be a non-negative integer or None, got {self.max_cond_size!r}")
+            raise InvalidInput("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
+                               "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
+        positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
         if self.method != "pc":
             check_epsilon(self.epsilon)
             check_delta(self.delta)
             if self.delta <= 0:
-                raise ValueError(f"ci_test='fisher-z' releases the covariance with the Gaussian mechanism and needs "
-                                 f"delta > 0, got delta={self.delta!r}")
+                raise InvalidInput(f"ci_test='fisher-z' releases the covariance with the Gaussian mechanism and needs "
+                                   f"delta > 0, got delta={self.delta!r}")
         if self.record_norm is not None and not (isinstance(self.record_norm, (int, float))
                                                  and not isinstance(self.record_norm, bool) and self.record_norm > 0):
-            raise ValueError(f"record_norm must be a positive number (math.inf: no norm clip) or None, got "
-                             f"{self.record_norm!r}")
+            raise InvalidInput(f"record_norm must be a positive number (math.inf: no norm clip) or None, got "
+                               f"{self.record_norm!r}")
         return Neighbours.parse(self.neighbours)
 
     def _record_norm(self, d: int) -> float | None:
@@ -388,9 +386,10 @@ class PrivPC(PrivateEstimator):
         params = self.get_params() | dict(epsilon=epsilon, neighbours="replace_one", random_state=sampler)
         return type(self)(**params)
 
-    def privacy_plan(self, domain, n_rows: int) -> Ledger:
-        """The ledger :meth:`fit` will charge on data of this public ``domain`` and ``n_rows``
-        (public under replace-one); reads no data and draws no noise.
+    def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
+        """The charges :meth:`fit` will make on data of this public ``domain`` and ``n_rows``
+        (public under replace-one), with the relation and the composition they are read
+        under (:attr:`composition_`, at ``delta``); reads no data and draws no noise.
 
         >>> from privgraph.datasets import load_network
         >>> plan = PrivPC(epsilon=1.0).privacy_plan(load_network("asia").domain, 100_000)
@@ -407,6 +406,13 @@ class PrivPC(PrivateEstimator):
         from privgraph.data import resolve_domain
 
         domain = resolve_domain(None, domain)
+        ledger = self._plan_ledger(domain, n_rows)
+        fisher_z = is_fisher_z(self.ci_test, domain)
+        composition = ("rdp" if self.method != "pc" else "basic") if fisher_z else self._composition()
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), composition, self.delta)
+
+    def _plan_ledger(self, domain: Domain, n_rows: int) -> Ledger:
+        """The charges of :meth:`privacy_plan` on a resolved ``domain``."""
         if is_fisher_z(self.ci_test, domain):
             neighbours = self._check_fisher_z()
             if self.method == "pc":
@@ -425,14 +431,14 @@ class PrivPC(PrivateEstimator):
 
             size_epsilon, rest = size_epsilons(self.epsilon, self.delta, self._composition())
             m = public_size(int(n_rows), laplace_scale(size_epsilon, 1.0), minimum=len(domain.names))
-            inner = self._replace_one(rest, None).privacy_plan(domain, m)
+            inner = self._replace_one(rest, None)._plan_ledger(domain, m)
             return Ledger.of(size_charge(size_epsilon)) + as_add_remove(inner, RESIZED)
         shape = _PublicShape(domain.project(domain.discrete_names), int(n_rows))
         check_data(shape)
         test = choose_ci_test(self.ci_test, shape.domain, self.degenerate)
         if self.method == "em-pc":
-            raise ValueError("em-pc chooses its removals offline: its plan is its levels' exponential "
-                             "mechanisms, known only once the level sizes are; use another method to plan")
+            raise InvalidInput("em-pc chooses its removals offline: its plan is its levels' exponential "
+                               "mechanisms, known only once the level sizes are; use another method to plan")
         if self.method == "gauss-pc":
             levels = self._max_cond_size(shape) + 1
             plan = gauss_pc_plan(shape, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
@@ -478,30 +484,27 @@ class PrivPC(PrivateEstimator):
                 else composition_for(self.delta))
 
     def _checked(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        one_of("method", self.method, METHODS)
         if self.ci_test == FISHER_Z:
-            raise ValueError("ci_test='fisher-z' needs the records' values (a DataFrame, an array with names, a "
-                             "CSV/Parquet file or a DuckDB relation), not a count engine")
+            raise InvalidInput("ci_test='fisher-z' needs the records' values (a DataFrame, an array with names, a "
+                               "CSV/Parquet file or a DuckDB relation), not a count engine")
         if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
-            raise ValueError(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z])}, got {self.ci_test!r}")
+            raise InvalidInput(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z])}, got {self.ci_test!r}")
         check_alpha(self.alpha)
         if self.method != "pc":
             check_epsilon(self.epsilon)
             check_delta(self.delta)
         if self.method == "gauss-pc" and self.delta <= 0:
-            raise ValueError(f"gauss-pc composes in zCDP and needs delta > 0, got delta={self.delta!r}")
-        if self.max_rounds is not None and (isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds
-                                            or self.max_rounds < 1):
-            raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
+            raise InvalidInput(f"gauss-pc composes in zCDP and needs delta > 0, got delta={self.delta!r}")
+        positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True)
         check_convention(self.degenerate)
         if self.orient not in ("cpdag", "direction"):
-            raise ValueError(f"orient must be 'cpdag' or 'direction', got {self.orient!r}")
+            raise InvalidInput(f"orient must be 'cpdag' or 'direction', got {self.orient!r}")
         if self.orient == "direction":
             if self.method == "pc":
-                raise ValueError("orient='direction' spends budget on private direction tests: use a private method")
+                raise InvalidInput("orient='direction' spends budget on private direction tests: use a private method")
             if not 0 < self.orient_share < 1:
-                raise ValueError(f"orient_share must lie in (0, 1), got {self.orient_share!r}")
+                raise InvalidInput(f"orient_share must lie in (0, 1), got {self.orient_share!r}")
         return self._relation()
 
     def _relation(self) -> Neighbours:
@@ -509,18 +512,15 @@ class PrivPC(PrivateEstimator):
         neighbours = Neighbours.parse(self.neighbours)
         why = {"em-pc": "it has no plan to reserve ahead", "sg-pc": "its accountant is replace-one sub-sampling's"}
         if neighbours is AR and self.method in why:
-            raise ValueError(f"method={self.method!r} has no add/remove form here ({why[self.method]}); use "
-                             "'priv-pc', 'gauss-pc', 'svt-pc' or 'laplace-pc', or neighbours='replace_one'")
+            raise InvalidInput(f"method={self.method!r} has no add/remove form here ({why[self.method]}); use "
+                               "'priv-pc', 'gauss-pc', 'svt-pc' or 'laplace-pc', or neighbours='replace_one'")
         if neighbours is AR and self.orient == "direction":
-            raise ValueError("orient='direction' needs neighbours='replace_one' (its tests are calibrated with n public)")
+            raise InvalidInput("orient='direction' needs neighbours='replace_one' (its tests are calibrated with n public)")
         return neighbours
 
     def _max_cond_size(self, tables: Tables) -> int | None:
         if self.max_cond_size is not None:
-            if isinstance(self.max_cond_size, bool) or int(self.max_cond_size) != self.max_cond_size \
-                    or self.max_cond_size < 0:
-                raise ValueError(f"max_cond_size must be a non-negative integer or None, got {self.max_cond_size!r}")
-            return int(self.max_cond_size)
+            return positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
         return default_max_cond_size(tables.n, len(tables.names))
 
     def _decider(self, method, test, tables, sampler, budget):
@@ -622,8 +622,8 @@ def _record_codes(engine) -> np.ndarray:
     if hasattr(engine, "distinct_rows") and (found := engine.distinct_rows(1 << 26)) is not None:
         codes, counts = found
         return np.repeat(np.asarray(codes), np.asarray(counts), axis=0)
-    raise ValueError("orient='direction' needs the records (a DataFrame, an array or a file read by DuckDB), "
-                     f"not only counts from {type(engine).__name__}")
+    raise InvalidInput("orient='direction' needs the records (a DataFrame, an array or a file read by DuckDB), "
+                       f"not only counts from {type(engine).__name__}")
 
 
 class _PublicShape:
@@ -711,7 +711,7 @@ def as_engine(X, names=None, *, domain=None, infer_domain: bool = False, neighbo
     >>> as_engine(np.array([[0, 1], [1, 0]]), names=["a", "a"], infer_domain=True)
     Traceback (most recent call last):
     ...
-    ValueError: duplicate column names ['a']
+    privgraph.validation.InvalidInput: duplicate column names ['a']
     """
     from privgraph.privacy import Neighbours
 
@@ -734,12 +734,12 @@ def check_data(tables: Tables) -> None:
     >>> check_data(Tables.from_engine(NumpyEngine(Domain.of(a=2, b=2, c=2), np.zeros((2, 3), dtype=int))))
     Traceback (most recent call last):
     ...
-    ValueError: 2 rows are fewer than the 3 variables
+    privgraph.validation.InvalidInput: 2 rows are fewer than the 3 variables
     """
     d = tables.domain
     check_columns(d)
     if tables.n < len(d.names):
-        raise ValueError(f"{tables.n} rows are fewer than the {len(d.names)} variables")
+        raise InvalidInput(f"{tables.n} rows are fewer than the {len(d.names)} variables")
 
 
 def check_columns(domain: Domain) -> None:
@@ -749,12 +749,12 @@ def check_columns(domain: Domain) -> None:
     >>> check_columns(Domain.of(a=2, b=1))
     Traceback (most recent call last):
     ...
-    ValueError: variables ['b'] take a single value: drop them
+    privgraph.validation.InvalidInput: variables ['b'] take a single value: drop them
     """
     if len(domain.names) < 2:
-        raise ValueError(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
+        raise InvalidInput(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
     if single := [n for n, s in zip(domain.names, domain.sizes) if s < 2]:
-        raise ValueError(f"variables {single} take a single value: drop them")
+        raise InvalidInput(f"variables {single} take a single value: drop them")
 
 
 __all__ = ["BudgetTooSmall", "CI_TESTS", "FISHER_Z", "METHODS", "is_fisher_z", "PrivPC", "as_engine", "check_columns", "check_data",

@@ -67,6 +67,7 @@ from privgraph.data.tables import Tables
 from privgraph.privacy import Budget, Ledger, NoiseSampler, report_noisy_max, reserve_plan
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
 from privgraph.stats import KendallTest
+from privgraph.validation import InvalidInput
 
 #: Level 0's share of the total rho is the least that gives its noise the bearable scale
 #: (below), and at least LEVEL0_SHARE: later levels decide the harder edges, and the
@@ -95,10 +96,10 @@ class GaussPlan:
     def __init__(self, epsilon: float, delta: float, *, levels: int, level0_share: float = LEVEL0_SHARE,
                  select_share: float = SELECT_SHARE):
         if delta <= 0:
-            raise ValueError(f"gauss-pc composes in zCDP and needs delta > 0, got {delta!r}")
+            raise InvalidInput(f"gauss-pc composes in zCDP and needs delta > 0, got {delta!r}")
         if not (0 < level0_share <= 1) or not (0 <= select_share < 1):
-            raise ValueError(f"level0_share must lie in (0, 1] and select_share in [0, 1), got "
-                             f"{level0_share!r}, {select_share!r}")
+            raise InvalidInput(f"level0_share must lie in (0, 1] and select_share in [0, 1), got "
+                               f"{level0_share!r}, {select_share!r}")
         # ``requested``: levels 0 .. max_cond_size; when level 0 needs the whole budget
         # (``level0_share`` 1) the plan has level 0 only, and PC stops there (untested edges kept).
         self.epsilon, self.delta, self.requested = epsilon, delta, int(levels)
@@ -227,7 +228,7 @@ def _setup(tables, margin, epsilon, delta, max_cond_size, forbidden, required, l
     and the required), listed without building the graph: a plan over 1,000 columns spent
     most of its time building half a million edges it never read."""
     if isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size or max_cond_size < 0:
-        raise ValueError(f"gauss-pc needs a finite max_cond_size >= 0, got {max_cond_size!r}")
+        raise InvalidInput(f"gauss-pc needs a finite max_cond_size >= 0, got {max_cond_size!r}")
     nodes = list(tables.names)
     left_out = _pairs(forbidden, nodes, "forbidden") | (keep := _pairs(required, nodes, "required"))
     pairs = [e for e in combinations(nodes, 2) if not left_out or frozenset(e) not in left_out]

@@ -55,6 +55,7 @@ from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha, strata_of
 from privgraph.stats.strata import DEPENDENT, INDEPENDENT, degeneracy_distance, stratum_distances
+from privgraph.validation import InvalidInput, positive_int
 
 RO = Neighbours.REPLACE_ONE
 #: The tie-corrected test's floor keeps the independence margin ``T f / Delta`` at this many
@@ -83,7 +84,7 @@ class RankMargin:
 
     def __init__(self, test: CITest, alpha: float):
         if not test.bounded_margin:
-            raise ValueError(f"the {test.name} test's margin has no useful global sensitivity; use BlockVotes")
+            raise InvalidInput(f"the {test.name} test's margin has no useful global sensitivity; use BlockVotes")
         self.test, self.alpha = test, check_alpha(alpha)
         self.threshold = test.critical_value(self.alpha)  # T (public): the threshold's largest value
         self._sens: dict[tuple[int, int], tuple[CITest, float]] = {}
@@ -202,13 +203,12 @@ class BlockVotes:
     """
 
     def __init__(self, test: CITest, alpha: float, blocks: int = 50):
-        if isinstance(blocks, bool) or int(blocks) != blocks or blocks < 1:
-            raise ValueError(f"blocks must be a positive integer, got {blocks!r}")
-        self.test, self.alpha, self.blocks = test, check_alpha(alpha), int(blocks)
+        self.blocks = positive_int("blocks", blocks, whole_floats=True)
+        self.test, self.alpha = test, check_alpha(alpha)
 
     def prepare(self, tables: Tables, sampler: NoiseSampler) -> Blocks:
         if tables.n < 2 * self.blocks:
-            raise ValueError(f"{tables.n} rows are too few for {self.blocks} blocks of at least 2 rows")
+            raise InvalidInput(f"{tables.n} rows are too few for {self.blocks} blocks of at least 2 rows")
         return tables.blocks(self.blocks, sampler)
 
     def __call__(self, view: Blocks, x: str, y: str, S: tuple, *, screening: bool = False) -> float:

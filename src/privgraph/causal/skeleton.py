@@ -34,6 +34,7 @@ from typing import Callable, Iterable, Sequence
 import networkx as nx
 
 from privgraph.threads import single_threaded_blas
+from privgraph.validation import InvalidInput, UnknownName, positive_int
 
 Decider = Callable[[str, str, tuple], bool]
 
@@ -82,9 +83,7 @@ def stable_pc_skeleton(
     ([('a', 'b'), ('b', 'c')], frozenset({'b'}), 6)
     """
     nodes = _check_nodes(nodes)
-    if max_cond_size is not None and (isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size
-                                      or max_cond_size < 0):
-        raise ValueError(f"max_cond_size must be a non-negative integer or None, got {max_cond_size!r}")
+    positive_int("max_cond_size", max_cond_size, 0, or_none=True, whole_floats=True)
     graph = _start_graph(nodes, _pairs(forbidden, nodes, "forbidden"))
     keep = _pairs(required, nodes, "required")
     sepsets: dict = {}
@@ -157,7 +156,7 @@ def _check_nodes(nodes: Sequence[str]) -> list[str]:
     nodes = list(nodes)
     if len(set(nodes)) != len(nodes):
         dup = sorted({v for v in nodes if nodes.count(v) > 1})
-        raise ValueError(f"duplicate variable names {dup}")
+        raise InvalidInput(f"duplicate variable names {dup}")
     return nodes
 
 
@@ -166,8 +165,8 @@ def _pairs(pairs: Iterable[tuple[str, str]], nodes: Sequence[str], what: str) ->
     for pair in pairs:
         pair = tuple(pair)
         if len(pair) != 2 or pair[0] == pair[1]:
-            raise ValueError(f"{what} edges must be pairs of two different variables, got {pair!r}")
+            raise InvalidInput(f"{what} edges must be pairs of two different variables, got {pair!r}")
         if unknown := [v for v in pair if v not in nodes]:
-            raise KeyError(f"{what} edge {pair!r} names variables {unknown} not in {list(nodes)}")
+            raise UnknownName(f"{what} edge {pair!r} names variables {unknown} not in {list(nodes)}")
         out.add(frozenset(pair))
     return out

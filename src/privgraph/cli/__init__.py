@@ -64,32 +64,35 @@ app.command("plan")(plan.plan)
 def main() -> None:
     """Entry point of the ``privgraph`` script and of ``python -m privgraph``.
 
-    Bad input (ValueError, KeyError, BudgetExceeded, and a file or directory that is
-    missing, is a directory where a file is expected, or may not be written) is reported in
-    one line on stderr with exit status 2, not as a traceback, when privgraph's own code
-    raised it (its checks name the input). The same exception raised inside a library
-    (numpy, pandas, DuckDB, ...) is a bug of privgraph's and keeps its traceback.
+    Bad input is reported in one line on stderr with exit status 2, not as a traceback:
+    :class:`~privgraph.validation.InvalidInput` (what privgraph's checks raise, each naming
+    the input and what was expected), the budget's refusal
+    (:class:`~privgraph.privacy.BudgetExceeded`), and a file or directory that is missing,
+    is a directory where a file is expected, or may not be written. Any other exception (a
+    ValueError or KeyError raised inside numpy, pandas, DuckDB, ... included) is a bug of
+    privgraph's and keeps its traceback.
     """
-    bad_input = (ValueError, KeyError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
     try:
         app()
     except Exception as err:  # noqa: BLE001 -- sorted below; anything else keeps its traceback
-        if not isinstance(err, bad_input) and type(err).__name__ != "BudgetExceeded" or not _raised_here(err):
+        if not is_bad_input(err):
             raise
-        # str() of a KeyError quotes its message; the privacy core is not imported for --help
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        typer.echo(f"privgraph: error: {message}", err=True)
+        typer.echo(f"privgraph: error: {err}", err=True)
         raise SystemExit(2) from None
 
 
-def _raised_here(err: BaseException) -> bool:
-    """Whether ``err`` was raised by privgraph's own code: the innermost frame of its
-    traceback is in this package (a builtin such as ``open`` adds no frame of its own)."""
-    import os
+#: The operating system's refusals of a path the user named: bad input whoever raised them.
+FILE_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package + os.sep)
 
+def is_bad_input(err: BaseException) -> bool:
+    """Whether ``err`` is the user's mistake (shown in one line) rather than a bug.
+
+    >>> from privgraph.validation import InvalidInput
+    >>> is_bad_input(InvalidInput("--cap must be an integer >= 1, got 0")), is_bad_input(ValueError("broadcast"))
+    (True, False)
+    """
+    from privgraph.privacy.budget import BudgetExceeded  # only once something was raised: not for --help
+    from privgraph.validation import InvalidInput
+
+    return isinstance(err, (InvalidInput, BudgetExceeded, *FILE_ERRORS))

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from privgraph.validation import InvalidInput
 
 
 def verdict(case, result) -> str:
@@ -63,7 +64,7 @@ def audit(
 
     check_options(alpha=alpha, seed=seed)
     if group not in ("all", "primitives", "estimators", "refusals"):
-        raise ValueError(f"unknown group {group!r}; choose from primitives, estimators, refusals, all")
+        raise InvalidInput(f"unknown group {group!r}; choose from primitives, estimators, refusals, all")
     console = Console()
     if not console.is_terminal:  # piped or captured (CI logs): do not squeeze to 80 columns
         console = Console(width=max(console.width, 170))

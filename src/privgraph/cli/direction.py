@@ -37,6 +37,7 @@ from rich.progress import Progress
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.outputs import check_outputs, write_atomically
+from privgraph.validation import InvalidInput, UnknownName
 
 # numpy, pandas and the estimators are imported where used: `privgraph --help` stays fast
 
@@ -69,7 +70,7 @@ def _pair_domain(path: Path, x: str, y: str):
 
     full = read_codebook(path)
     if missing := [c for c in (x, y) if c not in full.names]:
-        raise KeyError(f"columns {missing} are not in the domain codebook {str(path)!r} (its columns: {list(full.names)})")
+        raise UnknownName(f"columns {missing} are not in the domain codebook {str(path)!r} (its columns: {list(full.names)})")
     return full.project([x, y])
 
 
@@ -137,13 +138,13 @@ def direction(
 
     check_options(epsilon=epsilon, delta=delta, seed=seed)
     if x == y:
-        raise ValueError(f"--x and --y name the same column {x!r}: a direction needs two variables")
+        raise InvalidInput(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
     check_abstain(abstain_below)
     check_outputs({"--out": (out, (".json", ".csv"))}, overwrite=overwrite)
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):
-        raise ValueError("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")
+        raise InvalidInput("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")
     if domain is not None:
         domain = _pair_domain(domain, x, y)
     elif bounds is None and not infer_domain:
@@ -167,7 +168,7 @@ def direction(
     with Progress(console=console, transient=True, disable=not batch) as progress:
         task = progress.add_task("pairs", total=len(pairs))
         for i, (name, xs, ys) in enumerate(pairs):
-            model = PrivateANM(epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
+            model = PrivateANM(epsilon=epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
                                random_state=None if seed is None else seed + i)  # one noise stream per pair
             try:
                 model.fit(xs, ys, domain=domain, infer_domain=infer_domain)

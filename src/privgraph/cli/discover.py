@@ -19,6 +19,7 @@ from rich.table import Table
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+from privgraph.validation import InvalidInput
 
 
 def discover(
@@ -60,7 +61,7 @@ def discover(
                   data_seed=data_seed)
     console = Console()
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
-        raise ValueError(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
+        raise InvalidInput(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
     check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)}, overwrite=overwrite)
     with Console(stderr=True).status(f"{method}: reading {data or network}"):
         X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master)
@@ -87,7 +88,7 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
     import numpy as np
 
     if (data is None) == (network is None):
-        raise ValueError("give either a DATA file or --network NAME (exactly one)")
+        raise InvalidInput("give either a DATA file or --network NAME (exactly one)")
     if data is not None:
         from privgraph.cli.inputs import public_file
         from privgraph.data.frontdoor import open_file
@@ -96,7 +97,7 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
         dialect = None if codebook is None else codebook.dialect
         return (open_file(path, engine, dialect, spark_master=spark_master), codebook, infer_domain), None, str(data)
     if domain is not None or infer_domain:
-        raise ValueError("--domain and --infer-domain are for a DATA file; a --network has its own domain")
+        raise InvalidInput("--domain and --infer-domain are for a DATA file; a --network has its own domain")
     from privgraph.datasets import load_network, sample_frame
     from privgraph.graphs import CPDAG
 

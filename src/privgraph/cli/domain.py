@@ -17,6 +17,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.table import Table
+from privgraph.validation import InvalidInput
 
 WARNING = ("[bold red]privgraph domain reads the data and prints what it finds WITHOUT noise: "
            "for the data owner only, not for release.[/]")
@@ -35,7 +36,7 @@ def domain(
     from privgraph.outputs import check_outputs
 
     if (out is None) == (check is None):
-        raise ValueError("give --out FILE (draft a codebook) or --check CODEBOOK (check DATA), exactly one")
+        raise InvalidInput("give --out FILE (draft a codebook) or --check CODEBOOK (check DATA), exactly one")
     check_outputs({"--out": (out, (".json",))}, overwrite=overwrite)
     path = check_path(data)
     console = Console(stderr=True)

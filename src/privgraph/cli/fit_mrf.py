@@ -19,6 +19,7 @@ from rich.console import Console
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
 from privgraph.outputs import check_outputs, write_all
+from privgraph.validation import InvalidInput
 
 
 def fit_mrf(
@@ -54,7 +55,7 @@ def fit_mrf(
     check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))},
                   overwrite=overwrite)
     if engine == "spark" and (method == "psgd" or individual is not None):
-        raise ValueError("--engine spark counts tables: psgd and --individual need --engine duckdb")
+        raise InvalidInput("--engine spark counts tables: psgd and --individual need --engine duckdb")
     data, public = public_file(data, domain, infer_domain, engine)
     if infer_domain:
         console.print(INFER_NOTICE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from privgraph.validation import InvalidInput
 
 INFER_NOTICE = "[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]"
 
@@ -26,17 +27,17 @@ def public_file(data, domain, infer_domain: bool, engine: str = "duckdb"):
     >>> public_file("d.csv", "d.json", True)
     Traceback (most recent call last):
     ...
-    ValueError: give --domain or --infer-domain, not both
+    privgraph.validation.InvalidInput: give --domain or --infer-domain, not both
     """
     from privgraph.data import resolve_domain
     from privgraph.data.files import check_path
     from privgraph.data.frontdoor import check_engine
 
     if domain is not None and infer_domain:
-        raise ValueError("give --domain or --infer-domain, not both")
+        raise InvalidInput("give --domain or --infer-domain, not both")
     check_engine(engine)
     if infer_domain and engine != "duckdb":
-        raise ValueError("--infer-domain reads the file with DuckDB: use --engine duckdb")
+        raise InvalidInput("--infer-domain reads the file with DuckDB: use --engine duckdb")
     path = check_path(Path(data))
     if infer_domain:
         return path, None

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import os
 
-from privgraph.privacy.neighbours import check_count, check_delta, check_epsilon, check_share
+from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
+from privgraph.validation import InvalidInput, positive_int
 
 
 def _positive(value, flag: str) -> None:
-    check_count(value, flag, minimum=1)
+    positive_int(flag, value)
 
 
 def _non_negative(value, flag: str) -> None:
-    check_count(value, flag, minimum=0)
+    positive_int(flag, value, 0)
 
 
 #: The kind of each option, by its parameter name (the flag is ``--`` and the name with dashes).
@@ -39,11 +40,11 @@ def check_options(**values) -> None:
     >>> check_options(cap=0)
     Traceback (most recent call last):
     ...
-    ValueError: --cap must be an integer >= 1, got 0
+    privgraph.validation.InvalidInput: --cap must be an integer >= 1, got 0
     >>> check_options(orient_share=1.0)
     Traceback (most recent call last):
     ...
-    ValueError: --orient-share must lie in (0, 1), got 1.0
+    privgraph.validation.InvalidInput: --orient-share must lie in (0, 1), got 1.0
     """
     for name, value in values.items():
         if value is not None:
@@ -65,14 +66,14 @@ def check_sample_memory(samples: int, columns: int, command: str, available: int
     >>> check_sample_memory(10**12, 8, "sample", available=10**10)
     Traceback (most recent call last):
     ...
-    ValueError: --samples 1000000000000 needs about 7.2e+13 bytes (8 columns x 4 + 40 bytes a row), more than the 1e+10 bytes available: give at most 138888888 rows
+    privgraph.validation.InvalidInput: --samples 1000000000000 needs about 7.2e+13 bytes (8 columns x 4 + 40 bytes a row), more than the 1e+10 bytes available: give at most 138888888 rows
     """
     per_row = columns * BYTES_PER_VALUE[command] + BYTES_PER_ROW
     available = available_memory() if available is None else available
     if available is not None and samples * per_row > available:
-        raise ValueError(f"--samples {samples} needs about {samples * per_row:.2g} bytes ({columns} columns x "
-                         f"{BYTES_PER_VALUE[command]} + {BYTES_PER_ROW} bytes a row), more than the "
-                         f"{available:.2g} bytes available: give at most {available // per_row} rows")
+        raise InvalidInput(f"--samples {samples} needs about {samples * per_row:.2g} bytes ({columns} columns x "
+                           f"{BYTES_PER_VALUE[command]} + {BYTES_PER_ROW} bytes a row), more than the "
+                           f"{available:.2g} bytes available: give at most {available // per_row} rows")
 
 
 def available_memory() -> int | None:

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+from privgraph.validation import one_of
 
 #: ``--tree-cap``'s default: ``privgraph.release.cliques.DEFAULT_TREE_CAP`` (written out so that
 #: ``--help`` imports no numerical stack; a test holds the two equal).
@@ -69,8 +70,7 @@ def release(
     check_empty_directory(out, flag="--out", overwrite=overwrite)
     from privgraph.mrf.sampling import SAMPLE_METHODS
 
-    if sampling not in SAMPLE_METHODS:
-        raise ValueError(f"--sampling must be one of {SAMPLE_METHODS}, got {sampling!r}")
+    one_of("--sampling", sampling, SAMPLE_METHODS)
     paths = release_outputs(out, data_format)
     check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
     data, public = public_file(data, domain, infer_domain, engine)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from privgraph.validation import InvalidInput, one_of
 
 #: The scales of ``"bins": k`` (how the edges are spaced, and how values are drawn within a bin).
 SCALES = ("linear", "log")
@@ -79,17 +80,17 @@ def make_bins(bounds: tuple[float, float], count: int, scale: str = "linear") ->
     >>> make_bins((0.0, 1.0), 0)
     Traceback (most recent call last):
     ...
-    ValueError: "bins" must be a whole number from 1 to 65536, got 0
+    privgraph.validation.InvalidInput: "bins" must be a whole number from 1 to 65536, got 0
     """
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= MAX_BINS:
-        raise ValueError(f"\"bins\" must be a whole number from 1 to {MAX_BINS}, got {count!r}")
+        raise InvalidInput(f"\"bins\" must be a whole number from 1 to {MAX_BINS}, got {count!r}")
     lo, hi = float(bounds[0]), float(bounds[1])
     check_scale(scale, lo)
     edges = np.geomspace(lo, hi, int(count) + 1) if scale == "log" else np.linspace(lo, hi, int(count) + 1)
     edges[0], edges[-1] = lo, hi
     if not (np.diff(edges) > 0).all():
-        raise ValueError(f"\"bins\": {count} bins over [{lo!r}, {hi!r}] would not have strictly increasing edges "
-                         "(too narrow for floating point): expected fewer bins or wider bounds")
+        raise InvalidInput(f"\"bins\": {count} bins over [{lo!r}, {hi!r}] would not have strictly increasing edges "
+                           "(too narrow for floating point): expected fewer bins or wider bounds")
     return edges_bins(edges.tolist(), scale, explicit=False)
 
 
@@ -99,23 +100,22 @@ def edges_bins(edges: Sequence[float], scale: str = "linear", *, explicit: bool 
     >>> edges_bins([0, 1, 1, 2])
     Traceback (most recent call last):
     ...
-    ValueError: "edges" must be at least two finite numbers in strictly increasing order, got [0, 1, 1, 2]
+    privgraph.validation.InvalidInput: "edges" must be at least two finite numbers in strictly increasing order, got [0, 1, 1, 2]
     """
     ok = isinstance(edges, (list, tuple)) and len(edges) >= 2 and all(
         isinstance(e, (int, float, np.floating, np.integer)) and not isinstance(e, bool) and math.isfinite(e)
         for e in edges) and all(a < b for a, b in zip(edges, edges[1:]))
     if not ok:
-        raise ValueError(f"\"edges\" must be at least two finite numbers in strictly increasing order, got {edges!r}")
+        raise InvalidInput(f"\"edges\" must be at least two finite numbers in strictly increasing order, got {edges!r}")
     check_scale(scale, float(edges[0]))
     return Bins(tuple(float(e) for e in edges), scale, explicit)
 
 
 def check_scale(scale, lo: float) -> str:
     """``scale`` if it is one of :data:`SCALES` (``"log"`` only over positive values)."""
-    if scale not in SCALES:
-        raise ValueError(f"\"scale\" must be one of {list(SCALES)}, got {scale!r}")
+    one_of('"scale"', scale, list(SCALES))
     if scale == "log" and not lo > 0:
-        raise ValueError(f"\"scale\": \"log\" needs a lower bound above 0, got {lo!r}")
+        raise InvalidInput(f"\"scale\": \"log\" needs a lower bound above 0, got {lo!r}")
     return scale
 
 

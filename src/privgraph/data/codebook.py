@@ -53,6 +53,7 @@ from typing import Any, Mapping
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.records import Dialect
+from privgraph.validation import InvalidInput
 
 #: The ``format`` value and the current ``version`` of a codebook.
 FORMAT, VERSION = "privgraph-domain", 1
@@ -115,23 +116,23 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     ...     "columns": [{"name": "s", "kind": "ordinal"}]}, source="d.json")
     Traceback (most recent call last):
     ...
-    ValueError: d.json: column 's' (ordinal) needs "levels": a non-empty list in order
+    privgraph.validation.InvalidInput: d.json: column 's' (ordinal) needs "levels": a non-empty list in order
     """
     if not isinstance(codebook, Mapping):
-        raise ValueError(f"{source}: a codebook must be a JSON object, got {type(codebook).__name__}")
+        raise InvalidInput(f"{source}: a codebook must be a JSON object, got {type(codebook).__name__}")
     if codebook.get("format") != FORMAT:
-        raise ValueError(f"{source}: not a privgraph domain codebook (\"format\" must be {FORMAT!r}, "
-                         f"got {codebook.get('format')!r}); draft one with `privgraph domain DATA --out FILE`")
+        raise InvalidInput(f"{source}: not a privgraph domain codebook (\"format\" must be {FORMAT!r}, "
+                           f"got {codebook.get('format')!r}); draft one with `privgraph domain DATA --out FILE`")
     if codebook.get("version") != VERSION:
-        raise ValueError(f"{source}: codebook version {codebook.get('version')!r} is not supported "
-                         f"(this privgraph reads version {VERSION})")
+        raise InvalidInput(f"{source}: codebook version {codebook.get('version')!r} is not supported "
+                           f"(this privgraph reads version {VERSION})")
     entries = codebook.get("columns")
     if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{source}: \"columns\" must be a non-empty list")
+        raise InvalidInput(f"{source}: \"columns\" must be a non-empty list")
     specs = [_column(entry, i, source) for i, entry in enumerate(entries)]
     names = [s[0] for s in specs]
     if dup := sorted({n for n in names if names.count(n) > 1}):
-        raise ValueError(f"{source}: duplicate column names {dup}")
+        raise InvalidInput(f"{source}: duplicate column names {dup}")
     dialect = Dialect.from_codebook(codebook.get("csv"), source, names) if "csv" in codebook else None
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
                   tuple(s[3] for s in specs), tuple(s[4] for s in specs),
@@ -140,33 +141,33 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
 
 def _column(entry, i: int, source: str):
     if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) or not entry["name"]:
-        raise ValueError(f"{source}: column {i} must be an object with a non-empty \"name\"")
+        raise InvalidInput(f"{source}: column {i} must be an object with a non-empty \"name\"")
     name, kind_name = entry["name"], entry.get("kind")
     if kind_name not in KIND_NAMES:
-        raise ValueError(f"{source}: column {name!r} has kind {kind_name!r}; expected one of "
-                         "'nominal', 'ordinal', 'continuous'")
+        raise InvalidInput(f"{source}: column {name!r} has kind {kind_name!r}; expected one of "
+                           "'nominal', 'ordinal', 'continuous'")
     kind = KIND_NAMES[kind_name]
     if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description"} - set(BIN_KEYS)):
-        raise ValueError(f"{source}: column {name!r} has unknown keys {unknown}")
+        raise InvalidInput(f"{source}: column {name!r} has unknown keys {unknown}")
     if kind is Kind.CONTINUOUS:
         if "levels" in entry:
-            raise ValueError(f"{source}: column {name!r} is continuous: it takes \"bounds\", not \"levels\"")
+            raise InvalidInput(f"{source}: column {name!r} is continuous: it takes \"bounds\", not \"levels\"")
         bins = _bins(entry, name, source)
         bounds = _bounds(entry.get("bounds"), name, source) if bins is None or "bounds" in entry else bins.bounds
         if bins is not None and bounds != bins.bounds:
-            raise ValueError(f"{source}: column {name!r} has \"edges\" from {bins.bounds[0]:g} to {bins.bounds[1]:g} "
-                             f"but \"bounds\" {list(bounds)}: expected the first and last edge to be the bounds")
+            raise InvalidInput(f"{source}: column {name!r} has \"edges\" from {bins.bounds[0]:g} to {bins.bounds[1]:g} "
+                               f"but \"bounds\" {list(bounds)}: expected the first and last edge to be the bounds")
         return name, kind, 0 if bins is None else bins.count, (), bounds, bins
     levels = entry.get("levels")
     if not isinstance(levels, list) or not levels:
-        raise ValueError(f"{source}: column {name!r} ({kind_name}) needs \"levels\": a non-empty list in order")
+        raise InvalidInput(f"{source}: column {name!r} ({kind_name}) needs \"levels\": a non-empty list in order")
     if bad := [v for v in levels if not isinstance(v, (str, int, float, bool)) or v != v]:
-        raise ValueError(f"{source}: column {name!r} has levels {bad} that are not strings, numbers or booleans")
+        raise InvalidInput(f"{source}: column {name!r} has levels {bad} that are not strings, numbers or booleans")
     keys = [level_text(v) for v in levels]
     if dup := sorted({k for k in keys if keys.count(k) > 1}):
-        raise ValueError(f"{source}: column {name!r} repeats levels {dup}")
+        raise InvalidInput(f"{source}: column {name!r} repeats levels {dup}")
     if given := [k for k in ("bounds", *BIN_KEYS) if k in entry]:
-        raise ValueError(f"{source}: column {name!r} is {kind_name}: it takes \"levels\", not \"{given[0]}\"")
+        raise InvalidInput(f"{source}: column {name!r} is {kind_name}: it takes \"levels\", not \"{given[0]}\"")
     return name, kind, len(levels), tuple(levels), None, None
 
 
@@ -180,21 +181,21 @@ def _bins(entry: Mapping, name: str, source: str):
 
     where = f"{source}: column {name!r}"
     if "bins" in entry and "edges" in entry:
-        raise ValueError(f"{where} gives both \"bins\" and \"edges\": expected one of them")
+        raise InvalidInput(f"{where} gives both \"bins\" and \"edges\": expected one of them")
     scale = entry.get("scale", "linear")
     try:
         if "edges" in entry:
             return edges_bins(entry["edges"], scale)
         if "bins" not in entry:
             if "scale" in entry:
-                raise ValueError("\"scale\" needs \"bins\": k (or \"edges\")")
+                raise InvalidInput("\"scale\" needs \"bins\": k (or \"edges\")")
             return None
         if entry.get("bounds") is None:
-            raise ValueError(f"\"bins\": {entry['bins']!r} needs \"bounds\": [lo, hi] (or give \"edges\")")
+            raise InvalidInput(f"\"bins\": {entry['bins']!r} needs \"bounds\": [lo, hi] (or give \"edges\")")
         return make_bins(_bounds(entry["bounds"], name, source), entry["bins"], scale)
     except ValueError as err:
         text = str(err)
-        raise ValueError(text if text.startswith(source) else f"{where}: {text}") from None
+        raise InvalidInput(text if text.startswith(source) else f"{where}: {text}") from None
 
 
 def _bins_entry(bins) -> dict:
@@ -210,7 +211,7 @@ def _bounds(bounds, name: str, source: str):
     ok = isinstance(bounds, list) and len(bounds) == 2 and all(
         isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b) for b in bounds)
     if not ok or not bounds[0] < bounds[1]:
-        raise ValueError(f"{source}: column {name!r} needs \"bounds\": [lo, hi] with finite lo < hi, got {bounds!r}")
+        raise InvalidInput(f"{source}: column {name!r} needs \"bounds\": [lo, hi] with finite lo < hi, got {bounds!r}")
     return float(bounds[0]), float(bounds[1])
 
 
@@ -259,13 +260,13 @@ def read_codebook(path) -> Domain:
     """
     p = Path(os.fspath(path))
     if p.is_dir():
-        raise ValueError(f"domain codebook {str(p)!r} is a directory, not a JSON file")
+        raise InvalidInput(f"domain codebook {str(p)!r} is a directory, not a JSON file")
     if not p.is_file():
         raise FileNotFoundError(f"no such domain codebook: {str(p)!r} (draft one with `privgraph domain DATA --out {p.name}`)")
     try:
         obj = json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"domain codebook {str(p)!r} is not valid JSON: {err}") from None
+        raise InvalidInput(f"domain codebook {str(p)!r} is not valid JSON: {err}") from None
     return domain_from_codebook(obj, source=str(p))
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
+from privgraph.validation import InvalidInput, UnknownName
 
 
 class Kind(enum.Enum):
@@ -56,9 +57,9 @@ class Domain:
     def __post_init__(self):
         if len(set(self.names)) != len(self.names):
             dup = sorted({n for n in self.names if self.names.count(n) > 1})
-            raise ValueError(f"duplicate column names {dup}")
+            raise InvalidInput(f"duplicate column names {dup}")
         if len(self.sizes) != len(self.names):
-            raise ValueError(f"got {len(self.sizes)} sizes for {len(self.names)} names")
+            raise InvalidInput(f"got {len(self.sizes)} sizes for {len(self.names)} names")
         if not self.kinds:
             object.__setattr__(self, "kinds", tuple(Kind.CATEGORICAL for _ in self.names))
         if not self.levels:
@@ -66,11 +67,11 @@ class Domain:
         if not self.bounds:
             object.__setattr__(self, "bounds", tuple(None for _ in self.names))
         if len(self.bounds) != len(self.names):
-            raise ValueError(f"got {len(self.bounds)} bounds for {len(self.names)} names")
+            raise InvalidInput(f"got {len(self.bounds)} bounds for {len(self.names)} names")
         if not self.bins:
             object.__setattr__(self, "bins", tuple(None for _ in self.names))
         if len(self.bins) != len(self.names):
-            raise ValueError(f"got {len(self.bins)} bins for {len(self.names)} names")
+            raise InvalidInput(f"got {len(self.bins)} bins for {len(self.names)} names")
         if any(b is not None for b in self.bins):
             self._check_bins()
 
@@ -81,8 +82,8 @@ class Domain:
             if bins is None:
                 continue
             if kind is not Kind.CONTINUOUS or size != bins.count:
-                raise ValueError(f"column {name!r} has {bins.count} bins: it must be continuous of size "
-                                 f"{bins.count}, got {kind.value} of size {size}")
+                raise InvalidInput(f"column {name!r} has {bins.count} bins: it must be continuous of size "
+                                   f"{bins.count}, got {kind.value} of size {size}")
             levels[i] = levels[i] or bins.labels()
             bounds[i] = bins.bounds
         object.__setattr__(self, "levels", tuple(levels))
@@ -127,7 +128,7 @@ class Domain:
 
         array = np.asarray(array)
         if array.ndim != 2 or array.shape[1] != len(names):
-            raise ValueError(
+            raise InvalidInput(
                 f"array must be 2-D with one column per name ({len(names)}), got shape {array.shape}"
             )
         frame = pd.DataFrame(array, columns=list(names))
@@ -193,12 +194,12 @@ class Domain:
         try:
             return self.names.index(name)
         except ValueError:
-            raise KeyError(f"column {name!r} not in domain {list(self.names)}") from None
+            raise UnknownName(f"column {name!r} not in domain {list(self.names)}") from None
 
     def project(self, names: Sequence[str]) -> "Domain":
         """The sub-domain over ``names`` (in the order given)."""
         if missing := [n for n in names if n not in self.names]:
-            raise KeyError(f"columns {missing} not in domain {list(self.names)}")
+            raise UnknownName(f"columns {missing} not in domain {list(self.names)}")
         idx = [self.names.index(n) for n in names]
         return Domain(
             tuple(names),
@@ -240,10 +241,10 @@ def check_countable(domain: Domain) -> Domain:
     >>> check_countable(Domain(("a", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS)))
     Traceback (most recent call last):
     ...
-    ValueError: columns ['x'] are continuous with no public bins, so they cannot be counted: give each one "bins": k (with "scale": "linear" or "log") or "edges": [...] in the codebook (docs/data.md)
+    privgraph.validation.InvalidInput: columns ['x'] are continuous with no public bins, so they cannot be counted: give each one "bins": k (with "scale": "linear" or "log") or "edges": [...] in the codebook (docs/data.md)
     """
     if cont := list(domain.uncountable_names):
-        raise ValueError(f"columns {cont} are continuous with no public bins, so they cannot be counted: give each "
-                         "one \"bins\": k (with \"scale\": \"linear\" or \"log\") or \"edges\": [...] in the codebook "
-                         "(docs/data.md)")
+        raise InvalidInput(f"columns {cont} are continuous with no public bins, so they cannot be counted: give each "
+                           "one \"bins\": k (with \"scale\": \"linear\" or \"log\") or \"edges\": [...] in the codebook "
+                           "(docs/data.md)")
     return domain

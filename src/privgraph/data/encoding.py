@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from privgraph.data.domain import Domain, Kind
+from privgraph.validation import InvalidInput, UnknownName, one_of
 
 MISSING_POLICIES = ("error", "drop")
 
@@ -37,10 +38,9 @@ def check_missing_policy(missing: str) -> str:
     >>> check_missing_policy("ignore")
     Traceback (most recent call last):
     ...
-    ValueError: missing must be one of ('error', 'drop'), got 'ignore'
+    privgraph.validation.InvalidInput: missing must be one of ('error', 'drop'), got 'ignore'
     """
-    if missing not in MISSING_POLICIES:
-        raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    one_of("missing", missing, MISSING_POLICIES)
     return missing
 
 
@@ -62,7 +62,7 @@ def infer_domain(
     >>> infer_domain(df, kinds={"age": "ordinal"})
     Traceback (most recent call last):
     ...
-    ValueError: column 'age' is declared ordinal but holds the non-numeric value 'old'; give its order with levels={'age': [...]}
+    privgraph.validation.InvalidInput: column 'age' is declared ordinal but holds the non-numeric value 'old'; give its order with levels={'age': [...]}
     """
     frame = complete_rows(frame, list(frame.columns), missing)
     kinds, levels = check_overrides(frame.columns, kinds or {}, levels or {})
@@ -101,7 +101,7 @@ def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd
     >>> complete_rows(df, ["a"], "error")
     Traceback (most recent call last):
     ...
-    ValueError: column 'a' has 1 missing value(s) (first at row 1); pass missing='drop' to drop incomplete rows (see docs/data.md for what that means for privacy)
+    privgraph.validation.InvalidInput: column 'a' has 1 missing value(s) (first at row 1); pass missing='drop' to drop incomplete rows (see docs/data.md for what that means for privacy)
     """
     check_missing_policy(missing)
     isna = frame[list(names)].isna()
@@ -111,7 +111,7 @@ def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd
         return frame.loc[~isna.any(axis=1).to_numpy()]
     name = next(c for c in isna.columns if isna[c].any())
     first = int(np.flatnonzero(isna[name].to_numpy())[0])
-    raise ValueError(
+    raise InvalidInput(
         f"column {name!r} has {int(isna[name].sum())} missing value(s) (first at row {first}); "
         "pass missing='drop' to drop incomplete rows (see docs/data.md for what that means "
         "for privacy)"
@@ -122,7 +122,7 @@ def infer_column(name: str, values: pd.Series, kind, levels) -> tuple[Kind, tupl
     """(kind, levels, size) of one complete column; ``kind``/``levels`` may be None."""
     kind = parse_kind(name, kind) if kind is not None else _natural_kind(values)
     if levels is not None and kind is Kind.CONTINUOUS:
-        raise ValueError(f"column {name!r} is continuous: it takes no levels (make it ordinal to give them)")
+        raise InvalidInput(f"column {name!r} is continuous: it takes no levels (make it ordinal to give them)")
     if levels is not None:
         return kind, _check_given_levels(name, values, levels), len(levels)
     if kind is Kind.CONTINUOUS:
@@ -160,7 +160,7 @@ def _natural_levels(name: str, values: pd.Series, kind: Kind) -> tuple:
 def _numeric_text_order(name: str, unique) -> tuple:
     numbers = pd.to_numeric(pd.Series(unique, dtype=object), errors="coerce")
     if bad := [v for v, x in zip(unique, numbers) if pd.isna(x)]:
-        raise ValueError(
+        raise InvalidInput(
             f"column {name!r} is declared ordinal but holds the non-numeric value {bad[0]!r}; "
             f"give its order with levels={{{name!r}: [...]}}"
         )
@@ -170,12 +170,12 @@ def _numeric_text_order(name: str, unique) -> tuple:
 def _check_given_levels(name: str, values: pd.Series, levels: Sequence) -> tuple:
     levels = tuple(levels)
     if len(set(levels)) != len(levels):
-        raise ValueError(f"levels of column {name!r} repeat a value: {list(levels)}")
+        raise InvalidInput(f"levels of column {name!r} repeat a value: {list(levels)}")
     if not levels:
-        raise ValueError(f"levels of column {name!r} are empty")
+        raise InvalidInput(f"levels of column {name!r} are empty")
     known = set(levels)
     if unknown := [v for v in pd.unique(values.to_numpy()) if v not in known]:
-        raise ValueError(
+        raise InvalidInput(
             f"column {name!r} holds value(s) {unknown[:5]} not among its levels {list(levels)}"
         )
     return levels
@@ -183,10 +183,10 @@ def _check_given_levels(name: str, values: pd.Series, levels: Sequence) -> tuple
 
 def _check_not_constant(name: str, found) -> None:
     if len(found) == 0:
-        raise ValueError(f"column {name!r} has no values (no complete rows)")
+        raise InvalidInput(f"column {name!r} has no values (no complete rows)")
     if len(found) == 1:
         only = found[0]
-        raise ValueError(
+        raise InvalidInput(
             f"column {name!r} has one value only ({only!r}): it carries no information; "
             f"drop it, or give its levels with levels={{{name!r}: [...]}}"
         )
@@ -199,7 +199,7 @@ def parse_kind(name: str, kind) -> Kind:
     try:
         return Kind(str(kind).lower())
     except ValueError:
-        raise ValueError(
+        raise InvalidInput(
             f"kind of column {name!r} must be one of {[k.value for k in Kind]}, got {kind!r}"
         ) from None
 
@@ -209,7 +209,7 @@ def check_overrides(columns, kinds: Mapping, levels: Mapping) -> tuple[dict, dic
     cols = [str(c) for c in columns]
     for what, given in (("kinds", kinds), ("levels", levels)):
         if unknown := sorted(set(map(str, given)) - set(cols)):
-            raise KeyError(f"{what} names columns {unknown} not in the data {cols}")
+            raise UnknownName(f"{what} names columns {unknown} not in the data {cols}")
     return dict(kinds), dict(levels)
 
 
@@ -231,9 +231,9 @@ def encode(frame: pd.DataFrame, domain: Domain, *, missing: str = "error") -> np
     """
     names = list(domain.names)
     if absent := [n for n in names if n not in frame.columns]:
-        raise KeyError(f"columns {absent} of the domain are not in the data {list(frame.columns)}")
+        raise UnknownName(f"columns {absent} of the domain are not in the data {list(frame.columns)}")
     if continuous := list(domain.uncountable_names):
-        raise ValueError(
+        raise InvalidInput(
             f"columns {continuous} are continuous with no public bins: counts need discrete or binned columns; "
             "leave them out with domain.project(domain.discrete_names)"
         )
@@ -250,7 +250,7 @@ def _bin_codes_of(name: str, values: pd.Series, bins) -> np.ndarray:
     codes = bin_codes(values, bins)
     if (codes < 0).any():
         bad = values.to_numpy()[np.flatnonzero(codes < 0)[0]]
-        raise ValueError(f"column {name!r} holds value {bad!r}, which is not a finite number (its bins need one)")
+        raise InvalidInput(f"column {name!r} holds value {bad!r}, which is not a finite number (its bins need one)")
     return codes
 
 
@@ -260,7 +260,7 @@ def _codes_of(name: str, values: pd.Series, levels: tuple) -> np.ndarray:
     codes = pd.Index(levels).get_indexer(values.to_numpy())
     if (codes < 0).any():
         bad = values.to_numpy()[np.flatnonzero(codes < 0)[0]]
-        raise ValueError(f"column {name!r} holds value {bad!r} not among its levels {list(levels)}")
+        raise InvalidInput(f"column {name!r} holds value {bad!r} not among its levels {list(levels)}")
     return codes
 
 

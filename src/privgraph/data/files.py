@@ -11,6 +11,7 @@ import pandas as pd
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import check_missing_policy, check_overrides, infer_column, parse_kind
 from privgraph.data.records import VALID, Dialect, check_csv_file, header_of, records_query
+from privgraph.validation import InvalidInput, UnknownName
 
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL", "DECIMAL")
 
@@ -30,7 +31,7 @@ def check_path(path) -> Path:
     if not p.is_file():
         raise FileNotFoundError(f"no such data file: {str(p)!r}")
     if file_format(p) is None:
-        raise ValueError(f"data file {str(p)!r} must end in .csv or .parquet")
+        raise InvalidInput(f"data file {str(p)!r} must end in .csv or .parquet")
     return p
 
 
@@ -43,8 +44,8 @@ def file_columns(path: Path, dialect: Dialect | None = None) -> list[str]:
         try:
             return list(pq.read_schema(path).names)
         except (pa.ArrowException, OSError) as err:  # the file's bytes, not a bug: one line naming it
-            raise ValueError(f"data file {str(path)!r} is not a Parquet file pyarrow can read "
-                             f"({type(err).__name__}); expected a Parquet file or a .csv name") from None
+            raise InvalidInput(f"data file {str(path)!r} is not a Parquet file pyarrow can read "
+                               f"({type(err).__name__}); expected a Parquet file or a .csv name") from None
     return header_of(path, dialect or Dialect())
 
 
@@ -100,7 +101,7 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
         return pd.read_parquet(path, columns=None if columns is None else list(columns))
     names = file_columns(path, dialect) if columns is None else list(columns)
     if with_valid and not as_text:
-        raise ValueError("with_valid reads the values as text: pass as_text=True")
+        raise InvalidInput("with_valid reads the values as text: pass as_text=True")
     con = connect(csv_columns=len(names))
     source = csv_records(path, names, dialect, typed=not as_text, con=con)
     select = ", ".join([quote(n) for n in names] + ([VALID] if with_valid else []))
@@ -135,7 +136,7 @@ def duckdb_source(path: Path, names: Sequence[str] = (), *, row_numbers: bool = 
         extra = ", file_row_number = true" if row_numbers else ""
         return f"read_parquet({sql_literal(path)}{extra})"
     if row_numbers:
-        raise ValueError(
+        raise InvalidInput(
             f"row selections need row numbers, which DuckDB gives for Parquet only; "
             f"convert {str(path)!r} to Parquet or count the whole file and sub-sample the table"
         )
@@ -196,7 +197,7 @@ def domain_of_file(
     have = file_columns(path, dialect)
     names = list(columns) if columns is not None else have
     if unknown := [n for n in names if n not in have]:
-        raise KeyError(f"columns {unknown} not in {str(path)!r} (columns: {have})")
+        raise UnknownName(f"columns {unknown} not in {str(path)!r} (columns: {have})")
     con = connection or connect(csv_columns=len(names) if file_format(path) == "csv" else 0)
     source = duckdb_source(path, names, con=con, dialect=dialect)
     types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
@@ -235,7 +236,7 @@ def complete_where(names: Sequence[str], null_counts: Sequence[int], missing: st
     q = quote_name or quote
     if missing == "error" and any(null_counts):
         name, k = next((n, c) for n, c in zip(names, null_counts) if c)
-        raise ValueError(
+        raise InvalidInput(
             f"column {name!r} has {k} missing value(s); pass missing='drop' to drop incomplete "
             "rows (see docs/data.md for what that means for privacy)"
         )

@@ -50,12 +50,13 @@ from privgraph.data.bins import bin_codes
 from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import dtype_levels
 from privgraph.data.engines.spark_engine import spark_session
+from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: Policies for missing and out-of-domain values.
 INVALID_POLICIES = ("drop", "recode")
 
 
-class DomainRequired(ValueError):
+class DomainRequired(InvalidInput):
     """A run was given data but no public domain (raised before any value is read)."""
 
 
@@ -80,18 +81,17 @@ def check_invalid(invalid: str | None, neighbours) -> str:
     >>> check_invalid("drop", Neighbours.REPLACE_ONE)
     Traceback (most recent call last):
     ...
-    ValueError: invalid='drop' changes the number of rows, which replace-one neighbours keep public; use invalid='recode' (or add/remove neighbours)
+    privgraph.validation.InvalidInput: invalid='drop' changes the number of rows, which replace-one neighbours keep public; use invalid='recode' (or add/remove neighbours)
     """
     from privgraph.privacy.neighbours import Neighbours
 
     neighbours = Neighbours.parse(neighbours)
     if invalid is None:
         return "drop" if neighbours is Neighbours.ADD_REMOVE else "recode"
-    if invalid not in INVALID_POLICIES:
-        raise ValueError(f"invalid must be one of {INVALID_POLICIES}, got {invalid!r}")
+    one_of("invalid", invalid, INVALID_POLICIES)
     if invalid == "drop" and neighbours is Neighbours.REPLACE_ONE:
-        raise ValueError("invalid='drop' changes the number of rows, which replace-one neighbours keep "
-                         "public; use invalid='recode' (or add/remove neighbours)")
+        raise InvalidInput("invalid='drop' changes the number of rows, which replace-one neighbours keep "
+                           "public; use invalid='recode' (or add/remove neighbours)")
     return invalid
 
 
@@ -162,7 +162,7 @@ def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequenc
     if isinstance(X, (str, os.PathLike)):
         return Domain.from_path(X, missing="drop")
     if frame is None:
-        raise ValueError("infer_domain works on a DataFrame, an array with names or a file; give this data a domain")
+        raise InvalidInput("infer_domain works on a DataFrame, an array with names or a file; give this data a domain")
     return Domain.from_frame(frame, missing="drop")
 
 
@@ -176,11 +176,11 @@ def _as_frame_or_none(X, names):
     else:
         array = np.asarray(X)
         if array.ndim != 2 or array.shape[1] != len(names):
-            raise ValueError(f"an array needs 2 dimensions and one name per column ({len(names)}), "
-                             f"got shape {array.shape}")
+            raise InvalidInput(f"an array needs 2 dimensions and one name per column ({len(names)}), "
+                               f"got shape {array.shape}")
         frame = pd.DataFrame(array, columns=[str(n) for n in names])
     if frame.columns.duplicated().any():
-        raise ValueError(f"duplicate column names {sorted(set(map(str, frame.columns[frame.columns.duplicated()])))}")
+        raise InvalidInput(f"duplicate column names {sorted(set(map(str, frame.columns[frame.columns.duplicated()])))}")
     return frame
 
 
@@ -192,7 +192,7 @@ def _domain_from_dtypes(frame) -> Domain:
     for c in frame.columns:
         lv = dtype_levels(frame[c])
         if not lv:
-            raise ValueError(f"column {str(c)!r} is a Categorical with no categories")
+            raise InvalidInput(f"column {str(c)!r} is a Categorical with no categories")
         ordered = isinstance(frame[c].dtype, pd.CategoricalDtype) and frame[c].dtype.ordered
         names.append(str(c))
         sizes.append(len(lv))
@@ -291,7 +291,7 @@ def check_type_can_match(name: str, dtype, levels: Sequence) -> None:
     >>> check_type_can_match("s", pd.Series([0, 1]).dtype, ("low", "high"))
     Traceback (most recent call last):
     ...
-    ValueError: column 's' holds int64 values, which can never spell one of its levels ['low', 'high']: give the column its labels (or a Categorical), or a codebook whose levels are those numbers
+    privgraph.validation.InvalidInput: column 's' holds int64 values, which can never spell one of its levels ['low', 'high']: give the column its labels (or a Categorical), or a codebook whose levels are those numbers
     >>> check_type_can_match("s", pd.Series([0, 1]).dtype, ("0", "1")), check_type_can_match("b", bool, ("True", "False"))
     (None, None)
     """
@@ -308,9 +308,9 @@ def check_type_can_match(name: str, dtype, levels: Sequence) -> None:
     else:
         return
     if not possible:
-        raise ValueError(f"column {name!r} holds {dtype} values, which can never spell one of its levels "
-                         f"{list(levels)}: give the column its labels (or a Categorical), or a codebook whose "
-                         "levels are those numbers")
+        raise InvalidInput(f"column {name!r} holds {dtype} values, which can never spell one of its levels "
+                           f"{list(levels)}: give the column its labels (or a Categorical), or a codebook whose "
+                           "levels are those numbers")
 
 
 def _is_number(text: str) -> bool:
@@ -333,10 +333,10 @@ def public_codes(codes, domain: Domain, invalid: str) -> np.ndarray:
     """
     codes = np.asarray(codes)
     if codes.ndim != 2 or codes.shape[1] != len(domain.names):
-        raise ValueError(f"codes must have shape (rows, {len(domain.names)}) for domain {list(domain.names)}, "
-                         f"got {codes.shape}")
+        raise InvalidInput(f"codes must have shape (rows, {len(domain.names)}) for domain {list(domain.names)}, "
+                           f"got {codes.shape}")
     if not np.issubdtype(codes.dtype, np.integer):
-        raise ValueError(f"codes must be integers, got dtype {codes.dtype}")
+        raise InvalidInput(f"codes must be integers, got dtype {codes.dtype}")
     codes = codes.astype(np.int64)
     bad = (codes < 0) | (codes >= np.asarray(domain.sizes, dtype=np.int64))
     if invalid == "drop":
@@ -350,13 +350,13 @@ def check_columns_present(columns, names: Sequence[str], what: str = "the data")
     >>> check_columns_present(["a", "b"], ["a", "c"], "'d.csv'")
     Traceback (most recent call last):
     ...
-    KeyError: "column 'c' is not in 'd.csv' (its columns: a, b)"
+    privgraph.validation.UnknownName: column 'c' is not in 'd.csv' (its columns: a, b)
     """
     have = [str(c) for c in columns]
     if missing := [n for n in names if n not in have]:
         listed = ", ".join(have[:20]) + (", ..." if len(have) > 20 else "")
         which = f"column {missing[0]!r} is" if len(missing) == 1 else f"columns {missing} are"
-        raise KeyError(f"{which} not in {what} (its columns: {listed})")
+        raise UnknownName(f"{which} not in {what} (its columns: {listed})")
 
 
 def read_frame(path, domain: Domain, extra: Sequence[str] = (), *, with_valid: bool = False) -> "pd.DataFrame":  # noqa: F821
@@ -393,7 +393,7 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
 
     if isinstance(X, CountEngine):
         if domain is not None:
-            raise ValueError("a count engine carries its own domain: do not pass domain= as well")
+            raise InvalidInput("a count engine carries its own domain: do not pass domain= as well")
         return X
     invalid = check_invalid(invalid, neighbours)
     domain = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
@@ -410,7 +410,7 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
         return coded_spark_engine(X, domain, invalid)
     frame = _as_frame_or_none(X, names)
     if frame is None:
-        raise ValueError("X must be a DataFrame, a 2-D array with names=[...], a CSV/Parquet path or a count engine")
+        raise InvalidInput("X must be a DataFrame, a 2-D array with names=[...], a CSV/Parquet path or a count engine")
     return NumpyEngine(domain, encode_public(frame, domain, invalid))
 
 
@@ -423,10 +423,9 @@ def check_engine(engine: str) -> str:
     >>> check_engine("polars")
     Traceback (most recent call last):
     ...
-    ValueError: --engine must be one of ('duckdb', 'spark'), got 'polars'
+    privgraph.validation.InvalidInput: --engine must be one of ('duckdb', 'spark'), got 'polars'
     """
-    if engine not in ENGINES:
-        raise ValueError(f"--engine must be one of {ENGINES}, got {engine!r}")
+    one_of("--engine", engine, ENGINES)
     return engine
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.privacy.moments import Moments
+from privgraph.validation import InvalidInput
 
 #: Rows scaled and multiplied at a time in memory (bounds the float copy to about 8 d MB).
 BLOCK_ROWS = 1 << 20
@@ -51,17 +52,17 @@ def moment_scaling(domain: Domain, *, need_bounds: bool = True) -> tuple[np.ndar
     >>> moment_scaling(Domain(("z", "w"), (3, 4)))
     Traceback (most recent call last):
     ...
-    ValueError: columns ['z', 'w'] are nominal with 3 or more levels: the Fisher-z test needs ordered values (make them ordinal in the codebook if their levels have an order, or drop them); use ci_test='g' for nominal tables
+    privgraph.validation.InvalidInput: columns ['z', 'w'] are nominal with 3 or more levels: the Fisher-z test needs ordered values (make them ordinal in the codebook if their levels have an order, or drop them); use ci_test='g' for nominal tables
     """
     nominal = [n for n, k, s in zip(domain.names, domain.kinds, domain.sizes) if k is Kind.CATEGORICAL and s > 2]
     if nominal:
-        raise ValueError(f"columns {nominal} are nominal with 3 or more levels: the Fisher-z test needs ordered "
-                         "values (make them ordinal in the codebook if their levels have an order, or drop them); "
-                         "use ci_test='g' for nominal tables")
+        raise InvalidInput(f"columns {nominal} are nominal with 3 or more levels: the Fisher-z test needs ordered "
+                           "values (make them ordinal in the codebook if their levels have an order, or drop them); "
+                           "use ci_test='g' for nominal tables")
     unbounded = [n for n, k, b in zip(domain.names, domain.kinds, domain.bounds) if k is Kind.CONTINUOUS and b is None]
     if unbounded and need_bounds:
-        raise ValueError(f"continuous columns {unbounded} need public bounds in the domain (codebook "
-                         '{"kind": "continuous", "bounds": [lo, hi]}) for a private covariance')
+        raise InvalidInput(f"continuous columns {unbounded} need public bounds in the domain (codebook "
+                           '{"kind": "continuous", "bounds": [lo, hi]}) for a private covariance')
     lo, width = [], []
     for kind, size, bounds in zip(domain.kinds, domain.sizes, domain.bounds):
         if kind is Kind.CONTINUOUS:
@@ -105,8 +106,8 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
                                                style="spark")).collect()[0]
         return moments_from_row(list(row), len(domain.names), norm)
     if hasattr(X, "counts") and not hasattr(X, "columns"):
-        raise ValueError(f"the Fisher-z test needs the records' values, not only counts from {type(X).__name__}: "
-                         "give a DataFrame, an array with names, a CSV/Parquet file or a DuckDB relation")
+        raise InvalidInput(f"the Fisher-z test needs the records' values, not only counts from {type(X).__name__}: "
+                           "give a DataFrame, an array with names, a CSV/Parquet file or a DuckDB relation")
     import pandas as pd
 
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X), columns=list(names or []))

@@ -40,6 +40,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
+from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: The encodings a dialect may name.
 ENCODINGS = ("utf-8", "latin-1")
@@ -71,7 +72,7 @@ class Dialect:
     >>> Dialect(delimiter=";;")
     Traceback (most recent call last):
     ...
-    ValueError: the CSV delimiter must be one ASCII character (not a quote, a line break or U+001F), got ';;'
+    privgraph.validation.InvalidInput: the CSV delimiter must be one ASCII character (not a quote, a line break or U+001F), got ';;'
     """
 
     delimiter: str = ","
@@ -82,15 +83,14 @@ class Dialect:
 
     def __post_init__(self):
         if not _is_mark(self.delimiter) or self.delimiter == self.quote:
-            raise ValueError("the CSV delimiter must be one ASCII character (not a quote, a line break or U+001F), "
-                             f"got {self.delimiter!r}")
+            raise InvalidInput("the CSV delimiter must be one ASCII character (not a quote, a line break or U+001F), "
+                               f"got {self.delimiter!r}")
         if self.quote is not None and not _is_mark(self.quote):
-            raise ValueError(f"the CSV quote must be one ASCII character (not a line break or U+001F) or null, "
-                             f"got {self.quote!r}")
-        if self.encoding not in ENCODINGS:
-            raise ValueError(f"the CSV encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+            raise InvalidInput(f"the CSV quote must be one ASCII character (not a line break or U+001F) or null, "
+                               f"got {self.quote!r}")
+        one_of("the CSV encoding", self.encoding, ENCODINGS)
         if not isinstance(self.header, bool):
-            raise ValueError(f"the CSV header must be true or false, got {self.header!r}")
+            raise InvalidInput(f"the CSV header must be true or false, got {self.header!r}")
 
     @classmethod
     def from_codebook(cls, spec: Mapping | None, source: str = "codebook", names: Sequence[str] = ()) -> "Dialect":
@@ -102,19 +102,19 @@ class Dialect:
         >>> Dialect.from_codebook({"sep": ";"}, "d.json")
         Traceback (most recent call last):
         ...
-        ValueError: d.json: "csv" has unknown keys ['sep']; expected delimiter, quote, encoding, header
+        privgraph.validation.InvalidInput: d.json: "csv" has unknown keys ['sep']; expected delimiter, quote, encoding, header
         """
         if spec is None:
             return cls()
         if not isinstance(spec, Mapping):
-            raise ValueError(f"{source}: \"csv\" must be an object, got {type(spec).__name__}")
+            raise InvalidInput(f"{source}: \"csv\" must be an object, got {type(spec).__name__}")
         keys = ("delimiter", "quote", "encoding", "header")
         if unknown := sorted(set(spec) - set(keys)):
-            raise ValueError(f"{source}: \"csv\" has unknown keys {unknown}; expected {', '.join(keys)}")
+            raise InvalidInput(f"{source}: \"csv\" has unknown keys {unknown}; expected {', '.join(keys)}")
         try:
             dialect = cls(**dict(spec))
         except (TypeError, ValueError) as err:
-            raise ValueError(f"{source}: {err}") from None
+            raise InvalidInput(f"{source}: {err}") from None
         return dialect if dialect.header else replace(dialect, columns=tuple(names))
 
     def to_codebook(self) -> dict | None:
@@ -196,32 +196,32 @@ def header_of(path: Path, dialect: Dialect) -> list[str]:
     >>> header_of(p, Dialect())
     Traceback (most recent call last):
     ...
-    ValueError: data file '...t.csv': its header (line 1) names a column more than once: expected each column once
+    privgraph.validation.InvalidInput: data file '...t.csv': its header (line 1) names a column more than once: expected each column once
     """
     if not dialect.header:
         if not dialect.columns:
-            raise ValueError(f"data file {str(path)!r}: a CSV dialect without a header needs a codebook naming "
-                             "the file's columns in order")
+            raise InvalidInput(f"data file {str(path)!r}: a CSV dialect without a header needs a codebook naming "
+                               "the file's columns in order")
         return list(dialect.columns)
     what = f"data file {str(path)!r}"
     with open(path, "rb") as f:
         raw = f.readline(MAX_HEADER_BYTES + 1)
     if len(raw) > MAX_HEADER_BYTES:
-        raise ValueError(f"{what}: its header (line 1) is longer than {MAX_HEADER_BYTES} bytes: expected a line naming the columns")
+        raise InvalidInput(f"{what}: its header (line 1) is longer than {MAX_HEADER_BYTES} bytes: expected a line naming the columns")
     first = raw.splitlines()[0] if raw.splitlines() else b""
     if dialect.encoding == "utf-8" and first.startswith(b"\xef\xbb\xbf"):
         first = first[3:]
     try:
         text = first.decode(dialect.encoding)
     except UnicodeDecodeError:
-        raise ValueError(f"{what}: its header (line 1) is not valid {dialect.encoding}: expected a line naming "
-                         "the columns (or give the codebook's \"csv\" its encoding)") from None
+        raise InvalidInput(f"{what}: its header (line 1) is not valid {dialect.encoding}: expected a line naming "
+                           "the columns (or give the codebook's \"csv\" its encoding)") from None
     fields = split_line(text, dialect) if text.strip() else None
     if not fields or not any(f.strip() for f in fields):
-        raise ValueError(f"{what} is empty or its header (line 1) does not parse: expected a header line naming the "
-                         f"columns, separated by {dialect.delimiter!r}")
+        raise InvalidInput(f"{what} is empty or its header (line 1) does not parse: expected a header line naming the "
+                           f"columns, separated by {dialect.delimiter!r}")
     if len(set(fields)) != len(fields):
-        raise ValueError(f"{what}: its header (line 1) names a column more than once: expected each column once")
+        raise InvalidInput(f"{what}: its header (line 1) names a column more than once: expected each column once")
     return fields
 
 
@@ -237,9 +237,9 @@ def check_header(path: Path, header: Sequence[str], names: Sequence[str]) -> Non
     """
     if missing := [n for n in names if n not in header]:
         which = f"column {missing[0]!r}" if len(missing) == 1 else f"columns {missing[:10]}"
-        raise KeyError(f"data file {str(path)!r}: its header (line 1, {len(header)} fields) does not name the "
-                       f"codebook's {which}: expected a header naming every codebook column (or header: false in "
-                       "the codebook's csv object)")
+        raise UnknownName(f"data file {str(path)!r}: its header (line 1, {len(header)} fields) does not name the "
+                          f"codebook's {which}: expected a header naming every codebook column (or header: false in "
+                          "the codebook's csv object)")
 
 
 def _rx(char: str) -> str:
@@ -334,8 +334,8 @@ def spark_records(spark, path: Path, header: Sequence[str], dialect: Dialect):
     from pyspark.sql import functions as F
 
     if dialect.encoding != "utf-8":
-        raise ValueError(f"data file {str(path)!r}: --engine spark reads UTF-8 files only; the codebook's \"csv\" "
-                         f"names {dialect.encoding!r} (use --engine duckdb, or convert the file to UTF-8)")
+        raise InvalidInput(f"data file {str(path)!r}: --engine spark reads UTF-8 files only; the codebook's \"csv\" "
+                           f"names {dialect.encoding!r} (use --engine duckdb, or convert the file to UTF-8)")
     lines = spark.read.text(str(path))
     if dialect.header:
         first = (F.input_file_block_start() == 0) & ((F.monotonically_increasing_id() % F.lit(1 << 33)) == 0)

@@ -25,6 +25,7 @@ from privgraph.data.engines.sql import (
     read_packed_rows,
     table_from_codes,
 )
+from privgraph.validation import InvalidInput
 
 _VIEW = "privgraph_relation"
 _ids = count()
@@ -61,7 +62,7 @@ class RelationEngine:
     def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
         """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
         if rows is not None:
-            raise ValueError("a DuckDB relation has no stable row numbers: row selections are not offered")
+            raise InvalidInput("a DuckDB relation has no stable row numbers: row selections are not offered")
         columns = check_columns(self.domain, columns)
         sql = group_by_query(coded_source(_VIEW, self.domain, self.invalid), columns, where=self._where)
         groups = self.relation.query(_VIEW, sql).fetchall()

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from privgraph.privacy.neighbours import check_count, check_rate
+from privgraph.privacy.neighbours import check_rate
 from privgraph.privacy.samplers import NoiseSampler, SecureSampler
+from privgraph.validation import InvalidInput, positive_int
 
 
 def poisson_rows(n: int, rate: float, *, sampler: NoiseSampler | None = None) -> np.ndarray:
@@ -43,7 +44,7 @@ def poisson_rows(n: int, rate: float, *, sampler: NoiseSampler | None = None) ->
     >>> bool((np.diff(rows) > 0).all()), 50 < len(rows) < 150
     (True, True)
     """
-    n, rate = check_count(n, "n", minimum=0), check_rate(rate)
+    n, rate = positive_int("n", n, 0), check_rate(rate)
     return np.flatnonzero(_sampler(sampler).bernoulli(rate, n))
 
 
@@ -56,11 +57,11 @@ def rows_without_replacement(n: int, m: int, *, sampler: NoiseSampler | None = N
     >>> rows_without_replacement(3, 4)
     Traceback (most recent call last):
     ...
-    ValueError: cannot draw m=4 rows without replacement from n=3
+    privgraph.validation.InvalidInput: cannot draw m=4 rows without replacement from n=3
     """
-    n, m = check_count(n, "n", minimum=0), check_count(m, "m", minimum=0)
+    n, m = positive_int("n", n, 0), positive_int("m", m, 0)
     if m > n:
-        raise ValueError(f"cannot draw m={m} rows without replacement from n={n}")
+        raise InvalidInput(f"cannot draw m={m} rows without replacement from n={n}")
     return np.sort(_sampler(sampler).choice(n, m)).astype(np.int64)
 
 
@@ -92,9 +93,9 @@ def table_without_replacement(
     >>> int(t.sum()), int(t[0, 1])
     (10, 0)
     """
-    table, m = check_table(table), check_count(m, "m", minimum=0)
+    table, m = check_table(table), positive_int("m", m, 0)
     if m > table.sum():
-        raise ValueError(f"cannot draw m={m} rows without replacement from a table of {table.sum()} rows")
+        raise InvalidInput(f"cannot draw m={m} rows without replacement from a table of {table.sum()} rows")
     return _sampler(sampler).multivariate_hypergeometric(table, m).astype(np.int64)
 
 
@@ -104,13 +105,13 @@ def check_table(table) -> np.ndarray:
     >>> check_table([[1, -1]])
     Traceback (most recent call last):
     ...
-    ValueError: a table of counts must hold non-negative integers, got min -1
+    privgraph.validation.InvalidInput: a table of counts must hold non-negative integers, got min -1
     """
     table = np.asarray(table)
     if table.size == 0 or not np.issubdtype(table.dtype, np.integer):
-        raise ValueError(f"a table of counts must be a non-empty integer array, got {table.dtype} {table.shape}")
+        raise InvalidInput(f"a table of counts must be a non-empty integer array, got {table.dtype} {table.shape}")
     if table.min() < 0:
-        raise ValueError(f"a table of counts must hold non-negative integers, got min {table.min()}")
+        raise InvalidInput(f"a table of counts must hold non-negative integers, got min {table.min()}")
     return table
 
 

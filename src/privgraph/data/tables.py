@@ -49,6 +49,7 @@ from privgraph.data.covers import LRU, Covers
 from privgraph.data.rowsets import count_rows, distinct_rows, nonempty_strata, pair_tables
 from privgraph.data.sampling import rows_without_replacement, table_without_replacement
 from privgraph.privacy import NoiseSampler
+from privgraph.validation import InvalidInput
 
 #: Largest joint table (cells) counted once and kept in memory.
 MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.engines.base)
@@ -190,7 +191,7 @@ class Tables:
         """
         sets = [tuple(S) for S in sets]
         if len({len(S) for S in sets}) > 1:
-            raise ValueError(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
+            raise InvalidInput(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
         if not sets:
             return np.zeros((0, *self.shape((x, y))), dtype=np.int64), np.zeros(0, dtype=np.int64)
         found = None if not sets[0] or self._small_joint else self._covers.strata(x, y, sets)

@@ -14,6 +14,7 @@ from importlib import resources
 
 from privgraph.datasets.bif import parse_bif, read_bif
 from privgraph.datasets.network import Network, sample, sample_frame
+from privgraph.validation import UnknownName
 
 #: Names of the bundled networks (bnlearn repository; see the package's networks/ folder).
 NETWORKS = ("asia", "cancer", "earthquake", "survey", "sachs", "child", "insurance", "alarm", "hepar2")
@@ -27,10 +28,10 @@ def load_network(name: str) -> Network:
     >>> load_network("nope")
     Traceback (most recent call last):
     ...
-    KeyError: "no bundled network 'nope'; choose one of ('asia', 'cancer', 'earthquake', 'survey', 'sachs', 'child', 'insurance', 'alarm', 'hepar2')"
+    privgraph.validation.UnknownName: no bundled network 'nope'; choose one of ('asia', 'cancer', 'earthquake', 'survey', 'sachs', 'child', 'insurance', 'alarm', 'hepar2')
     """
     if name not in NETWORKS:
-        raise KeyError(f"no bundled network {name!r}; choose one of {NETWORKS}")
+        raise UnknownName(f"no bundled network {name!r}; choose one of {NETWORKS}")
     text = resources.files("privgraph.datasets").joinpath("networks", f"{name}.bif").read_text()
     return parse_bif(text, name)
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.datasets.network import Network
+from privgraph.validation import InvalidInput
 
 _VARIABLE = re.compile(r"variable\s+([^\s{]+)\s*\{\s*type\s+discrete\s*\[\s*(\d+)\s*\]\s*\{([^}]*)\}", re.S)
 _PROBABILITY = re.compile(r"probability\s*\(\s*([^|)]+?)\s*(?:\|\s*([^)]*))?\)\s*\{([^}]*)\}", re.S)
@@ -55,15 +56,15 @@ def parse_bif(text: str, name: str = "network") -> Network:
     states = {v: tuple(_split(s)) for v, _, s in _VARIABLE.findall(text)}
     for v, k, s in _VARIABLE.findall(text):
         if int(k) != len(states[v]):
-            raise ValueError(f"variable {v!r} of {name!r} declares {k} states but lists {len(states[v])}")
+            raise InvalidInput(f"variable {v!r} of {name!r} declares {k} states but lists {len(states[v])}")
     if not states:
-        raise ValueError(f"no discrete variables found in BIF text of {name!r}")
+        raise InvalidInput(f"no discrete variables found in BIF text of {name!r}")
     names = tuple(states)
     domain = Domain(names, tuple(len(states[v]) for v in names), tuple(Kind.ORDINAL for _ in names),
                     tuple(states[v] for v in names))
     blocks = {child: (tuple(_split(par or "")), body) for child, par, body in _PROBABILITY.findall(text)}
     if missing := [v for v in names if v not in blocks]:
-        raise ValueError(f"variables {missing} of {name!r} have no probability block")
+        raise InvalidInput(f"variables {missing} of {name!r} have no probability block")
     parents = tuple(_check_parents(name, v, blocks[v][0], states) for v in names)
     cpts = tuple(_cpt(name, v, p, blocks[v][1], states) for v, p in zip(names, parents))
     return Network(name, domain, parents, cpts)
@@ -75,7 +76,7 @@ def _split(items: str) -> list[str]:
 
 def _check_parents(name: str, child: str, parents: tuple, states: dict) -> tuple:
     if unknown := [p for p in parents if p not in states]:
-        raise ValueError(f"{child!r} in {name!r} has undeclared parents {unknown}")
+        raise InvalidInput(f"{child!r} in {name!r} has undeclared parents {unknown}")
     return parents
 
 
@@ -84,13 +85,13 @@ def _cpt(name: str, child: str, parents: tuple, body: str, states: dict) -> np.n
     if table := _TABLE.search(body):
         values = np.array([float(x) for x in _split(table.group(1))])
         if values.size != np.prod(shape):
-            raise ValueError(f"table of {child!r} in {name!r} has {values.size} entries, expected {np.prod(shape)}")
+            raise InvalidInput(f"table of {child!r} in {name!r} has {values.size} entries, expected {np.prod(shape)}")
         cpt = values.reshape(shape)
     else:
         cpt = _cpt_from_rows(name, child, parents, body, states, shape)
     bad = np.abs(cpt.sum(axis=-1) - 1.0) > ROW_SUM_TOLERANCE
     if bad.any() or (cpt < 0).any():
-        raise ValueError(f"conditional table of {child!r} in {name!r} has rows that are not distributions")
+        raise InvalidInput(f"conditional table of {child!r} in {name!r} has rows that are not distributions")
     return cpt / cpt.sum(axis=-1, keepdims=True)
 
 
@@ -101,5 +102,5 @@ def _cpt_from_rows(name, child, parents, body, states, shape) -> np.ndarray:
         key = tuple(ix[s] for ix, s in zip(index, _split(config)))
         cpt[key] = [float(x) for x in _split(probs)]
     if np.isnan(cpt).any():
-        raise ValueError(f"conditional table of {child!r} in {name!r} misses parent configurations")
+        raise InvalidInput(f"conditional table of {child!r} in {name!r} misses parent configurations")
     return cpt

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privgraph.data.domain import Domain, Kind
-from privgraph.privacy.neighbours import check_count
+from privgraph.validation import positive_int
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class LinearGaussian:
         """n rows as a DataFrame (forward sampling)."""
         import pandas as pd
 
-        x = rng.standard_normal((check_count(n, "n"), len(self.names)))
+        x = rng.standard_normal((positive_int("n", n), len(self.names)))
         for j in range(len(self.names)):
             x[:, j] += x @ self.weights[:, j]  # parents come first: their columns are final
         return pd.DataFrame(x, columns=list(self.names))
@@ -64,7 +64,7 @@ def random_linear_gaussian(d: int, rng: np.random.Generator, *, expected_degree:
     >>> len(lg.names), 10 < len(lg.edges) < 40, lg.sample(5, np.random.default_rng(1)).shape
     (20, True, (5, 20))
     """
-    d = check_count(d, "d", minimum=2)
+    d = positive_int("d", d, 2)
     p = min(1.0, expected_degree / (d - 1))
     mask = np.triu(rng.uniform(size=(d, d)) < p, 1)
     lo, hi = weight_range

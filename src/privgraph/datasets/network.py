@@ -8,7 +8,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import code_dtype
-from privgraph.privacy.neighbours import check_count
+from privgraph.validation import InvalidInput, positive_int
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Network:
         while todo:
             ready = [v for v in todo if set(self.parents_of(v)) <= set(done)]
             if not ready:
-                raise ValueError(f"network {self.name!r} has a directed cycle among {todo}")
+                raise InvalidInput(f"network {self.name!r} has a directed cycle among {todo}")
             done += ready
             todo = [v for v in todo if v not in ready]
         return tuple(done)
@@ -75,7 +75,7 @@ def sample(network: Network, n: int, rng: np.random.Generator) -> np.ndarray:
     >>> x.shape, x.dtype
     ((5, 8), dtype('uint8'))
     """
-    n = check_count(n, "n", minimum=0)
+    n = positive_int("n", n, 0)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {rng!r}")
     d = network.domain

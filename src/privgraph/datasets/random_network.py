@@ -10,7 +10,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.datasets.network import Network
-from privgraph.privacy.neighbours import check_count
+from privgraph.validation import positive_int
 
 
 def random_network(d: int, rng: np.random.Generator, *, max_parents: int = 3, max_states: int = 3,
@@ -28,7 +28,7 @@ def random_network(d: int, rng: np.random.Generator, *, max_parents: int = 3, ma
     >>> len(net.domain.names), len(net.edges) > 100, net.topological_order()[0]
     (100, True, 'v0')
     """
-    d = check_count(d, "d", minimum=1)
+    d = positive_int("d", d)
     names = tuple(f"v{i}" for i in range(d))
     sizes = tuple(int(s) for s in rng.integers(2, max_states + 1, size=d))
     parents, cpts = [], []

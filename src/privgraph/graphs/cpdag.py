@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import networkx as nx
 import numpy as np
+from privgraph.validation import InvalidInput, UnknownName
 
 Edge = tuple[str, str]
 
@@ -52,7 +53,7 @@ class CPDAG:
     >>> CPDAG(["a", "b"], directed=[("a", "x")])
     Traceback (most recent call last):
     ...
-    ValueError: directed edge ('a', 'x') names unknown node 'x'; nodes are ('a', 'b')
+    privgraph.validation.InvalidInput: directed edge ('a', 'x') names unknown node 'x'; nodes are ('a', 'b')
     """
 
     __slots__ = ("_nodes", "_index", "_directed", "_undirected", "_parents", "_children", "_neighbours")
@@ -78,21 +79,21 @@ class CPDAG:
     def _check_edge(self, edge, kind: str) -> Edge:
         pair = tuple(edge) if isinstance(edge, (tuple, list)) else None
         if pair is None or len(pair) != 2:
-            raise ValueError(f"{kind} edge {edge!r} is not a pair of node names")
+            raise InvalidInput(f"{kind} edge {edge!r} is not a pair of node names")
         edge = pair
         for v in edge:
             if v not in self._index:
-                raise ValueError(f"{kind} edge {edge!r} names unknown node {v!r}; nodes are {self._nodes}")
+                raise InvalidInput(f"{kind} edge {edge!r} names unknown node {v!r}; nodes are {self._nodes}")
         if edge[0] == edge[1]:
-            raise ValueError(f"{kind} edge {edge!r} is a self-loop")
+            raise InvalidInput(f"{kind} edge {edge!r} is a self-loop")
         return edge
 
     def _check_one_edge_per_pair(self) -> None:
         for a, b in self._directed:
             if (b, a) in self._directed:
-                raise ValueError(f"edges {(a, b)!r} and {(b, a)!r} are both directed; use one undirected edge")
+                raise InvalidInput(f"edges {(a, b)!r} and {(b, a)!r} are both directed; use one undirected edge")
             if frozenset((a, b)) in self._undirected:
-                raise ValueError(f"edge {(a, b)!r} is given both directed and undirected")
+                raise InvalidInput(f"edge {(a, b)!r} is given both directed and undirected")
 
     # ----- construction from other representations
 
@@ -123,7 +124,7 @@ class CPDAG:
         from privgraph.graphs.orient import apply_meek_rules, v_structures
 
         if not isinstance(dag, nx.DiGraph) or not nx.is_directed_acyclic_graph(dag):
-            raise ValueError(f"dag must be a networkx DiGraph without directed cycles, got {dag!r}")
+            raise InvalidInput(f"dag must be a networkx DiGraph without directed cycles, got {dag!r}")
         arcs = v_structures(dag)
         rest = [(a, b) for a, b in dag.edges if (a, b) not in arcs]
         return apply_meek_rules(cls(tuple(dag.nodes), directed=arcs, undirected=rest))
@@ -172,7 +173,7 @@ class CPDAG:
         >>> CPDAG.from_adjacency([[0, 2], [0, 0]], ["a", "b"])
         Traceback (most recent call last):
         ...
-        ValueError: adjacency matrix must hold only 0 and 1, got values [2]
+        privgraph.validation.InvalidInput: adjacency matrix must hold only 0 and 1, got values [2]
         """
         nodes = _check_nodes(nodes)
         a = _check_adjacency(matrix, nodes)
@@ -207,7 +208,7 @@ class CPDAG:
 
     def _check_node(self, node: str) -> None:
         if node not in self._index:
-            raise KeyError(f"node {node!r} not in graph; nodes are {self._nodes}")
+            raise UnknownName(f"node {node!r} not in graph; nodes are {self._nodes}")
 
     def parents(self, node: str) -> tuple[str, ...]:
         """The nodes ``p`` with ``p -> node``, in node order."""
@@ -324,7 +325,7 @@ class CPDAG:
         arcs = set(map(tuple, arcs))
         pairs = {frozenset(e) for e in arcs}
         if stray := [e for e in arcs if frozenset(e) not in self._undirected]:
-            raise ValueError(f"cannot orient {sorted(stray)}: not undirected edges of this graph")
+            raise InvalidInput(f"cannot orient {sorted(stray)}: not undirected edges of this graph")
         undirected = [tuple(e) for e in self._undirected if e not in pairs]
         return CPDAG(self._nodes, directed=self._directed | arcs, undirected=undirected)
 
@@ -364,28 +365,28 @@ class CPDAG:
 
 def _check_nodes(nodes: Sequence[str]) -> tuple[str, ...]:
     if isinstance(nodes, str):
-        raise ValueError(f"nodes must be a sequence of names, got the string {nodes!r}")
+        raise InvalidInput(f"nodes must be a sequence of names, got the string {nodes!r}")
     nodes = tuple(nodes)
     if bad := [v for v in nodes if not isinstance(v, str)]:
-        raise ValueError(f"node names must be strings, got {bad!r}")
+        raise InvalidInput(f"node names must be strings, got {bad!r}")
     if len(set(nodes)) != len(nodes):
         repeated = sorted({v for v in nodes if nodes.count(v) > 1})
-        raise ValueError(f"node names must be unique, got {repeated} more than once")
+        raise InvalidInput(f"node names must be unique, got {repeated} more than once")
     return nodes
 
 
 def _check_adjacency(matrix, nodes: tuple[str, ...]) -> np.ndarray:
     a = np.asarray(matrix)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"adjacency matrix must be square, got shape {a.shape}")
+        raise InvalidInput(f"adjacency matrix must be square, got shape {a.shape}")
     if a.shape[0] != len(nodes):
-        raise ValueError(f"adjacency matrix is {a.shape[0]}x{a.shape[0]} but {len(nodes)} nodes were given")
+        raise InvalidInput(f"adjacency matrix is {a.shape[0]}x{a.shape[0]} but {len(nodes)} nodes were given")
     if a.dtype.kind not in "biuf":
-        raise ValueError(f"adjacency matrix must be numeric 0/1, got dtype {a.dtype}")
+        raise InvalidInput(f"adjacency matrix must be numeric 0/1, got dtype {a.dtype}")
     if not np.isin(a, (0, 1)).all():
         bad = sorted({v.item() for v in a[~np.isin(a, (0, 1))]})
-        raise ValueError(f"adjacency matrix must hold only 0 and 1, got values {bad}")
+        raise InvalidInput(f"adjacency matrix must hold only 0 and 1, got values {bad}")
     if np.any(np.diagonal(a)):
         i = int(np.flatnonzero(np.diagonal(a))[0])
-        raise ValueError(f"adjacency matrix has a self-loop at {nodes[i]!r} (non-zero diagonal)")
+        raise InvalidInput(f"adjacency matrix has a self-loop at {nodes[i]!r} (non-zero diagonal)")
     return a.astype(bool)

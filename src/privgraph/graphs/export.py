@@ -19,6 +19,7 @@ import networkx as nx
 
 from privgraph.graphs.cpdag import CPDAG
 from privgraph.outputs import write_atomically
+from privgraph.validation import InvalidInput
 
 _JSON_FORMAT = "privgraph.cpdag"
 
@@ -93,16 +94,16 @@ def from_json(text: str) -> CPDAG:
     >>> from_json('{"nodes": ["a"]}')
     Traceback (most recent call last):
     ...
-    ValueError: CPDAG JSON must be an object with keys 'nodes', 'directed', 'undirected'; got keys ['nodes']
+    privgraph.validation.InvalidInput: CPDAG JSON must be an object with keys 'nodes', 'directed', 'undirected'; got keys ['nodes']
     """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"CPDAG JSON is not valid JSON: {err}") from None
+        raise InvalidInput(f"CPDAG JSON is not valid JSON: {err}") from None
     keys = ("nodes", "directed", "undirected")
     if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in keys):
         got = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"CPDAG JSON must be an object with keys 'nodes', 'directed', 'undirected'; got keys {got}")
+        raise InvalidInput(f"CPDAG JSON must be an object with keys 'nodes', 'directed', 'undirected'; got keys {got}")
     return CPDAG(data["nodes"], directed=data["directed"], undirected=data["undirected"])
 
 
@@ -159,7 +160,7 @@ def graph_writer(cpdag: CPDAG, suffix: str, privacy: dict | None = None) -> Call
     >>> graph_writer(CPDAG(["a"]), ".txt")
     Traceback (most recent call last):
     ...
-    ValueError: a graph is written as .json, .dot or .graphml, got '.txt'
+    privgraph.validation.InvalidInput: a graph is written as .json, .dot or .graphml, got '.txt'
     """
     kind = suffix.lower()
     if kind == ".graphml":
@@ -168,7 +169,7 @@ def graph_writer(cpdag: CPDAG, suffix: str, privacy: dict | None = None) -> Call
             graph.graph["privacy"] = json.dumps(privacy)
         return lambda tmp: nx.write_graphml(graph, tmp)
     if kind not in (".json", ".dot"):
-        raise ValueError(f"a graph is written as {', '.join(GRAPH_SUFFIXES[:-1])} or {GRAPH_SUFFIXES[-1]}, got {suffix!r}")
+        raise InvalidInput(f"a graph is written as {', '.join(GRAPH_SUFFIXES[:-1])} or {GRAPH_SUFFIXES[-1]}, got {suffix!r}")
     if kind == ".json":
         text = to_json(cpdag, privacy)
     else:

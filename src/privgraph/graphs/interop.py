@@ -17,6 +17,7 @@ from __future__ import annotations
 import networkx as nx
 
 from privgraph.graphs.cpdag import CPDAG
+from privgraph.validation import InvalidInput
 
 
 def dag_extension(cpdag: CPDAG) -> nx.DiGraph:
@@ -42,8 +43,8 @@ def dag_extension(cpdag: CPDAG) -> nx.DiGraph:
     while alive:
         sink = next((x for x in reversed(alive) if _removable(x, alive, directed, undirected)), None)
         if sink is None:
-            raise ValueError("the graph has no DAG extension (its undirected part cannot be oriented "
-                             "without a cycle or a new v-structure)")
+            raise InvalidInput("the graph has no DAG extension (its undirected part cannot be oriented "
+                               "without a cycle or a new v-structure)")
         for edge in [e for e in undirected if sink in e]:
             (other,) = edge - {sink}
             out.add_edge(other, sink)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import networkx as nx
 
 from privgraph.graphs.cpdag import CPDAG
+from privgraph.validation import InvalidInput
 
 Graph = CPDAG | nx.Graph
 
@@ -133,7 +134,7 @@ def _pair(estimated: Graph, truth: Graph) -> tuple[CPDAG, CPDAG]:
     if set(est.nodes) != set(true.nodes):
         only_est = sorted(set(est.nodes) - set(true.nodes))
         only_true = sorted(set(true.nodes) - set(est.nodes))
-        raise ValueError(
+        raise InvalidInput(
             f"estimated and truth must have the same nodes; only in estimated: {only_est}, only in truth: {only_true}"
         )
     return est, true

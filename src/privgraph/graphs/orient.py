@@ -28,6 +28,7 @@ from itertools import combinations
 import networkx as nx
 
 from privgraph.graphs.cpdag import CPDAG, Edge
+from privgraph.validation import InvalidInput
 
 Sepsets = Mapping[frozenset[str], frozenset[str]]
 
@@ -189,14 +190,14 @@ def _rule4(g: CPDAG, a: str, b: str) -> bool:
 
 def _check_skeleton(skeleton: nx.Graph, nodes: Sequence[str] | None) -> tuple[str, ...]:
     if not isinstance(skeleton, nx.Graph) or skeleton.is_directed():
-        raise ValueError(f"skeleton must be an undirected networkx Graph, got {type(skeleton).__name__}")
+        raise InvalidInput(f"skeleton must be an undirected networkx Graph, got {type(skeleton).__name__}")
     if loops := list(nx.selfloop_edges(skeleton)):
-        raise ValueError(f"skeleton has self-loops {loops}")
+        raise InvalidInput(f"skeleton has self-loops {loops}")
     if nodes is None:
         return tuple(skeleton.nodes)
     order = tuple(nodes)
     if missing := [v for v in skeleton.nodes if v not in set(order)]:
-        raise ValueError(f"nodes {order} miss skeleton nodes {missing}")
+        raise InvalidInput(f"nodes {order} miss skeleton nodes {missing}")
     return order
 
 
@@ -205,9 +206,9 @@ def _check_sepsets(sepsets: Sepsets, names: set[str]) -> dict[frozenset, frozens
     for key, sepset in sepsets.items():
         pair, members = frozenset(key), frozenset(sepset)
         if len(pair) != 2 or not pair <= names:
-            raise ValueError(f"sepsets key {key!r} is not a pair of distinct nodes of the skeleton")
+            raise InvalidInput(f"sepsets key {key!r} is not a pair of distinct nodes of the skeleton")
         if unknown := members - names:
             unknown, pair = sorted(unknown, key=str), sorted(pair, key=str)
-            raise ValueError(f"sepset {sorted(members, key=str)} of {pair} names unknown nodes {unknown}")
+            raise InvalidInput(f"sepset {sorted(members, key=str)} of {pair} names unknown nodes {unknown}")
         checked[pair] = members
     return checked

@@ -30,6 +30,7 @@ from privgraph.mrf.inference import infer
 from privgraph.mrf.model import MarkovRandomField, check_cliques
 from privgraph.mrf.release import NoisyMarginals
 from privgraph.mrf.synthetic import dirichlet_potentials
+from privgraph.validation import InvalidInput
 
 #: Default ridge factor of naive MLE (settled on calibration seeds).
 RIDGE_FACTOR = 1.0
@@ -53,7 +54,7 @@ def naive_mle(noisy: NoisyMarginals, *, ridge_factor: float = RIDGE_FACTOR,
     True
     """
     if not ridge_factor >= 0:
-        raise ValueError(f"ridge_factor must be >= 0, got {ridge_factor!r}")
+        raise InvalidInput(f"ridge_factor must be >= 0, got {ridge_factor!r}")
     ridge = ridge_factor * noisy.scale / noisy.records
     return fit_mle(
         noisy.domain, noisy.cliques, [project_to_simplex(t) for t in noisy.tables], ties=noisy.ties, ridge=ridge,

@@ -63,6 +63,7 @@ from privgraph.mrf.inference import flat_inference
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.release import NoisyMarginals
+from privgraph.validation import InvalidInput
 
 #: Default discrepancy factor of the stopping rule (settled on calibration seeds).
 DISCREPANCY = 1.0
@@ -110,7 +111,7 @@ def cgm_em(
     (('a', 'b'), ('b', 'c'))
     """
     if not discrepancy >= 0:
-        raise ValueError(f"discrepancy must be >= 0, got {discrepancy!r}")
+        raise InvalidInput(f"discrepancy must be >= 0, got {discrepancy!r}")
     e_step = dual_e_step if e_step is None else e_step
     target = discrepancy * _noise_level(noisy)
     theta = [np.zeros(t.shape) for t in noisy.tables]

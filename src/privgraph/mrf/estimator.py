@@ -35,9 +35,10 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.mrf.psgd import psgd, psgd_plan
 from privgraph.mrf.release import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
-from privgraph.privacy import Budget, Ledger, Neighbours
+from privgraph.privacy import Budget, Neighbours, PrivacyPlan
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.timecap import start_clock
+from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: Estimators that post-process released noisy tables, by name.
 TABLE_METHODS: dict[str, Callable] = {"cgm-em": cgm_em, "naive-mle": naive_mle}
@@ -109,30 +110,30 @@ class PrivateMRF(PrivateEstimator):
 
     def __init__(
         self,
+        *,
         epsilon: float = 1.0,
+        delta: float | None = None,
+        neighbours: str | Neighbours = "add_remove",
+        random_state=None,
         cliques=None,
         method: str | Callable = "cgm-em",
-        *,
-        neighbours: str | Neighbours = "add_remove",
         noise: str = "laplace",
-        delta: float | None = None,
         individual: str | None = None,
         ties: Sequence[int] | None = None,
         null: int | None = None,
-        random_state=None,
         invalid: str | None = None,
         options: dict | None = None,
     ):
         self.epsilon = epsilon
+        self.delta = delta
+        self.neighbours = neighbours
+        self.random_state = random_state
         self.cliques = cliques
         self.method = method
-        self.neighbours = neighbours
         self.noise = noise
-        self.delta = delta
         self.individual = individual
         self.ties = ties
         self.null = null
-        self.random_state = random_state
         self.invalid = invalid
         self.options = options
 
@@ -156,7 +157,7 @@ class PrivateMRF(PrivateEstimator):
         else:
             if isinstance(data, np.ndarray):
                 if not isinstance(domain, Domain):
-                    raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
+                    raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
                 data, domain = NumpyEngine(domain, public_codes(data, domain, invalid)), None
             if not isinstance(data, CountEngine):
                 domain = resolve_domain(data, domain, infer_domain=infer_domain)
@@ -195,31 +196,34 @@ class PrivateMRF(PrivateEstimator):
         self._caveat(domain)
         return self
 
-    def privacy_plan(self, domain, n_units: int | None = None) -> Ledger:
-        """The ledger :meth:`fit` will charge on data of this public ``domain``; reads no data.
+    def privacy_plan(self, domain, n_rows: int | None) -> PrivacyPlan:
+        """The charges :meth:`fit` will make on data of this public ``domain``, with the
+        relation and the composition they are read under (:attr:`composition_`); reads no data.
 
-        ``n_units`` (the public number of privacy units) is needed by PSGD under replace-one
-        and ignored otherwise (under add/remove it is private and the plan does not need it).
+        ``n_rows`` (the public number of privacy units: rows, or individuals with
+        ``individual=``) is needed by PSGD under replace-one and ignored otherwise (under
+        add/remove it is private and the plan does not need it: None is accepted).
 
-        >>> PrivateMRF(epsilon=1.0, cliques="a,b").privacy_plan(Domain.of(a=2, b=3)).total().epsilon
+        >>> PrivateMRF(epsilon=1.0, cliques="a,b").privacy_plan(Domain.of(a=2, b=3), None).epsilon()
         1.0
         """
-        from privgraph.data import resolve_domain
-
         domain = resolve_domain(None, domain)
         self._check_parameters(len(self._cliques()))
         cliques = check_cliques(domain, self._cliques())
+        relation = Neighbours.parse(self.neighbours)
         if self.method == "psgd":
-            return psgd_plan(domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
-                             neighbours=self.neighbours, ties=self.ties,
-                             records=n_units if Neighbours.parse(self.neighbours) is Neighbours.REPLACE_ONE else None,
-                             individuals=self.individual is not None, **dict(self.options or {}))
-        return plan_release(domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
-                            noise=self.noise, delta=self.delta, ties=self.ties, unit=self._unit())
+            ledger = psgd_plan(domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
+                               neighbours=self.neighbours, ties=self.ties,
+                               records=n_rows if relation is Neighbours.REPLACE_ONE else None,
+                               individuals=self.individual is not None, **dict(self.options or {}))
+            return PrivacyPlan.of_ledger(ledger, relation, "rdp", self.delta)
+        ledger = plan_release(domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
+                              noise=self.noise, delta=self.delta, ties=self.ties, unit=self._unit())
+        return PrivacyPlan.of_ledger(ledger, relation, "basic", self.delta)
 
     def _cliques(self):
         if self.cliques is None:
-            raise ValueError("cliques must be given: a sequence of column-name sequences, or 'a,b;b,c'")
+            raise InvalidInput("cliques must be given: a sequence of column-name sequences, or 'a,b;b,c'")
         return parse_cliques(self.cliques) if isinstance(self.cliques, str) else self.cliques
 
     def _unit(self) -> str:
@@ -238,7 +242,7 @@ class PrivateMRF(PrivateEstimator):
             data = read_frame(data, domain, extra=[self.individual] if self.individual else [])
         if isinstance(data, pd.DataFrame):
             if self.individual and self.individual not in data.columns:
-                raise KeyError(f"individual column {self.individual!r} not in the data {list(data.columns)}")
+                raise UnknownName(f"individual column {self.individual!r} not in the data {list(data.columns)}")
             frame = data.drop(columns=[self.individual]) if self.individual else data
             domain = resolve_domain(frame, domain, infer_domain=infer_domain)
             check_cliques(domain, self._cliques())  # names continuous columns before dropping them
@@ -247,25 +251,25 @@ class PrivateMRF(PrivateEstimator):
             ids = data[self.individual].to_numpy()[kept] if self.individual else None
             return codes, ids, discrete
         if not isinstance(domain, Domain):
-            raise ValueError("integer-coded data needs its domain; pass domain=Domain(...)")
+            raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
         if self.individual:
-            raise ValueError("individual= needs a DataFrame holding the individual column")
+            raise InvalidInput("individual= needs a DataFrame holding the individual column")
         return public_codes(data, domain, invalid), None, domain
 
     def _check_parameters(self, n_cliques: int) -> None:
         check_epsilon(self.epsilon)
         Neighbours.parse(self.neighbours)  # raises on an unknown relation
-        if isinstance(self.method, str) and self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS} or a function, got {self.method!r}")
+        if isinstance(self.method, str):
+            one_of("method", self.method, METHODS, alternatives=" or a function")
         if self.delta is not None:
             check_delta(self.delta)
         if (self.noise == "gaussian" or self.method == "psgd") and not self.delta:
-            raise ValueError(f"method {self.method!r} with {self.noise} noise needs delta > 0")
+            raise InvalidInput(f"method {self.method!r} with {self.noise} noise needs delta > 0")
         if self.method == "psgd" and self.null is not None:
-            raise ValueError(f"null={self.null!r} applies to the marginal methods' normalised tables; psgd fits "
-                             "the likelihood of whole records (a null code is an ordinary level): drop null")
+            raise InvalidInput(f"null={self.null!r} applies to the marginal methods' normalised tables; psgd fits "
+                               "the likelihood of whole records (a null code is an ordinary level): drop null")
         if self.ties is not None and len(self.ties) != n_cliques:
-            raise ValueError(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
+            raise InvalidInput(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
 
     def marginal(self, columns: Sequence[str], *, max_cells: int | None = None) -> np.ndarray:
         """The fitted model's probability table over ``columns`` (exact inference on the
@@ -279,8 +283,8 @@ class PrivateMRF(PrivateEstimator):
             list(model.potentials) + [np.zeros(model.domain.project(query).shape)],
         )
         if not is_exact(model.domain, with_query.cliques, max_cells):
-            raise ValueError(f"the marginal over {list(query)} needs a junction tree above the exact-inference "
-                             "limit; ask for fewer or more closely related columns")
+            raise InvalidInput(f"the marginal over {list(query)} needs a junction tree above the exact-inference "
+                               "limit; ask for fewer or more closely related columns")
         return infer(with_query, max_cells=max_cells).marginals[-1]
 
     def sample(self, n: int, *, random_state=None, method: str = "sample", max_cells: int | None = None) -> pd.DataFrame:

@@ -11,6 +11,7 @@ import numpy as np
 
 from privgraph.mrf.inference import infer, infer_potentials, log_joint
 from privgraph.mrf.model import MarkovRandomField
+from privgraph.validation import InvalidInput
 
 #: Largest joint table (cells) that KL enumerates instead of using a junction tree.
 MAX_ENUMERATED_CELLS = 1 << 20
@@ -29,7 +30,7 @@ def kl_divergence(true: MarkovRandomField, learned: MarkovRandomField) -> float:
     True
     """
     if true.domain != learned.domain:
-        raise ValueError(
+        raise InvalidInput(
             f"models have different domains: {true.domain.as_dict()} and {learned.domain.as_dict()}"
         )
     if true.domain.cells() <= MAX_ENUMERATED_CELLS:
@@ -58,7 +59,7 @@ def log_likelihood(model: MarkovRandomField, codes: np.ndarray) -> float:
     """
     codes = np.asarray(codes)
     if codes.ndim != 2 or codes.shape[1] != len(model.domain.names):
-        raise ValueError(
+        raise InvalidInput(
             f"codes must have shape (n, {len(model.domain.names)}) for columns "
             f"{list(model.domain.names)}, got {codes.shape}"
         )

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
+from privgraph.validation import InvalidInput
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Factor:
     def __post_init__(self):
         values = np.asarray(self.values, dtype=np.float64)
         if values.shape != tuple(self.domain.shape):
-            raise ValueError(
+            raise InvalidInput(
                 f"factor values have shape {values.shape}, expected {tuple(self.domain.shape)} "
                 f"for columns {list(self.domain.names)}"
             )

@@ -19,6 +19,7 @@ from privgraph.data.domain import Domain
 from privgraph.threads import single_threaded_blas
 from privgraph.mrf.inference import flat_inference
 from privgraph.mrf.model import MarkovRandomField, check_cliques
+from privgraph.validation import InvalidInput
 
 
 def fit_mle(
@@ -63,12 +64,12 @@ def fit_mle(
     cliques = check_cliques(domain, cliques)
     groups, members = tie_groups(domain, cliques, ties)
     if len(marginals) != len(members):
-        raise ValueError(f"got {len(marginals)} marginal tables for {len(members)} parameter groups")
+        raise InvalidInput(f"got {len(marginals)} marginal tables for {len(members)} parameter groups")
     shapes = [domain.project(cliques[m[0]]).shape for m in members]
     targets = [np.asarray(t, dtype=np.float64) * len(m) for t, m in zip(marginals, members)]
     for t, s, m in zip(targets, shapes, members):
         if t.shape != tuple(s):
-            raise ValueError(f"marginal for clique {cliques[m[0]]} has shape {t.shape}, expected {tuple(s)}")
+            raise InvalidInput(f"marginal for clique {cliques[m[0]]} has shape {t.shape}, expected {tuple(s)}")
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
     run = flat_inference(domain, cliques, groups, max_cells=max_cells)
     target = np.concatenate([t.ravel() for t in targets])
@@ -104,12 +105,12 @@ def tie_groups(domain: Domain, cliques, ties) -> tuple[list[int], list[list[int]
     if ties is None:
         return list(range(len(cliques))), [[k] for k in range(len(cliques))]
     if len(ties) != len(cliques):
-        raise ValueError(f"ties has {len(ties)} labels for {len(cliques)} cliques")
+        raise InvalidInput(f"ties has {len(ties)} labels for {len(cliques)} cliques")
     labels = list(dict.fromkeys(ties))
     groups = [labels.index(t) for t in ties]
     members = [[k for k, g in enumerate(groups) if g == i] for i in range(len(labels))]
     for m in members:
         shapes = {domain.project(cliques[k]).shape for k in m}
         if len(shapes) > 1:
-            raise ValueError(f"tied cliques {[cliques[k] for k in m]} have tables of different shapes {sorted(shapes)}")
+            raise InvalidInput(f"tied cliques {[cliques[k] for k in m]} have tables of different shapes {sorted(shapes)}")
     return groups, members

@@ -19,6 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain
+from privgraph.validation import InvalidInput
 
 
 def time_homogeneous_chain(columns: Sequence[str]) -> tuple[tuple[tuple[str, ...], ...], tuple[int, ...]]:
@@ -32,7 +33,7 @@ def time_homogeneous_chain(columns: Sequence[str]) -> tuple[tuple[tuple[str, ...
     """
     columns = list(columns)
     if len(columns) < 2:
-        raise ValueError(f"a chain needs at least two columns, got {columns}")
+        raise InvalidInput(f"a chain needs at least two columns, got {columns}")
     edges = tuple((a, b) for a, b in zip(columns[:-1], columns[1:]))
     return edges + ((columns[0],),), (0,) * len(edges) + (1,)
 
@@ -64,7 +65,7 @@ def individual_tables(
     codes = np.asarray(codes)
     ids = np.unique(np.asarray(individuals), return_inverse=True)[1].ravel()
     if len(ids) != codes.shape[0]:
-        raise ValueError(f"got {len(ids)} individual ids for {codes.shape[0]} records")
+        raise InvalidInput(f"got {len(ids)} individual ids for {codes.shape[0]} records")
     ties = list(range(len(cliques))) if ties is None else list(ties)
     out = []
     for g in sorted(set(ties)):

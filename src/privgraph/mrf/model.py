@@ -13,6 +13,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import Factor
+from privgraph.validation import InvalidInput, UnknownName
 
 #: Largest clique table (cells) a model accepts: 8 bytes a cell, 80 MB.
 MAX_TABLE_CELLS = 10_000_000
@@ -51,7 +52,7 @@ class MarkovRandomField:
         if potentials is None:
             potentials = [np.zeros(domain.project(c).shape) for c in cliques]
         if len(potentials) != len(cliques):
-            raise ValueError(f"got {len(potentials)} potentials for {len(cliques)} cliques")
+            raise InvalidInput(f"got {len(potentials)} potentials for {len(cliques)} cliques")
         return cls(domain, tuple(Factor(domain.project(c), p) for c, p in zip(cliques, potentials)))
 
     @property
@@ -92,33 +93,33 @@ def check_cliques(
     >>> check_cliques(Domain.of(a=2), [("a", "z")])
     Traceback (most recent call last):
     ...
-    KeyError: "clique ('a', 'z') names columns ['z'] not in the domain ['a']"
+    privgraph.validation.UnknownName: clique ('a', 'z') names columns ['z'] not in the domain ['a']
     >>> check_cliques(Domain.of(a=2), [])
     Traceback (most recent call last):
     ...
-    ValueError: the clique list is empty; give at least one clique of column names
+    privgraph.validation.InvalidInput: the clique list is empty; give at least one clique of column names
     """
     if cliques is None or len(cliques) == 0:
-        raise ValueError("the clique list is empty; give at least one clique of column names")
+        raise InvalidInput("the clique list is empty; give at least one clique of column names")
     return tuple(_check_clique(domain, c, max_cells) for c in cliques)
 
 
 def _check_clique(domain: Domain, clique, max_cells: int) -> Clique:
     names = tuple(n.strip() for n in clique.split(",")) if isinstance(clique, str) else tuple(clique)
     if not names or any(not isinstance(n, str) or not n for n in names):
-        raise ValueError(f"clique {clique!r} must be a non-empty sequence of column names")
+        raise InvalidInput(f"clique {clique!r} must be a non-empty sequence of column names")
     if len(set(names)) != len(names):
-        raise ValueError(f"clique {names} names a column more than once")
+        raise InvalidInput(f"clique {names} names a column more than once")
     if missing := [n for n in names if n not in domain.names]:
-        raise KeyError(f"clique {names} names columns {missing} not in the domain {list(domain.names)}")
+        raise UnknownName(f"clique {names} names columns {missing} not in the domain {list(domain.names)}")
     if continuous := [n for n in names if n in domain.uncountable_names]:
-        raise ValueError(
+        raise InvalidInput(
             f"clique {names} uses continuous columns {continuous} with no public bins: give each one \"bins\": k "
             "(or \"edges\") in the codebook"
         )
     cells = domain.cells(names)
     if cells > max_cells:
-        raise ValueError(
+        raise InvalidInput(
             f"clique {names} would need a table of {cells:,} cells ({cells * 8 / 1e9:.3g} GB), "
             f"more than the limit of {max_cells:,} cells"
         )

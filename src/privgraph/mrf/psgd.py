@@ -82,7 +82,8 @@ from privgraph.privacy import (
     laplace_mechanism,
     sampled_gaussian_multiplier,
 )
-from privgraph.privacy.neighbours import check_count, check_delta, check_epsilon, check_rate
+from privgraph.privacy.neighbours import check_delta, check_epsilon, check_rate
+from privgraph.validation import InvalidInput, positive_int
 
 #: Share of epsilon spent on the noisy number of units under add/remove (the step size needs it).
 COUNT_SHARE = 0.02
@@ -137,9 +138,9 @@ def psgd(
     """
     cliques = check_cliques(domain, cliques)
     neighbours = Neighbours.parse(neighbours)
-    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_count(steps, "steps")
+    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), positive_int("steps", steps)
     if delta == 0:
-        raise ValueError("PSGD needs delta > 0 (the text uses delta = 1/N)")
+        raise InvalidInput("PSGD needs delta > 0 (the text uses delta = 1/N)")
     groups, _ = tie_groups(domain, cliques, ties)
     shapes = _group_shapes(domain, cliques, groups)
     clip = math.sqrt(len(cliques)) if clip is None else check_epsilon(clip, "clip")
@@ -191,7 +192,7 @@ def unit_indicators(
         return _record_indicators(rows, domain, cliques, groups, shapes), counts.astype(np.int64)
     ids = np.asarray(individuals)
     if ids.ndim != 1 or ids.shape[0] != codes.shape[0]:
-        raise ValueError(f"individuals must hold one id per record: got shape {ids.shape} for {codes.shape[0]} records")
+        raise InvalidInput(f"individuals must hold one id per record: got shape {ids.shape} for {codes.shape[0]} records")
     owner = np.unique(ids, return_inverse=True)[1].ravel()
     k = np.bincount(owner)
     mean = sparse.csr_matrix((1.0 / k[owner], (owner, np.arange(owner.size))), shape=(k.size, owner.size))
@@ -244,11 +245,11 @@ def psgd_plan(
     """
     cliques = check_cliques(domain, cliques)
     neighbours = Neighbours.parse(neighbours)
-    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_count(steps, "steps")
+    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), positive_int("steps", steps)
     if delta == 0:
-        raise ValueError("PSGD needs delta > 0 (the text uses delta = 1/N)")
+        raise InvalidInput("PSGD needs delta > 0 (the text uses delta = 1/N)")
     if neighbours is Neighbours.REPLACE_ONE and records is None:
-        raise ValueError("under replace_one the plan needs the public number of units, records=")
+        raise InvalidInput("under replace_one the plan needs the public number of units, records=")
     groups, _ = tie_groups(domain, cliques, ties)
     dimension = sum(int(np.prod(s)) for s in _group_shapes(domain, cliques, groups))
     clip = math.sqrt(len(cliques)) if clip is None else check_epsilon(clip, "clip")
@@ -275,14 +276,14 @@ def _sampling(neighbours: Neighbours, rate: float, n: int, records: int | None) 
     """The sub-sampling of each step: Poisson at ``rate`` (add/remove) or exactly round(rate N) of N."""
     if neighbours is Neighbours.ADD_REMOVE:
         if records is not None:
-            raise ValueError(f"records={records!r} is the public number of units under replace_one; under "
-                             "add_remove it is private (PSGD releases it with the Laplace mechanism): drop it")
+            raise InvalidInput(f"records={records!r} is the public number of units under replace_one; under "
+                               "add_remove it is private (PSGD releases it with the Laplace mechanism): drop it")
         return ("poisson", rate)
-    if records is not None and check_count(records, "records", minimum=0) != n:
-        raise ValueError(f"records={records} but the data holds {n} units (under replace_one N is public)")
+    if records is not None and positive_int("records", records, 0) != n:
+        raise InvalidInput(f"records={records} but the data holds {n} units (under replace_one N is public)")
     m = round(rate * n)
     if m < 1:
-        raise ValueError(f"rate={rate} of N={n} units rounds to a sample of {m}: raise rate or use more data")
+        raise InvalidInput(f"rate={rate} of N={n} units rounds to a sample of {m}: raise rate or use more data")
     return ("without_replacement", m, n)
 
 

@@ -32,6 +32,7 @@ from privgraph.privacy import (
     laplace_mechanism,
     laplace_scale,
 )
+from privgraph.validation import InvalidInput, one_of
 
 NOISES = ("laplace", "gaussian")
 
@@ -102,9 +103,9 @@ def release_tables(
     cliques, ties, neighbours = _check_release(domain, cliques, ties, noise, neighbours, delta)
     groups = len(set(ties))
     if len(counts) != groups:
-        raise ValueError(f"got {len(counts)} count tables for {groups} parameter groups")
+        raise InvalidInput(f"got {len(counts)} count tables for {groups} parameter groups")
     if neighbours is Neighbours.REPLACE_ONE and records is None:
-        raise ValueError("under replace_one neighbours the public number of records must be given")
+        raise InvalidInput("under replace_one neighbours the public number of records must be given")
     shapes = [np.shape(c) for c in counts]
     flat = np.concatenate([np.ravel(np.asarray(c, dtype=np.float64)) for c in counts])
     sensitivity = release_sensitivity(noise, groups, neighbours)
@@ -165,11 +166,10 @@ def _check_release(domain, cliques, ties, noise, neighbours, delta):
     ties = tuple(range(len(cliques))) if ties is None else tuple(ties)
     groups = len(set(ties))
     if sorted(set(ties)) != list(range(groups)) or len(ties) != len(cliques):
-        raise ValueError(f"ties must label the {len(cliques)} cliques with groups 0..k-1, got {ties}")
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        raise InvalidInput(f"ties must label the {len(cliques)} cliques with groups 0..k-1, got {ties}")
+    one_of("noise", noise, NOISES)
     if noise == "gaussian" and delta is None:
-        raise ValueError("the gaussian noise needs delta")
+        raise InvalidInput("the gaussian noise needs delta")
     return cliques, ties, Neighbours.parse(neighbours)
 
 

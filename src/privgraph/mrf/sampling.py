@@ -13,6 +13,7 @@ from privgraph.mrf.inference import tree_limit
 from privgraph.mrf.calibration import calibrate
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
+from privgraph.validation import InvalidInput, one_of
 
 #: ``sample_model``'s methods: i.i.d. draws, or controlled rounding within each separator value.
 SAMPLE_METHODS = ("sample", "round")
@@ -37,8 +38,7 @@ def sampling_path(model: MarkovRandomField, method: str, max_cells: int | None =
     >>> sampling_path(m, "round"), sampling_path(m, "round", max_cells=5)
     ('round', 'gibbs')
     """
-    if method not in SAMPLE_METHODS:
-        raise ValueError(f"sampling method must be one of {SAMPLE_METHODS}, got {method!r}")
+    one_of("sampling method", method, SAMPLE_METHODS)
     return "gibbs" if junction_tree(model.domain, model.cliques).cells > tree_limit(max_cells) else method
 
 
@@ -88,7 +88,7 @@ def sample_chunks(model: MarkovRandomField, n: int, chunk: int, *, rng: np.rando
     [(2, 2), (2, 2), (1, 2)]
     """
     if n < 0:
-        raise ValueError(f"number of records n must be >= 0, got {n!r}")
+        raise InvalidInput(f"number of records n must be >= 0, got {n!r}")
     path = sampling_path(model, method, max_cells)
     sizes = [min(chunk, n - start) for start in range(0, n, max(1, chunk))] or [0]
     tree = junction_tree(model.domain, model.cliques)

@@ -14,6 +14,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.model import MarkovRandomField
+from privgraph.validation import InvalidInput
 
 
 def third_order_chain(n_nodes: int = 10, size: int = 2, *, rng: np.random.Generator) -> MarkovRandomField:
@@ -39,7 +40,7 @@ def erdos_renyi(
     10
     """
     if not 0 < edge_probability <= 1:
-        raise ValueError(f"edge_probability must lie in (0, 1], got {edge_probability!r}")
+        raise InvalidInput(f"edge_probability must lie in (0, 1], got {edge_probability!r}")
     pairs = list(itertools.combinations(range(n_nodes), 2))
     while True:
         edges = [p for p in pairs if rng.random() < edge_probability]

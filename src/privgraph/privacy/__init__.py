@@ -3,7 +3,7 @@
 Public names::
 
     from privgraph.privacy import (Neighbours, SecureSampler, SeededSampler, Release,
-        Charge, Ledger, Budget, BudgetExceeded, laplace_mechanism, gaussian_mechanism,
+        Charge, Ledger, PrivacyPlan, Budget, BudgetExceeded, laplace_mechanism, gaussian_mechanism,
         exponential_mechanism, report_noisy_max, above_threshold, SparseVector,
         amplify_poisson, amplify_without_replacement, propose_test_release,
         smooth_sensitivity_median, GaussianSums, sampled_gaussian_multiplier)
@@ -23,6 +23,7 @@ from privgraph.privacy.gaussian_sums import (
 )
 from privgraph.privacy.iqr_release import log_iqr_release, log_iqr_scale
 from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
+from privgraph.privacy.plan import PrivacyPlan
 from privgraph.privacy.mechanisms import (
     Release,
     exponential_mechanism,
@@ -63,6 +64,7 @@ __all__ = [
     "Neighbours",
     "NoiseSampler",
     "PrivacyCost",
+    "PrivacyPlan",
     "Release",
     "SecureSampler",
     "SeededSampler",

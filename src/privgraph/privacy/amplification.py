@@ -21,11 +21,11 @@ import math
 
 from privgraph.privacy.neighbours import (
     Neighbours,
-    check_count,
     check_delta,
     check_epsilon,
     check_rate,
 )
+from privgraph.validation import InvalidInput, positive_int
 
 
 def amplify_poisson(epsilon: float, delta: float, rate: float, neighbours: Neighbours) -> tuple[float, float]:
@@ -37,11 +37,11 @@ def amplify_poisson(epsilon: float, delta: float, rate: float, neighbours: Neigh
     >>> amplify_poisson(1.0, 0.0, 0.1, Neighbours.REPLACE_ONE)
     Traceback (most recent call last):
     ...
-    ValueError: Poisson sub-sampling amplification holds under add_remove neighbours, got replace_one
+    privgraph.validation.InvalidInput: Poisson sub-sampling amplification holds under add_remove neighbours, got replace_one
     """
     epsilon, delta, rate = check_epsilon(epsilon), check_delta(delta), check_rate(rate, "sampling rate")
     if Neighbours.parse(neighbours) is not Neighbours.ADD_REMOVE:
-        raise ValueError(
+        raise InvalidInput(
             "Poisson sub-sampling amplification holds under add_remove neighbours, "
             f"got {Neighbours.parse(neighbours).value}"
         )
@@ -65,11 +65,11 @@ def amplify_without_replacement(
     (0.1586, 1e-07)
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    m, n = check_count(sample_size, "sample_size"), check_count(population, "population")
+    m, n = positive_int("sample_size", sample_size), positive_int("population", population)
     if m > n:
-        raise ValueError(f"sample_size {m} exceeds population {n}")
+        raise InvalidInput(f"sample_size {m} exceeds population {n}")
     if Neighbours.parse(neighbours) is not Neighbours.REPLACE_ONE:
-        raise ValueError(
+        raise InvalidInput(
             "sampling without replacement (Balle et al. 2018, Theorem 9) holds under "
             f"replace_one neighbours, got {Neighbours.parse(neighbours).value}"
         )

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost, guarantee
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon  # noqa: F401 (doctests)
+from privgraph.validation import InvalidInput, one_of
 
 _TOLERANCE = 1e-12
 
@@ -63,10 +64,9 @@ class Budget:
     def __init__(self, epsilon: float, delta: float = 0.0, *, composition: str = "basic"):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        if composition not in METHODS:
-            raise ValueError(f"composition must be one of {METHODS}, got {composition!r}")
+        one_of("composition", composition, METHODS)
         if composition != "basic" and self.delta == 0 and composition != "optimal":
-            raise ValueError(f"composition {composition!r} needs delta > 0, got delta=0")
+            raise InvalidInput(f"composition {composition!r} needs delta > 0, got delta=0")
         self.composition = composition
         self._ledger = Ledger()
 
@@ -102,7 +102,7 @@ class Budget:
         if not isinstance(charge, Charge):
             raise TypeError(f"reserve expects a Charge, got {type(charge).__name__}")
         if self._ledger.charges and charge.neighbours not in self._ledger.neighbours:
-            raise ValueError(
+            raise InvalidInput(
                 f"charge under {charge.neighbours.value} cannot join a budget spent under "
                 f"{sorted(n.value for n in self._ledger.neighbours)}"
             )

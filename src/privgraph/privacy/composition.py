@@ -39,6 +39,7 @@ import numpy as np
 
 from privgraph.privacy.ledger import METHODS, Charge, PrivacyCost
 from privgraph.privacy.neighbours import Neighbours, check_delta
+from privgraph.validation import InvalidInput, one_of
 
 #: Orders of the RDP accountant: integers only, where the discrete Gaussian's Renyi
 #: divergences equal the continuous Gaussian's (Poisson summation; see mechanisms). Dense
@@ -52,8 +53,7 @@ _MAX_SUPPORT = 2_000_000
 
 def compose(charges: Sequence[Charge], method: str, delta: float | None) -> PrivacyCost:
     """Compose ``charges`` by ``method`` to a total delta of ``delta`` (see module doc)."""
-    if method not in METHODS:
-        raise ValueError(f"composition method must be one of {METHODS}, got {method!r}")
+    one_of("composition method", method, METHODS)
     if not charges:
         return PrivacyCost(0.0, 0.0, method)
     if method == "basic":
@@ -61,7 +61,7 @@ def compose(charges: Sequence[Charge], method: str, delta: float | None) -> Priv
         dlt = math.fsum(c.count * c.delta for c in charges)
         return PrivacyCost(eps, min(dlt, 1.0), method)
     if delta is None:
-        raise ValueError(f"composition method {method!r} needs a target total delta")
+        raise InvalidInput(f"composition method {method!r} needs a target total delta")
     check_delta(delta, "delta")
     eps = {"advanced": advanced_epsilon, "optimal": optimal_epsilon,
            "pld": pld_epsilon, "rdp": rdp_epsilon}[method](charges, delta)
@@ -82,7 +82,7 @@ def _own_delta(charges: Sequence[Charge], delta: float) -> float:
     """delta left for the composition after the charges' own deltas; must be > 0."""
     own = math.fsum(c.count * c.delta for c in charges)
     if delta <= own:
-        raise ValueError(
+        raise InvalidInput(
             f"target delta {delta!r} must exceed the charges' own total delta {own!r}"
         )
     return delta - own
@@ -113,7 +113,7 @@ def _rr_loss_distribution(charges: Sequence[Charge]) -> tuple[np.ndarray, np.nda
             groups[c.epsilon] = groups.get(c.epsilon, 0) + c.count
     support = math.prod(k + 1 for k in groups.values())
     if support > _MAX_SUPPORT:
-        raise ValueError(
+        raise InvalidInput(
             f"exact optimal composition needs {support} support points (> {_MAX_SUPPORT}); "
             "use method='pld'"
         )
@@ -199,7 +199,7 @@ def optimal_epsilon(charges: Sequence[Charge], delta: float) -> float:
     keep = math.prod((1 - c.delta) ** c.count for c in charges)
     target = 1 - (1 - delta) / keep
     if target <= 0:
-        raise ValueError(
+        raise InvalidInput(
             f"target delta {delta!r} must exceed the charges' own total delta "
             f"{1 - keep!r}"
         )
@@ -304,7 +304,7 @@ def _rdp_event(c: Charge):
     if kind == "zcdp" and not c.sampling:
         return dpa.ZCDpEvent(c.curve[1])
     if c.delta > 0:
-        raise ValueError(
+        raise InvalidInput(
             f"RDP cannot compose the approximate-DP charge {c.mechanism!r} "
             f"(epsilon={c.epsilon}, delta={c.delta}); use method='pld' or 'optimal'"
         )

@@ -53,13 +53,13 @@ from privgraph.privacy.ledger import Charge
 from privgraph.privacy.mechanisms import _as_array, _pay, _snap
 from privgraph.privacy.neighbours import (
     Neighbours,
-    check_count,
     check_delta,
     check_epsilon,
     check_rate,
     histogram_l1_sensitivity,
 )
 from privgraph.privacy.samplers import NoiseSampler, power_of_two_at_most
+from privgraph.validation import InvalidInput, positive_int
 
 #: Grid of the released sums: a power of two at most ``2**-GRID_BITS`` of the clip norm.
 GRID_BITS = 20
@@ -88,24 +88,24 @@ def check_sampling(sampling: tuple, neighbours: Neighbours) -> tuple:
     >>> check_sampling(("poisson", 0.1), Neighbours.REPLACE_ONE)
     Traceback (most recent call last):
     ...
-    ValueError: sampling ('poisson', 0.1) is accounted under add_remove neighbours only ...
+    privgraph.validation.InvalidInput: sampling ('poisson', 0.1) is accounted under add_remove neighbours only ...
     """
     neighbours = Neighbours.parse(neighbours)
     kind = sampling[0] if isinstance(sampling, tuple) and sampling else None
     if kind not in _RELATION_OF_SAMPLING:
-        raise ValueError(f"sampling must be ('poisson', q) or ('without_replacement', m, n), got {sampling!r}")
+        raise InvalidInput(f"sampling must be ('poisson', q) or ('without_replacement', m, n), got {sampling!r}")
     if _RELATION_OF_SAMPLING[kind] is not neighbours:
         other = {"poisson": "('without_replacement', m, n) under replace_one",
                  "without_replacement": "('poisson', q) under add_remove"}[kind]
-        raise ValueError(
+        raise InvalidInput(
             f"sampling {sampling!r} is accounted under {_RELATION_OF_SAMPLING[kind].value} neighbours only "
             f"(dp_accounting's RDP accountant refuses it under {neighbours.value}); use {other}"
         )
     if kind == "poisson":
         return ("poisson", check_rate(sampling[1], "sampling rate"))
-    m, n = check_count(sampling[1], "sample size m"), check_count(sampling[2], "population n")
+    m, n = positive_int("sample size m", sampling[1]), positive_int("population n", sampling[2])
     if m > n:
-        raise ValueError(f"sample size m={m} exceeds the population n={n}")
+        raise InvalidInput(f"sample size m={m} exceeds the population n={n}")
     return ("without_replacement", m, n)
 
 
@@ -132,11 +132,11 @@ def sampled_gaussian_multiplier(
     """
     neighbours = Neighbours.parse(neighbours)
     sampling = check_sampling(sampling, neighbours)
-    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), check_count(steps, "steps")
+    epsilon, delta, steps = check_epsilon(epsilon), check_delta(delta), positive_int("steps", steps)
     if delta == 0:
-        raise ValueError("the sampled Gaussian needs delta > 0, got 0")
+        raise InvalidInput("the sampled Gaussian needs delta > 0, got 0")
     if _curve_cost(max_multiplier, sampling, steps, delta, neighbours) > epsilon:
-        raise ValueError(
+        raise InvalidInput(
             f"epsilon={epsilon} is out of reach with {steps} steps sampled by {sampling} under "
             f"{neighbours.value} at delta={delta:g}: it would need a noise multiplier above {max_multiplier}"
         )
@@ -211,7 +211,7 @@ class GaussianSums:
         neighbours = Neighbours.parse(neighbours)
         sampling = check_sampling(sampling, neighbours)
         clip, multiplier = check_epsilon(clip, "clip"), check_epsilon(multiplier, "multiplier")
-        self.dimension, self.steps = check_count(dimension, "dimension"), check_count(steps, "steps")
+        self.dimension, self.steps = positive_int("dimension", dimension), positive_int("steps", steps)
         self.grid = power_of_two_at_most(clip * 2.0**-GRID_BITS)
         self.sensitivity = clipped_sum_sensitivity(clip, neighbours) + self.grid * math.sqrt(self.dimension)
         self.sigma = multiplier * self.sensitivity
@@ -227,6 +227,6 @@ class GaussianSums:
             raise RuntimeError(f"all {self.steps} reserved steps have been released")
         x, _ = _as_array(total, "total")
         if x.shape != (self.dimension,):
-            raise ValueError(f"total must have shape ({self.dimension},), got {x.shape}")
+            raise InvalidInput(f"total must have shape ({self.dimension},), got {x.shape}")
         self.steps_used += 1
         return _snap(x, self.grid) + self._sampler.gaussian_on_grid(self.sigma, self.grid, self.dimension)

@@ -50,6 +50,7 @@ from privgraph.privacy.mechanisms import Release, _check_pure_epsilon, _pay, _sn
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 from privgraph.privacy.stability import ptr_threshold
+from privgraph.validation import InvalidInput
 
 
 def quartile_envelope(sorted_values: np.ndarray, ranks: tuple[int, int], steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -107,6 +108,17 @@ def bin_distance(sorted_values: np.ndarray, ranks: tuple[int, int], shift: float
     return first - 1
 
 
+def log_iqr_charge(epsilon: float, delta: float) -> Charge:
+    """The charge :func:`log_iqr_release` makes at (epsilon, delta) (public parameters only).
+
+    >>> c = log_iqr_charge(0.25, 1e-7)
+    >>> c.mechanism, c.epsilon, c.delta, c.neighbours.value
+    ('log_iqr_ptr', 0.25, 1e-07, 'replace_one')
+    """
+    return Charge("log_iqr_ptr", epsilon, delta, Neighbours.REPLACE_ONE, sensitivity=1.0,
+                  slack=3 * PURE_DP_SLACK, note="two bin grids, noise on log IQR")
+
+
 def log_iqr_release(
     values,
     *,
@@ -135,18 +147,16 @@ def log_iqr_release(
     epsilon = _check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
-        raise ValueError("delta must be positive for the IQR release, got 0")
+        raise InvalidInput("delta must be positive for the IQR release, got 0")
     if Neighbours.parse(neighbours) is not Neighbours.REPLACE_ONE:
-        raise ValueError(f"the IQR release is derived for replace-one neighbours, got {neighbours!r}")
+        raise InvalidInput(f"the IQR release is derived for replace-one neighbours, got {neighbours!r}")
     x = np.sort(np.asarray(values, dtype=np.float64))
     if x.ndim != 1 or x.size < 4 or not np.isfinite(x).all():
-        raise ValueError(f"values must be a finite 1-D sample of at least 4 numbers, got shape {x.shape}")
+        raise InvalidInput(f"values must be a finite 1-D sample of at least 4 numbers, got shape {x.shape}")
     a, b = ranks
     if not (1 <= a < b <= x.size):
-        raise ValueError(f"ranks must satisfy 1 <= a < b <= {x.size}, got {ranks!r}")
-    charge = Charge("log_iqr_ptr", epsilon, delta, Neighbours.REPLACE_ONE, sensitivity=1.0,
-                    slack=3 * PURE_DP_SLACK, note="two bin grids, noise on log IQR")
-    ledger = _pay(charge, budget)
+        raise InvalidInput(f"ranks must satisfy 1 <= a < b <= {x.size}, got {ranks!r}")
+    ledger = _pay(log_iqr_charge(epsilon, delta), budget)
     eps = epsilon / 3 - PURE_DP_SLACK
     threshold = ptr_threshold(eps, delta / 2)
     cap = threshold + math.ceil(30 / eps)  # P(Z < -30/eps) = e^-30 / 2: the cap costs nothing

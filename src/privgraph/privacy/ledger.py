@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from privgraph.privacy.neighbours import Neighbours, check_count, check_delta
+from privgraph.privacy.neighbours import Neighbours, check_delta
+from privgraph.validation import InvalidInput, positive_int
 
 #: Composition methods understood by :meth:`Ledger.total`.
 METHODS = ("basic", "advanced", "optimal", "pld", "rdp")
@@ -74,9 +75,9 @@ class Charge:
     def __post_init__(self):
         object.__setattr__(self, "neighbours", Neighbours.parse(self.neighbours))
         if not (0 <= self.epsilon < float("inf")):
-            raise ValueError(f"charge epsilon must be non-negative and finite, got {self.epsilon!r}")
+            raise InvalidInput(f"charge epsilon must be non-negative and finite, got {self.epsilon!r}")
         check_delta(self.delta, "charge delta")
-        check_count(self.count, "charge count")
+        positive_int("charge count", self.count)
 
     @property
     def is_pure(self) -> bool:
@@ -84,7 +85,7 @@ class Charge:
 
     def times(self, count: int) -> "Charge":
         """The same charge reserved ``count`` times in advance."""
-        return replace(self, count=self.count * check_count(count, "count"))
+        return replace(self, count=self.count * positive_int("count", count))
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class Ledger:
         from privgraph.privacy.composition import compose
 
         if len(self.neighbours) > 1:
-            raise ValueError(
+            raise InvalidInput(
                 "cannot compose charges under different neighbouring relations "
                 f"{sorted(n.value for n in self.neighbours)}; convert them first"
             )

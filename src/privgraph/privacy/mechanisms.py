@@ -38,12 +38,12 @@ from privgraph.privacy.calibration import (
 from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.neighbours import (
     Neighbours,
-    check_count,
     check_delta,
     check_epsilon,
     check_sensitivity,
 )
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
+from privgraph.validation import InvalidInput, positive_int
 
 T = TypeVar("T")
 _CLAMP_UNITS = 2.0**50  # float path (_snap): sums of units and noise stay below 2**53
@@ -73,9 +73,9 @@ def _as_array(value: Any, name: str = "value") -> tuple[np.ndarray, bool]:
     try:
         x = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric, got {value!r}") from None
+        raise InvalidInput(f"{name} must be numeric, got {value!r}") from None
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InvalidInput(f"{name} must be finite, got {value!r}")
     return x, scalar
 
 
@@ -111,7 +111,7 @@ def _pay(charge: Charge, budget: Budget | None) -> Ledger:
 def _check_pure_epsilon(epsilon: float) -> float:
     epsilon = check_epsilon(epsilon)
     if epsilon <= 4 * PURE_DP_SLACK:
-        raise ValueError(f"epsilon must exceed {4 * PURE_DP_SLACK:.3g} (the sampler's slack), got {epsilon!r}")
+        raise InvalidInput(f"epsilon must exceed {4 * PURE_DP_SLACK:.3g} (the sampler's slack), got {epsilon!r}")
     return epsilon
 
 
@@ -220,7 +220,7 @@ def laplace_scale(epsilon: float, sensitivity: float, dimension: int = 1) -> flo
     True
     """
     sensitivity = check_sensitivity(sensitivity)
-    dimension = check_count(dimension, "dimension")
+    dimension = positive_int("dimension", dimension)
     return laplace_calibration(_check_pure_epsilon(epsilon), sensitivity, dimension)[0]
 
 
@@ -263,7 +263,7 @@ def gaussian_mechanism(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
-        raise ValueError("delta must be positive for the Gaussian mechanism, got 0")
+        raise InvalidInput("delta must be positive for the Gaussian mechanism, got 0")
     sensitivity = check_sensitivity(sensitivity)
     neighbours = Neighbours.parse(neighbours)
     x, scalar = _as_array(value)
@@ -377,7 +377,7 @@ def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, mon
     sensitivity = check_sensitivity(sensitivity)
     x, _ = _as_array(values, name)
     if x.ndim != 1 or x.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {x.shape}")
+        raise InvalidInput(f"{name} must be a non-empty 1-D sequence, got shape {x.shape}")
     neighbours = Neighbours.parse(neighbours)
     charge = (exponential_charge(epsilon, sensitivity, neighbours, monotone) if mechanism == "exponential" else
               Charge(mechanism, epsilon, 0.0, neighbours, sensitivity=sensitivity, slack=PURE_DP_SLACK,

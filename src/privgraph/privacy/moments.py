@@ -54,9 +54,10 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.ledger import Charge  # noqa: F401  (the type moments_charge returns)
 from privgraph.privacy.mechanisms import Release
-from privgraph.privacy.neighbours import Neighbours, check_count, check_delta, check_epsilon
+from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
 from privgraph.privacy.samplers import NoiseSampler
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
+from privgraph.validation import InvalidInput, positive_int
 
 #: Weight of the sums of x in the released vector (their noise is 1 / MEAN_WEIGHT times the
 #: second moments'): at d = 20 under replace-one it takes the sensitivity's square from
@@ -91,7 +92,7 @@ def moments_l2_sensitivity(dimension: int, neighbours: Neighbours, norm: float |
     >>> round(moments_l2_sensitivity(20, Neighbours.REPLACE_ONE, norm=math.sqrt(20) / 4) ** 2, 6)
     3.125
     """
-    d, w2 = check_count(dimension, "dimension"), MEAN_WEIGHT**2
+    d, w2 = positive_int("dimension", dimension), MEAN_WEIGHT**2
     c2 = d / 4 if norm is None else min(float(norm) ** 2, d / 4)
     if Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE:
         return math.sqrt(w2 * c2 + (c2 * c2 + min(c2 * c2, c2 / 4)) / 2 + 1)
@@ -173,7 +174,7 @@ def release_moments(moments: Moments, *, epsilon: float, delta: float, neighbour
 def _rho(epsilon: float, delta: float) -> float:
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta <= 0:
-        raise ValueError(f"the covariance release is a Gaussian mechanism and needs delta > 0, got {delta!r}")
+        raise InvalidInput(f"the covariance release is a Gaussian mechanism and needs delta > 0, got {delta!r}")
     return rho_for_budget(epsilon, delta)
 
 

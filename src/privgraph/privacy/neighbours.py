@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import enum
 import math
-import numbers
+
+from privgraph.validation import InvalidInput, in_range, is_real
 
 
 class Neighbours(enum.Enum):
@@ -43,9 +44,7 @@ class Neighbours(enum.Enum):
             for member in cls:
                 if key in (member.value, member.name.lower()):
                     return member
-        raise ValueError(
-            f"neighbours must be one of {[m.value for m in cls]}, got {value!r}"
-        )
+        raise InvalidInput(f"neighbours must be one of {[m.value for m in cls]}, got {value!r}")
 
 
 def histogram_l1_sensitivity(neighbours: Neighbours) -> int:
@@ -88,37 +87,33 @@ def count_sensitivity(neighbours: Neighbours) -> int:
     return {Neighbours.ADD_REMOVE: 1, Neighbours.REPLACE_ONE: 0}[Neighbours.parse(neighbours)]
 
 
-# --- argument checks shared by every mechanism (one place, one wording) -------------
+# --- argument checks shared by every mechanism (one place, one wording: privgraph.validation) ---
 
 
 def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """Return epsilon as a float if it is positive and finite, else raise ValueError.
+    """Return epsilon as a float if it is positive and finite, else raise InvalidInput.
 
     >>> check_epsilon(0.5)
     0.5
     >>> check_epsilon(0)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be positive and finite, got 0
+    privgraph.validation.InvalidInput: epsilon must be positive and finite, got 0
     """
-    if _not_real(epsilon) or not (
-        0 < epsilon < math.inf
-    ):
-        raise ValueError(f"{name} must be positive and finite, got {epsilon!r}")
+    if not is_real(epsilon) or not (0 < epsilon < math.inf):
+        raise InvalidInput(f"{name} must be positive and finite, got {epsilon!r}")
     return float(epsilon)
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
-    """Return delta as a float if it lies in [0, 1), else raise ValueError.
+    """Return delta as a float if it lies in [0, 1), else raise InvalidInput.
 
     >>> check_delta(1)
     Traceback (most recent call last):
     ...
-    ValueError: delta must lie in [0, 1), got 1
+    privgraph.validation.InvalidInput: delta must lie in [0, 1), got 1
     """
-    if _not_real(delta) or not (0 <= delta < 1):
-        raise ValueError(f"{name} must lie in [0, 1), got {delta!r}")
-    return float(delta)
+    return in_range(name, delta, 0, 1, high_open=True)
 
 
 def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:
@@ -127,12 +122,10 @@ def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:
     >>> check_sensitivity(-1)
     Traceback (most recent call last):
     ...
-    ValueError: sensitivity must be non-negative and finite, got -1
+    privgraph.validation.InvalidInput: sensitivity must be non-negative and finite, got -1
     """
-    if _not_real(sensitivity) or not (
-        0 <= sensitivity < math.inf
-    ):
-        raise ValueError(f"{name} must be non-negative and finite, got {sensitivity!r}")
+    if not is_real(sensitivity) or not (0 <= sensitivity < math.inf):
+        raise InvalidInput(f"{name} must be non-negative and finite, got {sensitivity!r}")
     return float(sensitivity)
 
 
@@ -142,11 +135,9 @@ def check_rate(rate: float, name: str = "rate") -> float:
     >>> check_rate(1.5, "sampling rate")
     Traceback (most recent call last):
     ...
-    ValueError: sampling rate must lie in (0, 1], got 1.5
+    privgraph.validation.InvalidInput: sampling rate must lie in (0, 1], got 1.5
     """
-    if _not_real(rate) or not (0 < rate <= 1):
-        raise ValueError(f"{name} must lie in (0, 1], got {rate!r}")
-    return float(rate)
+    return in_range(name, rate, 0, 1, low_open=True)
 
 
 def check_share(share: float, name: str = "share") -> float:
@@ -155,25 +146,6 @@ def check_share(share: float, name: str = "share") -> float:
     >>> check_share(0, "split")
     Traceback (most recent call last):
     ...
-    ValueError: split must lie in (0, 1), got 0
+    privgraph.validation.InvalidInput: split must lie in (0, 1), got 0
     """
-    if _not_real(share) or not (0 < share < 1):
-        raise ValueError(f"{name} must lie in (0, 1), got {share!r}")
-    return float(share)
-
-
-def check_count(value: int, name: str, minimum: int = 1) -> int:
-    """Return an integer count if it is an integer >= minimum.
-
-    >>> check_count(0, "rounds")
-    Traceback (most recent call last):
-    ...
-    ValueError: rounds must be an integer >= 1, got 0
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _not_real(value: object) -> bool:
-    return isinstance(value, bool) or not isinstance(value, numbers.Real)
+    return in_range(name, share, 0, 1, low_open=True, high_open=True)

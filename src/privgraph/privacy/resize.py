@@ -60,8 +60,9 @@ from dataclasses import replace
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.ledger import Ledger
 from privgraph.privacy.mechanisms import laplace_charge, laplace_mechanism, laplace_scale
-from privgraph.privacy.neighbours import Neighbours, check_count, check_delta, check_epsilon
+from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
 from privgraph.privacy.samplers import NoiseSampler
+from privgraph.validation import InvalidInput, positive_int
 
 AR = Neighbours.ADD_REMOVE
 
@@ -92,7 +93,7 @@ def size_epsilons(epsilon: float, delta: float, composition: str, share: float =
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if not 0 < share < 1:
-        raise ValueError(f"the size's share must lie strictly between 0 and 1, got {share!r}")
+        raise InvalidInput(f"the size's share must lie strictly between 0 and 1, got {share!r}")
     if composition != "rdp":
         return share * epsilon, (1 - share) * epsilon
     from privgraph.privacy.zcdp import rdp_epsilon, total_rho
@@ -183,7 +184,7 @@ def public_size(n_hat: float, scale: float, minimum: int = 1) -> int:
     >>> public_size(-30.0, 45.0, minimum=8)
     8
     """
-    minimum = check_count(minimum, "minimum")
+    minimum = positive_int("minimum", minimum)
     return max(minimum, math.floor(n_hat - scale * math.log(1 / (2 * TAIL))))
 
 

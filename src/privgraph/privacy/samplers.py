@@ -71,6 +71,7 @@ import os
 from typing import Sequence
 
 import numpy as np
+from privgraph.validation import InvalidInput
 
 #: Privacy-loss slack added by every pure-DP mechanism to cover the sampler's relative
 #: error (``2 eta <= 2**-39``, rounded up generously). See the module docstring.
@@ -155,7 +156,7 @@ class NoiseSampler:
             return np.floor(self.exponential(size) / lam).astype(np.int64)
         j = int(math.floor(math.log2(1.0 / lam)))  # lam * 2**j in (1/2, 1]
         if j > 62:
-            raise ValueError(f"noise scale {1 / lam!r} grid units is too large (max 2**62)")
+            raise InvalidInput(f"noise scale {1 / lam!r} grid units is too large (max 2**62)")
         s = 1 << j
         b = np.empty(size, dtype=np.int64)
         todo = np.arange(size)
@@ -179,7 +180,7 @@ class NoiseSampler:
         (dtype('int64'), (5,))
         """
         if not (0 < scale < math.inf):
-            raise ValueError(f"scale must be positive and finite, got {scale!r}")
+            raise InvalidInput(f"scale must be positive and finite, got {scale!r}")
         shape = (size,) if np.isscalar(size) else tuple(size)
         n = int(np.prod(shape))
         out = np.empty(n, dtype=np.int64)
@@ -201,7 +202,7 @@ class NoiseSampler:
         ``exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2))``.
         """
         if not (0 < sigma < math.inf):
-            raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
+            raise InvalidInput(f"sigma must be positive and finite, got {sigma!r}")
         shape = (size,) if np.isscalar(size) else tuple(size)
         n = int(np.prod(shape))
         t = math.floor(sigma) + 1.0
@@ -327,7 +328,7 @@ class NoiseSampler:
         flat = colors.ravel()
         total, m = int(flat.sum()), int(m)
         if not 0 <= m <= total:
-            raise ValueError(f"m must lie in [0, {total}] (the table's rows), got {m}")
+            raise InvalidInput(f"m must lie in [0, {total}] (the table's rows), got {m}")
         if min(m, total - m) <= total // 64:  # few rows drawn or left out: choose them directly
             if m <= total // 2:
                 return self._uniform_cells(flat, m).reshape(colors.shape)
@@ -432,7 +433,7 @@ class SeededSampler(NoiseSampler):
 
     def __init__(self, seed: int | np.random.SeedSequence):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer, np.random.SeedSequence)):
-            raise ValueError(f"seed must be an integer or a SeedSequence, got {seed!r}")
+            raise InvalidInput(f"seed must be an integer or a SeedSequence, got {seed!r}")
         self.seed = seed
         super().__init__(np.random.Generator(np.random.PCG64(seed)))
 
@@ -458,7 +459,7 @@ def resolve_sampler(random_state: "None | int | np.random.Generator | NoiseSampl
         return SeededSampler(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return SeededSampler(int(random_state.integers(0, 2**63)))
-    raise ValueError(
+    raise InvalidInput(
         f"random_state must be None, an integer seed, a numpy Generator or a NoiseSampler, got {random_state!r}"
     )
 

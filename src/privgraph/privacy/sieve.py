@@ -48,9 +48,10 @@ from privgraph.privacy.amplification import amplify_without_replacement, epsilon
 from privgraph.privacy.budget import Budget, reserve_plan
 from privgraph.privacy.ledger import METHODS, Charge, Ledger
 from privgraph.privacy.mechanisms import Release, laplace_mechanism
-from privgraph.privacy.neighbours import Neighbours, check_count, check_epsilon
+from privgraph.privacy.neighbours import Neighbours, check_epsilon
 from privgraph.privacy.samplers import NoiseSampler
 from privgraph.privacy.sparse_vector import SparseVector
+from privgraph.validation import InvalidInput, one_of, positive_int
 
 #: Smallest sub-sampling rate :func:`sieve_rate` considers (the paper's n/20).
 MIN_RATE = 1.0 / 20.0
@@ -76,7 +77,7 @@ def sieve_rate(epsilon_sieve: float, *, lower: float = MIN_RATE) -> float:
 
     epsilon = check_epsilon(epsilon_sieve, "epsilon_sieve")
     if not (0 < lower <= 1):
-        raise ValueError(f"lower rate must lie in (0, 1], got {lower!r}")
+        raise InvalidInput(f"lower rate must lie in (0, 1], got {lower!r}")
 
     def noise(log_q: float) -> float:
         q = math.exp(log_q)  # ln(1 + (e^eps - 1)/q), written to stay finite for any eps
@@ -110,9 +111,8 @@ def fit_rounds_to_budget(
     >>> fit_rounds_to_budget(one, 100, 1.0, 1e-6, "optimal") > 0.01
     True
     """
-    rounds, epsilon = check_count(rounds, "rounds"), check_epsilon(epsilon)
-    if method not in METHODS:
-        raise ValueError(f"composition method must be one of {METHODS}, got {method!r}")
+    rounds, epsilon = positive_int("rounds", rounds), check_epsilon(epsilon)
+    one_of("composition method", method, METHODS)
 
     def total(r: float) -> float:
         plan = Ledger(tuple(c.times(rounds) for c in charges_of(r)))
@@ -133,7 +133,7 @@ def fit_rounds_to_budget(
     while shortfall is not None and lo > 0.0 and total(lo) > epsilon:  # the total a ledger reports
         lo *= 1 - 1e-10
     if lo == 0.0:
-        raise ValueError(f"no positive per-round budget fits epsilon={epsilon!r} over {rounds} rounds")
+        raise InvalidInput(f"no positive per-round budget fits epsilon={epsilon!r} over {rounds} rounds")
     return lo
 
 
@@ -219,10 +219,10 @@ class SieveAndExamine:
         max_queries: int = 2**20,
         budget: Budget | None = None,
     ):
-        self.rounds = check_count(rounds, "rounds")
-        self.max_queries = check_count(max_queries, "max_queries")
+        self.rounds = positive_int("rounds", rounds)
+        self.max_queries = positive_int("max_queries", max_queries)
         if not math.isfinite(tweak):
-            raise ValueError(f"tweak must be finite, got {tweak!r}")
+            raise InvalidInput(f"tweak must be finite, got {tweak!r}")
         self.tweak = float(tweak)
         self._eps_pre = pre_amplification_epsilon(check_epsilon(epsilon_sieve, "epsilon_sieve"), sample_size, population)
         self.epsilon_sieve, self.epsilon_examine = epsilon_sieve, check_epsilon(epsilon_examine, "epsilon_examine")
@@ -324,9 +324,9 @@ def pre_amplification_epsilon(epsilon_sieve: float, m: int, n: int) -> float:
     >>> pre_amplification_epsilon(0.5, 1000, 1000), round(pre_amplification_epsilon(0.1, 100, 1000), 4)
     (0.5, 0.7187)
     """
-    m, n = check_count(m, "sample_size"), check_count(n, "population")
+    m, n = positive_int("sample_size", m), positive_int("population", n)
     if m > n:
-        raise ValueError(f"sample_size {m} exceeds population {n}")
+        raise InvalidInput(f"sample_size {m} exceeds population {n}")
     if m == n:
         return epsilon_sieve
     eps = epsilon_before_amplification(epsilon_sieve, m / n)

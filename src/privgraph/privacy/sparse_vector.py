@@ -41,11 +41,11 @@ from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.mechanisms import Release, _pay
 from privgraph.privacy.neighbours import (
     Neighbours,
-    check_count,
     check_epsilon,
     check_sensitivity,
 )
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
+from privgraph.validation import InvalidInput, positive_int
 
 _CLAMP_UNITS = 2**50
 
@@ -70,12 +70,12 @@ def _calibrate(
     epsilon = check_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
     if sensitivity == 0:
-        raise ValueError("sensitivity must be positive for the sparse vector, got 0")
-    cutoff = check_count(cutoff, "cutoff")
-    max_queries = check_count(max_queries, "max_queries")
+        raise InvalidInput("sensitivity must be positive for the sparse vector, got 0")
+    cutoff = positive_int("cutoff", cutoff)
+    max_queries = positive_int("max_queries", max_queries)
     slack = PURE_DP_SLACK * (max_queries + cutoff + 1)
     if epsilon <= 2 * slack:
-        raise ValueError(f"epsilon must exceed {2 * slack:.3g} for {max_queries} queries, got {epsilon!r}")
+        raise InvalidInput(f"epsilon must exceed {2 * slack:.3g} for {max_queries} queries, got {epsilon!r}")
     charge = Charge(
         "sparse_vector", epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
         slack=slack, note=f"cutoff {cutoff}" + (", monotone" if monotone else ""),
@@ -154,7 +154,7 @@ class SparseVector:
         budget: Budget | None = None,
     ):
         if not np.isfinite(threshold):  # checked before the budget is charged
-            raise ValueError(f"threshold must be finite, got {threshold!r}")
+            raise InvalidInput(f"threshold must be finite, got {threshold!r}")
         self._cal, self.ledger = _calibrate(
             cutoff=cutoff, epsilon=epsilon, sensitivity=sensitivity, neighbours=neighbours,
             monotone=monotone, max_queries=max_queries, budget=budget,
@@ -177,7 +177,7 @@ class SparseVector:
         if self.asked >= self.max_queries:
             raise RuntimeError(f"sparse vector reached its cap of {self.max_queries} queries")
         if not np.isfinite(query_value):
-            raise ValueError(f"query value must be finite, got {query_value!r}")
+            raise InvalidInput(f"query value must be finite, got {query_value!r}")
         self.asked += 1
         above = bool(_is_above(self._cal, _to_units(query_value, self._cal.grid), self._thresholds, self._sampler)[0])
         self.positives += int(above)
@@ -188,9 +188,9 @@ def _query_values(queries: Iterable[float]) -> np.ndarray:
     try:
         values = np.asarray(list(queries), dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"queries must be numbers, got {queries!r}") from None
+        raise InvalidInput(f"queries must be numbers, got {queries!r}") from None
     if values.ndim != 1 or not np.all(np.isfinite(values)):
-        raise ValueError(f"queries must be a 1-D sequence of finite numbers, got {values!r}")
+        raise InvalidInput(f"queries must be a 1-D sequence of finite numbers, got {values!r}")
     return values
 
 
@@ -233,11 +233,11 @@ def sparse_vector_sessions(
     """
     values = _query_values(queries)
     if not np.isfinite(threshold):
-        raise ValueError(f"threshold must be finite, got {threshold!r}")
+        raise InvalidInput(f"threshold must be finite, got {threshold!r}")
     cal, ledger = _calibrate(
         cutoff=cutoff, epsilon=epsilon, sensitivity=sensitivity, neighbours=neighbours,
         monotone=monotone, max_queries=max(1, values.size), budget=budget,
-        sessions=check_count(sessions, "sessions"),
+        sessions=positive_int("sessions", sessions),
     )
     thresholds = _noisy_thresholds(cal, threshold, sampler, sessions)
     return Release(_run_sessions(cal, _to_units(values, cal.grid), thresholds, sampler), ledger)

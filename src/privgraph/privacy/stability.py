@@ -16,11 +16,11 @@ from privgraph.privacy.ledger import Charge
 from privgraph.privacy.mechanisms import Release, _as_array, _check_pure_epsilon, _pay, _snap
 from privgraph.privacy.neighbours import (
     Neighbours,
-    check_count,
     check_delta,
     check_sensitivity,
 )
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
+from privgraph.validation import InvalidInput, positive_int
 
 
 def ptr_threshold(epsilon: float, delta: float) -> int:
@@ -73,14 +73,14 @@ def propose_test_release(
     epsilon = _check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
-        raise ValueError("delta must be positive for propose-test-release, got 0")
+        raise InvalidInput("delta must be positive for propose-test-release, got 0")
     bound = check_sensitivity(bound, "bound")
     if bound == 0:
-        raise ValueError("bound must be positive, got 0")
-    distance = check_count(distance, "distance", minimum=0)
+        raise InvalidInput("bound must be positive, got 0")
+    distance = positive_int("distance", distance, 0)
     x, _ = _as_array(value)
     if x.ndim:
-        raise ValueError(f"value must be a number, got shape {x.shape}")
+        raise InvalidInput(f"value must be a number, got shape {x.shape}")
     charge = Charge("propose_test_release", 2 * epsilon, delta, Neighbours.parse(neighbours),
                     sensitivity=bound, slack=2 * PURE_DP_SLACK, note="bound proposed")
     ledger = _pay(charge, budget)
@@ -158,12 +158,12 @@ def smooth_sensitivity_median(
     epsilon = _check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
-        raise ValueError("delta must be positive for the smooth-sensitivity median, got 0")
+        raise InvalidInput("delta must be positive for the smooth-sensitivity median, got 0")
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise ValueError(f"need finite lower < upper, got lower={lower!r}, upper={upper!r}")
+        raise InvalidInput(f"need finite lower < upper, got lower={lower!r}, upper={upper!r}")
     x, _ = _as_array(values, "values")
     if x.ndim != 1 or x.size < 3:
-        raise ValueError(f"values must be a 1-D sequence of at least 3 numbers, got shape {x.shape}")
+        raise InvalidInput(f"values must be a 1-D sequence of at least 3 numbers, got shape {x.shape}")
     if x.size % 2 == 0:
         x = x[:-1]
     slack = 2.0**-18

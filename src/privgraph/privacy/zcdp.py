@@ -33,6 +33,7 @@ from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.mechanisms import Release, _as_array, _noisy_on_grid, _pay
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon, check_sensitivity
 from privgraph.privacy.samplers import NoiseSampler
+from privgraph.validation import InvalidInput
 
 #: The (epsilon, 0) a probe charge states when only its curve matters (basic composition,
 #: which the totals never exceed, must not read it as free).
@@ -47,10 +48,10 @@ def check_rho(rho: float) -> float:
     >>> check_rho(0.0)
     Traceback (most recent call last):
     ...
-    ValueError: rho must be positive and finite, got 0.0
+    privgraph.validation.InvalidInput: rho must be positive and finite, got 0.0
     """
     if not (0 < rho < math.inf):
-        raise ValueError(f"rho must be positive and finite, got {rho!r}")
+        raise InvalidInput(f"rho must be positive and finite, got {rho!r}")
     return float(rho)
 
 
@@ -83,7 +84,7 @@ def zcdp_charge(mechanism: str, rho: float, delta: float, neighbours: Neighbours
     """
     rho, delta = check_rho(rho), check_delta(delta)
     if delta <= 0:
-        raise ValueError(f"a zCDP charge states its (epsilon, delta) at delta > 0, got {delta!r}")
+        raise InvalidInput(f"a zCDP charge states its (epsilon, delta) at delta > 0, got {delta!r}")
     return Charge(mechanism, zcdp_epsilon(rho, delta), delta, Neighbours.parse(neighbours),
                   sensitivity=sensitivity, curve=("zcdp", rho), note=note)
 
@@ -112,7 +113,7 @@ def rho_for_budget(epsilon: float, delta: float) -> float:
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta <= 0:
-        raise ValueError(f"zCDP needs delta > 0 to convert to (epsilon, delta), got {delta!r}")
+        raise InvalidInput(f"zCDP needs delta > 0 to convert to (epsilon, delta), got {delta!r}")
 
     def total(rho: float) -> float:
         return rdp_epsilon(rho, delta)
@@ -175,7 +176,7 @@ def zcdp_gaussian_vector(
     """
     rho, sensitivity = check_rho(rho), check_sensitivity(sensitivity)
     if sensitivity == 0:
-        raise ValueError("sensitivity must be positive for the Gaussian vector, got 0")
+        raise InvalidInput("sensitivity must be positive for the Gaussian vector, got 0")
     x, _ = _as_array(values)
     x = x.reshape(-1)
     charge = zcdp_charge("gaussian_vector", rho, delta, neighbours, sensitivity=sensitivity,

@@ -18,6 +18,7 @@ from typing import Sequence
 import networkx as nx
 
 from privgraph.data import Domain
+from privgraph.validation import UnknownName, positive_int
 
 #: Default public cap on the cells of one clique table.
 DEFAULT_CAP = 5_000
@@ -52,10 +53,9 @@ def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP, *, m
     >>> family_cliques(dag, d, cap=12)     # (c, a, b) has 24 cells: b (3 levels) is dropped
     (('c', 'a'), ('c', 'b'), ('e', 'c'))
     """
-    if isinstance(cap, bool) or int(cap) != cap or cap < 1:
-        raise ValueError(f"cap must be a positive integer number of cells, got {cap!r}")
+    positive_int("cap (cells)", cap, whole_floats=True)
     if missing := sorted(set(dag.nodes) - set(domain.names)):
-        raise KeyError(f"graph nodes {missing} not in domain {list(domain.names)}")
+        raise UnknownName(f"graph nodes {missing} not in domain {list(domain.names)}")
     cliques: list[tuple[str, ...]] = []
     for node in domain.names:
         parents = sorted(dag.predecessors(node), key=domain.index) if node in dag else []

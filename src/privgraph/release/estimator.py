@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, check_affordable
 from privgraph.privacy.composition import composition_for
 from privgraph.data.bins import decode_codes
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
@@ -49,6 +49,7 @@ from privgraph.release.levels import identity_levels
 from privgraph.timecap import check_time
 from privgraph.privacy.resize import RESIZED, size_charge
 from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
+from privgraph.validation import InvalidInput, positive_int
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
 #: Progress lines, one per stage (the CLI shows them on stderr when it is not a terminal).
@@ -166,25 +167,27 @@ class PrivateRelease(PrivateEstimator):
     (5, 8)
     """
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, split: float | None = None, cap: int = DEFAULT_CAP,
-                 alpha: float = 0.05, max_rounds="auto", method: str = "cgm-em", orient: Callable | None = None,
-                 random_state=None, tree_cap: int = DEFAULT_TREE_CAP, structure: str = "auto",
-                 neighbours: str = "add_remove"):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str = "add_remove", random_state=None,
+                 split: float | None = None, cap: int = DEFAULT_CAP, alpha: float = 0.05, max_rounds="auto",
+                 method: str = "cgm-em", orient: Callable | None = None, tree_cap: int = DEFAULT_TREE_CAP,
+                 structure: str = "auto"):
         self.epsilon = epsilon
         self.delta = delta
+        self.neighbours = neighbours
+        self.random_state = random_state
         self.split = split
         self.cap = cap
         self.alpha = alpha
         self.max_rounds = max_rounds
         self.method = method
         self.orient = orient
-        self.random_state = random_state
         self.tree_cap = tree_cap
         self.structure = structure
-        self.neighbours = neighbours
 
-    def privacy_plan(self, domain, n_rows: int) -> Ledger:
-        """The ledger :meth:`fit` reserves for a table of this public domain and n; reads no data.
+    def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
+        """The charges :meth:`fit` reserves for a table of this public domain and n, with the
+        relation and the composition they are read under (:attr:`composition_`); reads no data.
+        Under add/remove ``n_rows`` is a public guess of n (the fit plans at the size it releases).
 
         Gauss-PC's plan plus one Gaussian release of the parameters' tables, or Priv-PC's
         plan plus one Laplace release (each release's epsilon is fixed; its sensitivity, per
@@ -208,12 +211,17 @@ class PrivateRelease(PrivateEstimator):
         domain, prediction = self._predict(domain, n_rows)
         size = Ledger.of(size_charge(prediction.size_epsilon)) if prediction.size_epsilon else Ledger()
         if prediction.structure == "tree":
-            return size + prediction.tree.charges(domain)
-        return size + self._structure_plan(self._structure(prediction), domain, prediction) + \
-            self._parameters_plan(domain, prediction)
+            ledger = size + prediction.tree.charges(domain)
+        else:
+            ledger = size + self._structure_plan(self._structure(prediction), domain, prediction) + \
+                self._parameters_plan(domain, prediction)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), self._composition(prediction),
+                                     self.delta)
 
-    def predict(self, domain, n_rows: int) -> ReleasePlan:
-        """The planner's prediction for this release (see :mod:`privgraph.release.planner`)."""
+    def release_plan(self, domain, n_rows: int) -> ReleasePlan:
+        """The planner's prediction for this release, stage by stage: the noise each stage
+        will carry against the effect it must detect (see :mod:`privgraph.release.planner`);
+        its charges are :meth:`privacy_plan`'s."""
         return self._predict(domain, n_rows)[1]
 
     def fit(self, X, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
@@ -381,13 +389,12 @@ class PrivateRelease(PrivateEstimator):
         each value's count within one of the model's in every group,
         :func:`~privgraph.mrf.sample_model`), ``"sample"`` i.i.d."""
         n = self.n_rows_ if n is None else n
-        if isinstance(n, bool) or int(n) != n or n < 1:
-            raise ValueError(f"the number of synthetic rows must be a positive integer, got {n!r}")
+        n = positive_int("the number of synthetic rows", n, whole_floats=True)
         seed = self._mrf_seed()  # as the model's own sampler: its seed when an integer, else fresh
         rng = np.random.default_rng(random_state if random_state is not None
                                     else seed if isinstance(seed, (int, np.integer)) else None)
         check_time("sampling")
-        codes = self.parameters_.sample_codes(int(n), rng=rng, method=method, max_cells=self.tree_cap)
+        codes = self.parameters_.sample_codes(n, rng=rng, method=method, max_cells=self.tree_cap)
         rows = decode_codes(self.domain_, self.levels_.expand_codes(codes, rng), rng=rng)
         self.sampling_ = self.parameters_.sampling_
         _progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
@@ -420,12 +427,11 @@ class PrivateRelease(PrivateEstimator):
         check_delta(self.delta)
         if self.split is not None:
             check_split(self.split)
-        if self.max_rounds != "auto" and self.max_rounds is not None and (
-                isinstance(self.max_rounds, bool) or int(self.max_rounds) != self.max_rounds or self.max_rounds < 1):
-            raise ValueError(f"max_rounds must be 'auto', None or a positive integer, got {self.max_rounds!r}")
+        if self.max_rounds != "auto":
+            positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True, alternatives=" or 'auto'")
         check_structure(self.structure)
         if self.orient is not None and not callable(self.orient):
-            raise ValueError(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
+            raise InvalidInput(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
         return Neighbours.parse(self.neighbours)
 
     def _predict(self, domain, n_rows: int | None):
@@ -441,8 +447,7 @@ class PrivateRelease(PrivateEstimator):
         check_tree_cap(self.tree_cap, domain)  # public: the codebook's sizes, before any data is read
         if n_rows is None:
             return domain, None
-        if isinstance(n_rows, bool) or int(n_rows) != n_rows or n_rows < 1:
-            raise ValueError(f"the number of rows must be a positive integer, got {n_rows!r}")
+        n_rows = positive_int("the number of rows", n_rows, whole_floats=True)
         rounds = None if self.max_rounds == "auto" else self.max_rounds
         plan = plan_release(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, split=self.split,
                             cap=self.cap, alpha=self.alpha, rounds=rounds, structure=self.structure,

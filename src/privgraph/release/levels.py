@@ -31,6 +31,7 @@ import numpy as np
 
 from privgraph.data import Domain
 from privgraph.data.domain import Kind
+from privgraph.validation import InvalidInput
 
 #: A level is rare when its noisy one-way count is below this many noise scales (MST's 3).
 RARE_SIGMAS = 3.0
@@ -144,7 +145,7 @@ def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale
     [1.0, 0.667, 0.0, 1.0, 0.333]
     """
     if len(one_way) != len(domain.names):
-        raise ValueError(f"got {len(one_way)} one-way tables for {len(domain.names)} columns")
+        raise InvalidInput(f"got {len(one_way)} one-way tables for {len(domain.names)} columns")
     codes, weights, sizes, kinds, levels = [], [], [], [], []
     for j, table in enumerate(one_way):
         noisy = np.asarray(table, dtype=float).ravel()

@@ -23,6 +23,7 @@ from typing import Sequence
 
 from privgraph.data import Domain
 from privgraph.mrf.junction import junction_tree
+from privgraph.validation import InvalidInput
 
 Clique = tuple[str, ...]
 
@@ -79,13 +80,13 @@ def check_tree_cap(tree_cap, domain: Domain | None = None) -> int:
     >>> check_tree_cap(4, Domain.of(a=2, b=3))
     Traceback (most recent call last):
     ...
-    ValueError: tree_cap 4 is below the 5 cells of the domain's one-way tables (the smallest model); raise it to at least 5
+    privgraph.validation.InvalidInput: tree_cap 4 is below the 5 cells of the domain's one-way tables (the smallest model); raise it to at least 5
     """
     if isinstance(tree_cap, bool) or not isinstance(tree_cap, (int, float)) or int(tree_cap) != tree_cap or tree_cap < 1:
-        raise ValueError(f"tree_cap must be a positive whole number of junction-tree cells, got {tree_cap!r}")
+        raise InvalidInput(f"tree_cap must be a positive whole number of junction-tree cells, got {tree_cap!r}")
     tree_cap = int(tree_cap)
     if domain is not None and tree_cap < (least := sum(domain.sizes)):
-        raise ValueError(f"tree_cap {tree_cap} is below the {least} cells of the domain's one-way tables "
+        raise InvalidInput(f"tree_cap {tree_cap} is below the {least} cells of the domain's one-way tables "
                            f"(the smallest model); raise it to at least {least}")
     return tree_cap
 

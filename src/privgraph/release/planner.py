@@ -75,6 +75,7 @@ from dataclasses import dataclass, field, replace
 from privgraph.data import Domain
 from privgraph.data.domain import check_countable
 from privgraph.privacy.resize import round_up
+from privgraph.validation import InvalidInput, one_of
 
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
 DEFAULT_SPLIT = 0.5
@@ -349,7 +350,7 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     from privgraph.privacy import gaussian_calibration
 
     if delta <= 0:
-        raise ValueError(f"a Gauss-PC release composes in zCDP and needs delta > 0, got delta={delta!r}")
+        raise InvalidInput(f"a Gauss-PC release composes in zCDP and needs delta > 0, got delta={delta!r}")
     options = dict(epsilon=epsilon, delta=delta, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
                    max_relative_error=max_relative_error, usefulness=usefulness, tables=tables)
     if share is None:
@@ -423,15 +424,14 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
 
 def check_structure(structure: str) -> str:
     """``structure`` if it names a stage-1 algorithm of :data:`STRUCTURES`."""
-    if structure not in STRUCTURES:
-        raise ValueError(f"structure must be one of {STRUCTURES}, got {structure!r}")
+    one_of("structure", structure, STRUCTURES)
     return structure
 
 
 def check_split(split: float) -> float:
     """The structure's share of epsilon, strictly between 0 and 1."""
     if isinstance(split, bool) or not (0 < float(split) < 1):
-        raise ValueError(f"split must lie strictly between 0 and 1 (the structure's share of epsilon), got {split!r}")
+        raise InvalidInput(f"split must lie strictly between 0 and 1 (the structure's share of epsilon), got {split!r}")
     return float(split)
 
 

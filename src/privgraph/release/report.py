@@ -18,6 +18,7 @@ from privgraph.data.frontdoor import column_codes
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.release.levels import RARE_SIGMAS
 from privgraph.release.tree import proportions
+from privgraph.validation import InvalidInput
 
 #: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
 FILES = {"graph_json": "graph.json", "graph_dot": "graph.dot", "graph_png": "graph.png", "model": "model.json",
@@ -32,7 +33,7 @@ def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
     ['budget_png', 'graph_dot', 'graph_json']
     """
     if data_format not in ("csv", "parquet"):
-        raise ValueError(f"--format must be csv or parquet, got {data_format!r}")
+        raise InvalidInput(f"--format must be csv or parquet, got {data_format!r}")
     out = Path(out_dir)
     return {role: out / name for role, name in FILES.items()} | {"synthetic": out / f"synthetic.{data_format}"}
 

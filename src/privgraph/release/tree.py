@@ -59,6 +59,7 @@ from privgraph.privacy.zcdp import MARGIN, total_rho
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 from privgraph.release.levels import MergedEngine, MergedLevels, identity_levels, merge_rare_levels
 from privgraph.timecap import check_time, start_clock
+from privgraph.validation import InvalidInput
 
 RO = Neighbours.REPLACE_ONE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
@@ -194,10 +195,10 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     residual_share = RESIDUAL_SHARE * same_noise if residual_share is None else residual_share
     d = len(domain.names)
     if d < 3:
-        raise ValueError(f"a tree release needs at least three columns, got {list(domain.names)}")
+        raise InvalidInput(f"a tree release needs at least three columns, got {list(domain.names)}")
     if not (0 < selection_share and 0 < residual_share and selection_share + residual_share < 1):
-        raise ValueError(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
-                         f"and {residual_share!r}")
+        raise InvalidInput(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
+                           f"and {residual_share!r}")
     k = extra_pair_count(d)
     rounds = min(RESIDUAL_ROUNDS, k)
     batches = tuple(k // rounds + (1 if i < k % rounds else 0) for i in range(rounds))
@@ -393,7 +394,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
                                  original)
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
-    raise ValueError("a tree plan needs at least one round of residual pairs")
+    raise InvalidInput("a tree plan needs at least one round of residual pairs")
 
 
 def _one_way(domain: Domain) -> list[tuple[str]]:

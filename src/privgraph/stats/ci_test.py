@@ -80,6 +80,7 @@ from privgraph.stats.strata import (
     stratum_distances,
     two_sided_pvalue,
 )
+from privgraph.validation import InvalidInput
 
 
 @dataclass(frozen=True)
@@ -282,7 +283,7 @@ class KendallTest(_StratifiedZTest):
     def __post_init__(self):
         super().__post_init__()
         if not (isinstance(self.tie_floor, (int, float)) and 0.0 <= self.tie_floor < math.inf):
-            raise ValueError(f"tie_floor must be a number >= 0, got {self.tie_floor!r}")
+            raise InvalidInput(f"tie_floor must be a number >= 0, got {self.tie_floor!r}")
         if self.tie_corrected and self.name == "kendall":
             object.__setattr__(self, "name", "kendall-ties")  # what reports and plans print
 
@@ -311,7 +312,7 @@ class KendallTest(_StratifiedZTest):
         if self.has_public_threshold:
             return self.critical_value(alpha)
         if table is None:
-            raise ValueError("the tie-corrected Kendall threshold depends on the table's margins: pass table=")
+            raise InvalidInput("the tie-corrected Kendall threshold depends on the table's margins: pass table=")
         return self.critical_value(alpha) * self._scale(table)
 
     def threshold_sensitivity(self, alpha: float, n: int, neighbours: Neighbours | str,
@@ -388,7 +389,7 @@ class _ChiSquareFamily(CITest):
         """The chi-square critical value at this table's degrees of freedom (inf if 0)."""
         alpha = check_alpha(alpha)
         if table is None:
-            raise ValueError(f"the {self.name} threshold depends on the table's degrees of freedom: pass table=")
+            raise InvalidInput(f"the {self.name} threshold depends on the table's degrees of freedom: pass table=")
         dof = degrees_of_freedom(table)
         return math.inf if dof == 0 else float(chdtri(dof, alpha))
 
@@ -452,7 +453,7 @@ def strata_of(shape: Sequence[int]) -> int:
     """
     shape = tuple(int(s) for s in shape)
     if len(shape) < 2 or min(shape) < 1:
-        raise ValueError(f"shape must list >= 2 positive sizes (x, y, conditioning...), got {shape}")
+        raise InvalidInput(f"shape must list >= 2 positive sizes (x, y, conditioning...), got {shape}")
     return int(np.prod(shape[2:], dtype=np.int64))
 
 
@@ -462,8 +463,8 @@ def check_alpha(alpha: float) -> float:
     >>> check_alpha(1.5)
     Traceback (most recent call last):
     ...
-    ValueError: alpha must lie in (0, 1), got 1.5
+    privgraph.validation.InvalidInput: alpha must lie in (0, 1), got 1.5
     """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not (0 < alpha < 1):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        raise InvalidInput(f"alpha must lie in (0, 1), got {alpha!r}")
     return float(alpha)

@@ -30,6 +30,7 @@ from typing import Sequence
 
 import numpy as np
 from scipy.stats import norm
+from privgraph.validation import InvalidInput
 
 
 def partial_correlation(corr: np.ndarray, index: Sequence[int]) -> tuple[float, np.ndarray]:
@@ -44,8 +45,8 @@ def partial_correlation(corr: np.ndarray, index: Sequence[int]) -> tuple[float, 
     try:
         inv = np.linalg.inv(sub)
     except np.linalg.LinAlgError:
-        raise ValueError("the correlation matrix is singular: the Fisher-z test cannot run (a column is a "
-                         "linear function of others, or constant)") from None
+        raise InvalidInput("the correlation matrix is singular: the Fisher-z test cannot run (a column is a "
+                           "linear function of others, or constant)") from None
     r = -inv[0, 1] / sqrt(abs(inv[0, 0] * inv[1, 1]))
     if abs(r) >= 1:
         r = (1.0 - np.finfo(float).eps) * np.sign(r)

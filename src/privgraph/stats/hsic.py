@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from privgraph.validation import InvalidInput
 
 #: Largest sample HSIC accepts by default: it builds m-by-m kernel matrices.
 MAX_HSIC_ROWS = 5000
@@ -28,16 +29,16 @@ def hsic(x, y, *, bandwidth_x: float = 1.0, bandwidth_y: float = 1.0, max_rows: 
     if np.ndim(x) == 1 and np.ndim(y) == 1:
         a, b = _vector(x, bandwidth_x, "x"), _vector(y, bandwidth_y, "y")
         if a.size != b.size:
-            raise ValueError(f"x and y must have the same number of rows, got {a.size} and {b.size}")
+            raise InvalidInput(f"x and y must have the same number of rows, got {a.size} and {b.size}")
         if a.size < 2:
-            raise ValueError(f"HSIC needs 2 <= m rows, got {a.size}")
+            raise InvalidInput(f"HSIC needs 2 <= m rows, got {a.size}")
         return _blocked_hsic(a, b, bandwidth_x, bandwidth_y)
     kx, ky = _gram(x, bandwidth_x, "x"), _gram(y, bandwidth_y, "y")
     m = kx.shape[0]
     if ky.shape[0] != m:
-        raise ValueError(f"x and y must have the same number of rows, got {m} and {ky.shape[0]}")
+        raise InvalidInput(f"x and y must have the same number of rows, got {m} and {ky.shape[0]}")
     if m < 2 or m > max_rows:
-        raise ValueError(f"HSIC needs 2 <= m <= max_rows={max_rows} rows, got {m}")
+        raise InvalidInput(f"HSIC needs 2 <= m <= max_rows={max_rows} rows, got {m}")
     return float((centred(kx) * ky).sum()) / (m - 1) ** 2
 
 
@@ -78,20 +79,20 @@ def _blocked_hsic(x: np.ndarray, y: np.ndarray, bandwidth_x: float, bandwidth_y:
 
 def _vector(v, bandwidth: float, name: str) -> np.ndarray:
     if not (np.isscalar(bandwidth) and 0 < bandwidth < np.inf):
-        raise ValueError(f"bandwidth_{name} must be positive and finite, got {bandwidth!r}")
+        raise InvalidInput(f"bandwidth_{name} must be positive and finite, got {bandwidth!r}")
     v = np.asarray(v, dtype=np.float64)
     if not np.isfinite(v).all():
-        raise ValueError(f"{name} must be finite")
+        raise InvalidInput(f"{name} must be finite")
     return v
 
 
 def _gram(v, bandwidth: float, name: str) -> np.ndarray:
     if not (np.isscalar(bandwidth) and 0 < bandwidth < np.inf):
-        raise ValueError(f"bandwidth_{name} must be positive and finite, got {bandwidth!r}")
+        raise InvalidInput(f"bandwidth_{name} must be positive and finite, got {bandwidth!r}")
     v = np.asarray(v, dtype=np.float64)
     v = v[:, None] if v.ndim == 1 else v
     if v.ndim != 2 or not np.isfinite(v).all():
-        raise ValueError(f"{name} must be a finite 1-D or 2-D array, got shape {v.shape}")
+        raise InvalidInput(f"{name} must be a finite 1-D or 2-D array, got shape {v.shape}")
     sq = (v**2).sum(axis=1)
     d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * v @ v.T, 0.0)
     return np.exp(-d2 / (2.0 * bandwidth**2))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from privgraph.validation import InvalidInput
 
 
 def iqr(x) -> float:
@@ -25,11 +26,11 @@ def iqr(x) -> float:
     >>> iqr([])
     Traceback (most recent call last):
     ...
-    ValueError: the IQR needs a non-empty 1-D finite sample, got shape (0,)
+    privgraph.validation.InvalidInput: the IQR needs a non-empty 1-D finite sample, got shape (0,)
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or x.size == 0 or not np.isfinite(x).all():
-        raise ValueError(f"the IQR needs a non-empty 1-D finite sample, got shape {x.shape}")
+        raise InvalidInput(f"the IQR needs a non-empty 1-D finite sample, got shape {x.shape}")
     lo, hi = quartile_ranks(x.size)
     s = np.partition(x, (lo - 1, hi - 1))
     return float(s[hi - 1] - s[lo - 1])

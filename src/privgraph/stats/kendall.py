@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z, two_d_strata
+from privgraph.validation import InvalidInput
 
 #: Largest n for which :func:`kendall_tau_a_raw` is exact (see its docstring).
 MAX_RAW_ROWS = 10_000_000
@@ -58,7 +59,7 @@ def kendall_tau_a(table) -> float:
     >>> kendall_tau_a([[1]])
     Traceback (most recent call last):
     ...
-    ValueError: Kendall's tau needs at least 2 rows, the table holds 1
+    privgraph.validation.InvalidInput: Kendall's tau needs at least 2 rows, the table holds 1
     """
     strata = two_d_strata(table, "Kendall's tau")
     n = int(strata.sum())
@@ -75,7 +76,7 @@ def kendall_tau_b(table) -> float:
     >>> kendall_tau_b([[2, 3]])
     Traceback (most recent call last):
     ...
-    ValueError: tau-b is undefined: x takes one value only in this table
+    privgraph.validation.InvalidInput: tau-b is undefined: x takes one value only in this table
     """
     strata = two_d_strata(table, "Kendall's tau")
     t = strata[0]
@@ -84,7 +85,7 @@ def kendall_tau_b(table) -> float:
     xtie, ytie = _tied_pairs(t.sum(axis=1)), _tied_pairs(t.sum(axis=0))
     for name, tie in (("x", xtie), ("y", ytie)):
         if tie == tot:
-            raise ValueError(f"tau-b is undefined: {name} takes one value only in this table")
+            raise InvalidInput(f"tau-b is undefined: {name} takes one value only in this table")
     s = int(concordance(strata)[0])
     tau = s / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)  # scipy's order of operations
     return float(min(1.0, max(-1.0, tau)))
@@ -105,9 +106,9 @@ def kendall_tau_a_raw(x, y) -> float:
     x, y = _paired(x, y)
     n = x.size
     if n < 2:
-        raise ValueError(f"Kendall's tau needs at least 2 rows, got {n}")
+        raise InvalidInput(f"Kendall's tau needs at least 2 rows, got {n}")
     if n > MAX_RAW_ROWS:
-        raise ValueError(f"kendall_tau_a_raw is exact up to {MAX_RAW_ROWS} rows, got {n}; bin the data")
+        raise InvalidInput(f"kendall_tau_a_raw is exact up to {MAX_RAW_ROWS} rows, got {n}; bin the data")
     tot = n * (n - 1) // 2
     xtie, ytie = _tied_pairs(np.unique(x, return_counts=True)[1]), _tied_pairs(np.unique(y, return_counts=True)[1])
     if xtie == tot or ytie == tot:
@@ -236,8 +237,8 @@ def _tied_pairs(margin) -> int:
 def _paired(x, y) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 1 or x.shape != y.shape:
-        raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape} and {y.shape}")
+        raise InvalidInput(f"x and y must be 1-D of the same length, got shapes {x.shape} and {y.shape}")
     for name, v in (("x", x), ("y", y)):
         if np.issubdtype(v.dtype, np.floating) and not np.isfinite(v).all():
-            raise ValueError(f"{name} holds NaN or infinite values")
+            raise InvalidInput(f"{name} holds NaN or infinite values")
     return x, y

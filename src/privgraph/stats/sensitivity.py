@@ -27,9 +27,10 @@ from typing import Callable
 
 import numpy as np
 
-from privgraph.privacy.neighbours import check_count, check_sensitivity
+from privgraph.privacy.neighbours import check_sensitivity
 from privgraph.stats.kendall import TIE_PRIOR, kendall_weight
 from privgraph.stats.strata import MIN_STRATUM
+from privgraph.validation import InvalidInput, positive_int
 
 
 def kendall_tau_a_sensitivity_add_remove(n: int) -> float:
@@ -47,7 +48,7 @@ def kendall_tau_a_sensitivity_add_remove(n: int) -> float:
     >>> kendall_tau_a_sensitivity_add_remove(99)
     0.04
     """
-    n = check_count(n, "n", minimum=1)
+    n = positive_int("n", n)
     return 4.0 / (n + 1)
 
 
@@ -63,7 +64,7 @@ def kendall_tau_a_sensitivity_replace_one(n: int) -> float:
     >>> kendall_tau_a_sensitivity_replace_one(100)
     0.04
     """
-    n = check_count(n, "n", minimum=2)
+    n = positive_int("n", n, 2)
     return 4.0 / n
 
 
@@ -82,7 +83,7 @@ def spearman_rho_a_sensitivity_add_remove(n: int) -> float:
     >>> round(spearman_rho_a_sensitivity_add_remove(100), 6)
     0.116482
     """
-    n = check_count(n, "n", minimum=1)
+    n = positive_int("n", n)
     return 12.0 * n / ((n + 1.0) * (n + 2.0))
 
 
@@ -98,7 +99,7 @@ def spearman_rho_a_sensitivity_replace_one(n: int) -> float:
     >>> round(spearman_rho_a_sensitivity_replace_one(100), 6)
     0.176436
     """
-    n = check_count(n, "n", minimum=2)
+    n = positive_int("n", n, 2)
     return 18.0 * (n - 1.0) / (n * (n + 1.0))
 
 
@@ -116,7 +117,7 @@ def hsic_sensitivity_replace_one(m: int) -> float:
     >>> hsic_sensitivity_replace_one(11)
     1.68
     """
-    m = check_count(m, "m", minimum=2)
+    m = positive_int("m", m, 2)
     return (16.0 * m - 8.0) / (m - 1.0) ** 2
 
 
@@ -238,7 +239,7 @@ def conditional_kendall_sensitivity_add_remove(n: int, strata: int) -> float:
     >>> conditional_kendall_sensitivity_add_remove(10, 8) == conditional_kendall_sensitivity_add_remove(10, 100)
     True
     """
-    n, strata = check_count(n, "n", minimum=0), check_count(strata, "strata")
+    n, strata = positive_int("n", n, 0), positive_int("strata", strata)
     return _KENDALL.add_remove(n, strata)
 
 
@@ -257,7 +258,7 @@ def conditional_kendall_sensitivity_replace_one(n: int, strata: int) -> float:
     >>> round(conditional_kendall_sensitivity_replace_one(10_000, 1) * 100, 3)
     5.999
     """
-    n, strata = check_count(n, "n", minimum=1), check_count(strata, "strata")
+    n, strata = positive_int("n", n), positive_int("strata", strata)
     bound = 2.0 * _KENDALL.add_remove(n - 1, strata)
     if strata == 1:
         within = 18.0 * (n - 1) / ((2.0 * n + 5.0) * math.sqrt(kendall_weight(n))) if n >= MIN_STRATUM else 0.0
@@ -300,10 +301,10 @@ def kendall_tie_scale_sensitivity_add_remove(n: int, strata: int, floor: float =
     >>> kendall_tie_scale_sensitivity_add_remove(100_000, 1, floor=1.0)
     0.0
     """
-    n, strata = check_count(n, "n", minimum=0), check_count(strata, "strata")
+    n, strata = positive_int("n", n, 0), positive_int("strata", strata)
     floor = float(floor)
     if not floor >= 0.0:
-        raise ValueError(f"floor must be >= 0, got {floor!r}")
+        raise InvalidInput(f"floor must be >= 0, got {floor!r}")
     if floor >= 1.0:
         return 0.0
     beta = TIE_PRIOR
@@ -320,7 +321,7 @@ def kendall_tie_scale_sensitivity_replace_one(n: int, strata: int, floor: float 
     >>> round(kendall_tie_scale_sensitivity_replace_one(100_000, 1) * 1e4, 2)
     6.98
     """
-    n, strata = check_count(n, "n", minimum=1), check_count(strata, "strata")
+    n, strata = positive_int("n", n), positive_int("strata", strata)
     return 2.0 * kendall_tie_scale_sensitivity_add_remove(n - 1, strata, floor)
 
 
@@ -338,7 +339,7 @@ def conditional_spearman_sensitivity_add_remove(n: int, strata: int) -> float:
     >>> round(conditional_spearman_sensitivity_add_remove(10_000, 1) * 100, 3)
     11.501
     """
-    n, strata = check_count(n, "n", minimum=0), check_count(strata, "strata")
+    n, strata = positive_int("n", n, 0), positive_int("strata", strata)
     return _SPEARMAN.add_remove(n, strata)
 
 
@@ -351,7 +352,7 @@ def conditional_spearman_sensitivity_replace_one(n: int, strata: int) -> float:
     >>> round(conditional_spearman_sensitivity_replace_one(10_000, 1) * 100, 3)
     17.996
     """
-    n, strata = check_count(n, "n", minimum=1), check_count(strata, "strata")
+    n, strata = positive_int("n", n), positive_int("strata", strata)
     bound = 2.0 * _SPEARMAN.add_remove(n - 1, strata)
     if strata == 1:
         within = math.sqrt(n - 1) * spearman_rho_a_sensitivity_replace_one(n) if n >= MIN_STRATUM else 0.0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z, two_d_strata
+from privgraph.validation import InvalidInput
 
 
 def centred_midranks(margin: np.ndarray) -> np.ndarray:
@@ -60,13 +61,13 @@ def spearman_rho_b(table) -> float:
     >>> spearman_rho_b([[2, 3]])
     Traceback (most recent call last):
     ...
-    ValueError: rho-b is undefined: x takes one value only in this table
+    privgraph.validation.InvalidInput: rho-b is undefined: x takes one value only in this table
     """
     strata = two_d_strata(table, "Spearman's rho")
     q, suu, svv = rank_cross_products(strata)
     for name, ss in (("x", suu[0]), ("y", svv[0])):
         if ss == 0:
-            raise ValueError(f"rho-b is undefined: {name} takes one value only in this table")
+            raise InvalidInput(f"rho-b is undefined: {name} takes one value only in this table")
     return float(np.clip(q[0] / np.sqrt(suu[0] * svv[0]), -1.0, 1.0))
 
 
@@ -80,10 +81,10 @@ def spearman_rho_raw(x, y) -> float:
 
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 1 or x.shape != y.shape or x.size < 2:
-        raise ValueError(f"x and y must be 1-D, of the same length >= 2, got shapes {x.shape}, {y.shape}")
+        raise InvalidInput(f"x and y must be 1-D, of the same length >= 2, got shapes {x.shape}, {y.shape}")
     for name, v in (("x", x), ("y", y)):
         if np.all(v == v[0]):
-            raise ValueError(f"rho-b is undefined: {name} takes one value only")
+            raise InvalidInput(f"rho-b is undefined: {name} takes one value only")
     return float(spearmanr(x, y).statistic)
 
 

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from privgraph.validation import InvalidInput, one_of
 
 #: Strata with fewer rows than this are skipped by the stratified statistics (as in the
 #: Priv-PC reference code, which skips strata of 2 rows or fewer).
@@ -39,10 +40,9 @@ def check_convention(degenerate: str) -> str:
     >>> check_convention("skip")
     Traceback (most recent call last):
     ...
-    ValueError: degenerate must be one of ('dependent', 'independent'), got 'skip'
+    privgraph.validation.InvalidInput: degenerate must be one of ('dependent', 'independent'), got 'skip'
     """
-    if degenerate not in CONVENTIONS:
-        raise ValueError(f"degenerate must be one of {CONVENTIONS}, got {degenerate!r}")
+    one_of("degenerate", degenerate, CONVENTIONS)
     return degenerate
 
 
@@ -101,11 +101,11 @@ def as_strata(table, *, name: str = "table") -> np.ndarray:
     >>> as_strata(np.array([1, 2]))
     Traceback (most recent call last):
     ...
-    ValueError: table must have at least 2 axes (x, y, then conditioning variables), got shape (2,)
+    privgraph.validation.InvalidInput: table must have at least 2 axes (x, y, then conditioning variables), got shape (2,)
     """
     t = np.asarray(table)
     if t.ndim < 2:
-        raise ValueError(
+        raise InvalidInput(
             f"{name} must have at least 2 axes (x, y, then conditioning variables), got shape {t.shape}"
         )
     check_counts(t, name)
@@ -119,26 +119,26 @@ def two_d_strata(table, statistic: str) -> np.ndarray:
     >>> two_d_strata([[1, 0], [0, 0]], "Kendall's tau")
     Traceback (most recent call last):
     ...
-    ValueError: Kendall's tau needs at least 2 rows, the table holds 1
+    privgraph.validation.InvalidInput: Kendall's tau needs at least 2 rows, the table holds 1
     """
     t = np.asarray(table)
     if t.ndim != 2:
-        raise ValueError(f"table must be 2-D (x by y), got shape {t.shape}")
+        raise InvalidInput(f"table must be 2-D (x by y), got shape {t.shape}")
     strata = as_strata(t)
     if (n := int(strata.sum())) < 2:
-        raise ValueError(f"{statistic} needs at least 2 rows, the table holds {n}")
+        raise InvalidInput(f"{statistic} needs at least 2 rows, the table holds {n}")
     return strata
 
 
 def check_counts(t: np.ndarray, name: str = "table") -> None:
     """Raise ValueError unless ``t`` is a non-empty array of non-negative integer counts."""
     if t.size == 0:
-        raise ValueError(f"{name} has no cells (shape {t.shape})")
+        raise InvalidInput(f"{name} has no cells (shape {t.shape})")
     if not (np.issubdtype(t.dtype, np.integer) or np.issubdtype(t.dtype, np.bool_)):
         if not np.issubdtype(t.dtype, np.floating) or not np.array_equal(t, np.round(t)):
-            raise ValueError(f"{name} must hold integer counts, got dtype {t.dtype}")
+            raise InvalidInput(f"{name} must hold integer counts, got dtype {t.dtype}")
     if t.min() < 0:
-        raise ValueError(f"{name} must hold non-negative counts, got min {t.min()}")
+        raise InvalidInput(f"{name} must hold non-negative counts, got min {t.min()}")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import numpy as np
 
 from privgraph.causal.direction.regression import fit_fourier_ridge, stability_bound
 from privgraph.threads import single_threaded_blas
+from privgraph.validation import InvalidInput, UnknownName
 
 #: Fewest rows in each part (training and test) whatever the score: a public floor below which
 #: a part's statistics are not defined usefully (a score on fewer than 10 test rows has fewer
@@ -59,15 +60,15 @@ def validate_pair(x, y, *, min_rows: int = 2 * MIN_PART_ROWS) -> tuple[np.ndarra
     >>> validate_pair(np.array([1, 2]), np.array(["a", "b"]), min_rows=2)
     Traceback (most recent call last):
     ...
-    ValueError: column y must have a numeric dtype (bool, integer or float), got <U1
+    privgraph.validation.InvalidInput: column y must have a numeric dtype (bool, integer or float), got <U1
     >>> validate_pair([1.0, float("nan"), 3.0], [1.0, None, "a"], min_rows=2)[1].tolist()
     [1.0, nan, nan]
     """
     cols = [_numeric(v, str(getattr(v, "name", None) or name)) for v, name in ((x, "x"), (y, "y"))]
     if cols[0].size != cols[1].size:
-        raise ValueError(f"x and y must have the same length, got {cols[0].size} and {cols[1].size}")
+        raise InvalidInput(f"x and y must have the same length, got {cols[0].size} and {cols[1].size}")
     if cols[0].size < min_rows:
-        raise ValueError(f"need at least {min_rows} rows (each part needs {MIN_PART_ROWS}), got {cols[0].size}")
+        raise InvalidInput(f"need at least {min_rows} rows (each part needs {MIN_PART_ROWS}), got {cols[0].size}")
     return cols[0], cols[1]
 
 
@@ -81,9 +82,9 @@ def _numeric(values, name: str) -> np.ndarray:
         to_numpy = getattr(values, "to_numpy", None)  # pandas: nullable dtypes hold NA
         v = to_numpy(dtype=np.float64, na_value=np.nan) if to_numpy else np.asarray(values, dtype=np.float64)
     else:
-        raise ValueError(f"column {name} must have a numeric dtype (bool, integer or float), got {dtype}")
+        raise InvalidInput(f"column {name} must have a numeric dtype (bool, integer or float), got {dtype}")
     if v.ndim != 1:
-        raise ValueError(f"column {name} must be 1-D, got shape {v.shape}")
+        raise InvalidInput(f"column {name} must be 1-D, got shape {v.shape}")
     return v
 
 
@@ -101,7 +102,7 @@ def split_indices(n: int, test_fraction: float, rng: np.random.Generator) -> tup
     (7, 3, True)
     """
     if not (0 < test_fraction < 1):
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+        raise InvalidInput(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     perm = rng.permutation(n)
     m = int(round(n * test_fraction))
     return np.sort(perm[m:]), np.sort(perm[:m])
@@ -145,23 +146,23 @@ def check_bounds(bounds, privacy: str):
     >>> check_bounds(((1, 0), (-2, 2)), "test")
     Traceback (most recent call last):
     ...
-    ValueError: bounds for x must be finite with lo < hi, got (1, 0)
+    privgraph.validation.InvalidInput: bounds for x must be finite with lo < hi, got (1, 0)
     """
     if bounds is None:
         if privacy == "train+test":
-            raise ValueError("privacy='train+test' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): "
-                             "the regression's stability bound needs bounded data")
+            raise InvalidInput("privacy='train+test' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): "
+                               "the regression's stability bound needs bounded data")
         if privacy == "record":
-            raise ValueError("privacy='record' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): the training "
-                             "table is released on a grid over them (or infer_domain=True: NOT private)")
+            raise InvalidInput("privacy='record' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): the training "
+                               "table is released on a grid over them (or infer_domain=True: NOT private)")
         return None, None
     try:
         (xl, xh), (yl, yh) = bounds
     except (TypeError, ValueError):
-        raise ValueError(f"bounds must be ((x_lo, x_hi), (y_lo, y_hi)), got {bounds!r}") from None
+        raise InvalidInput(f"bounds must be ((x_lo, x_hi), (y_lo, y_hi)), got {bounds!r}") from None
     for lo, hi, name in ((xl, xh, "x"), (yl, yh, "y")):
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"bounds for {name} must be finite with lo < hi, got ({lo!r}, {hi!r})")
+            raise InvalidInput(f"bounds for {name} must be finite with lo < hi, got ({lo!r}, {hi!r})")
     return (float(xl), float(xh)), (float(yl), float(yh))
 
 
@@ -292,14 +293,14 @@ def pair_on_public_domain(x, y, domain, bounds, infer_domain: bool):
     names = [getattr(v, "name", None) or default for v, default in ((x, "x"), (y, "y"))]
     if not all(n in domain.names for n in names):
         if len(domain.names) != 2:
-            raise KeyError(f"the domain must name the pair's columns {names} or hold exactly two, got {list(domain.names)}")
+            raise UnknownName(f"the domain must name the pair's columns {names} or hold exactly two, got {list(domain.names)}")
         names = list(domain.names)
     values, out_bounds = [], []
     for v, name in zip((x, y), names):
         kind = domain.kinds[domain.index(name)]
         if kind is Kind.CONTINUOUS:
             if domain.bounds_of(name) is None:
-                raise ValueError(f"continuous column {name!r} needs public bounds in the domain")
+                raise InvalidInput(f"continuous column {name!r} needs public bounds in the domain")
             values.append(_as_numbers(v))
             out_bounds.append(domain.bounds_of(name))
         elif kind is Kind.ORDINAL:
@@ -307,8 +308,8 @@ def pair_on_public_domain(x, y, domain, bounds, infer_domain: bool):
             values.append(np.where(codes < 0, np.nan, codes))  # out of domain: the midpoint, like a missing value
             out_bounds.append((0.0, float(domain.size_of(name) - 1)))
         else:
-            raise ValueError(f"column {name!r} is nominal: a causal direction needs ordered values "
-                             "(continuous, or ordinal levels)")
+            raise InvalidInput(f"column {name!r} is nominal: a causal direction needs ordered values "
+                               "(continuous, or ordinal levels)")
     return values[0], values[1], tuple(out_bounds), domain.public
 
 

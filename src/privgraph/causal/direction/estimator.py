@@ -47,7 +47,9 @@ import numpy as np
 
 from privgraph.causal.direction import scores as ds
 from privgraph.causal.direction.data import (
+    BOUNDED_HALF_WIDTH,
     MIN_PART_ROWS,
+    TRAIN_RESIDUAL_BANDWIDTH,
     FittedPair,
     check_bounds,
     fit_both_directions,
@@ -59,21 +61,26 @@ from privgraph.causal.direction.data import (
 from privgraph.causal.direction.release import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.estimator import PrivateEstimator
+from privgraph.causal.direction.regression import stability_bound
+from privgraph.data import resolve_domain
 from privgraph.privacy.budget import check_affordable
-from privgraph.privacy.neighbours import check_count
+from privgraph.privacy.iqr_release import log_iqr_charge
 from privgraph.privacy import (
     Budget,
     Charge,
     Ledger,
     Neighbours,
     NoiseSampler,
+    PrivacyPlan,
     Release,
+    laplace_charge,
     laplace_mechanism,
     laplace_scale,
     log_iqr_release,
     log_iqr_scale,
 )
 from privgraph.stats.iqr import quartile_ranks
+from privgraph.validation import InvalidInput, one_of, positive_int
 
 PRIVACY_MODES = ("record", "test", "train+test")
 #: The default: every record protected.
@@ -132,21 +139,19 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
     >>> check_settings("hsic", "train+test", 0.0, 1e-6)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be positive and finite, got 0.0
+    privgraph.validation.InvalidInput: epsilon must be positive and finite, got 0.0
     """
-    if score not in ds.SCORES:
-        raise ValueError(f"score must be one of {ds.SCORES}, got {score!r}")
-    if privacy not in PRIVACY_MODES:
-        raise ValueError(f"privacy must be one of {PRIVACY_MODES}, got {privacy!r}")
+    one_of("score", score, ds.SCORES)
+    one_of("privacy", privacy, PRIVACY_MODES)
     if privacy == "train+test" and score != "hsic":
-        raise ValueError(
+        raise InvalidInput(
             f"score={score!r} has no derived guarantee under privacy='train+test': one training "
             "record moves every residual, which re-ranks residuals (rank scores) or moves an IQR "
             "by an amount with only a local bound; use score='hsic' or privacy='test'")
     if not (0 < epsilon < math.inf):
-        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+        raise InvalidInput(f"epsilon must be positive and finite, got {epsilon!r}")
     if score == "iqr" and not (0 < delta < 1):
-        raise ValueError(f"the IQR score needs 0 < delta < 1, got {delta!r}")
+        raise InvalidInput(f"the IQR score needs 0 < delta < 1, got {delta!r}")
 
 
 def check_abstain(abstain_below) -> float:
@@ -157,10 +162,10 @@ def check_abstain(abstain_below) -> float:
     >>> check_abstain(1.0)
     Traceback (most recent call last):
     ...
-    ValueError: abstain_below must be in [0.5, 1), got 1.0
+    privgraph.validation.InvalidInput: abstain_below must be in [0.5, 1), got 1.0
     """
     if not isinstance(abstain_below, (int, float)) or not (0.5 <= abstain_below < 1):
-        raise ValueError(f"abstain_below must be in [0.5, 1), got {abstain_below!r}")
+        raise InvalidInput(f"abstain_below must be in [0.5, 1), got {abstain_below!r}")
     return float(abstain_below)
 
 
@@ -171,10 +176,19 @@ def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
     >>> laplace_sensitivity(fit, "kendall", "test")
     0.01
     """
-    m = fit.x.size
+    return score_sensitivity(score, privacy, fit.x.size, fit.shift, fit.bandwidths)
+
+
+def score_sensitivity(score: str, privacy: str, m: int, shift: float, bandwidths) -> float:
+    """A Laplace score's sensitivity on ``m`` test rows: the test-set bound, or under
+    train+test the larger of it and the training part's (residual ``shift``, ``bandwidths``).
+
+    >>> score_sensitivity("kendall", "test", 400, 0.0, (1.0, 1.0))
+    0.01
+    """
     sens = ds.sensitivity_on_test_set(score, m)
     if privacy == "train+test":
-        sens = max(sens, *(ds.hsic_training_sensitivity(m, fit.shift, h) for h in fit.bandwidths))
+        sens = max(sens, *(ds.hsic_training_sensitivity(m, shift, h) for h in bandwidths))
     return sens
 
 
@@ -339,11 +353,7 @@ def private_direction(
     abstain_below = check_abstain(abstain_below)
     x, y = validate_pair(x, y)
     bounds = check_bounds(bounds, privacy)
-    m = int(round(x.size * test_fraction))
-    need = min_test_rows(score, epsilon)
-    if m < need or x.size - m < MIN_PART_ROWS:
-        raise ValueError(f"the split leaves {m} test and {x.size - m} training rows; the {score} score at "
-                         f"epsilon={epsilon:g} needs {need} test rows (min_test_rows) and each part {MIN_PART_ROWS}")
+    check_split_rows(x.size, test_fraction, score, epsilon)
     delta = delta if score == "iqr" else 0.0
     if privacy == "record":
         return _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget,
@@ -353,6 +363,63 @@ def private_direction(
     fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
                               ridge=ridge, lengthscale=lengthscale, rng=rng)
     return _decided(fit, score, privacy, epsilon, delta, sampler, budget, abstain_below)
+
+
+def check_split_rows(n: int, test_fraction: float, score: str, epsilon: float) -> int:
+    """The test part's size m on ``n`` rows, refusing a split too small for the score (public:
+    n, the fraction, the score and epsilon).
+
+    >>> check_split_rows(2000, 0.5, "kendall", 1.0)
+    1000
+    >>> check_split_rows(40, 0.5, "kendall", 1.0)
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: the split leaves 20 test and 20 training rows; the kendall score at epsilon=1 needs 32 test rows (min_test_rows) and each part 10
+    """
+    m = int(round(n * test_fraction))
+    need = min_test_rows(score, epsilon)
+    if m < need or n - m < MIN_PART_ROWS:
+        raise InvalidInput(f"the split leaves {m} test and {n - m} training rows; the {score} score at "
+                           f"epsilon={epsilon:g} needs {need} test rows (min_test_rows) and each part {MIN_PART_ROWS}")
+    return m
+
+
+def direction_charges(n: int, *, epsilon: float, score: str, privacy: str, delta: float, test_fraction: float,
+                      ridge: float | None, bins: int | None) -> Ledger:
+    """The ledger :func:`private_direction` charges on a pair of ``n`` rows, from public facts
+    only (n is public under replace-one): the parallel charge of ``privacy="record"``, or the
+    score releases' charges (RECI's two Laplace releases, the four log-IQRs, or the two
+    Laplace scores at their sensitivities on the test part).
+
+    >>> [c.mechanism for c in direction_charges(2000, epsilon=1.0, score="kendall", privacy="test", delta=1e-6,
+    ...                                         test_fraction=0.5, ridge=None, bins=None)]
+    ['laplace', 'laplace']
+    """
+    check_settings(score, privacy, epsilon, delta)
+    n = positive_int("n_rows", n)
+    if n < 2 * MIN_PART_ROWS:  # as validate_pair refuses
+        raise InvalidInput(f"need at least {2 * MIN_PART_ROWS} rows (each part needs {MIN_PART_ROWS}), got {n}")
+    if not (0 < test_fraction < 1):  # as split_indices refuses
+        raise InvalidInput(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    m = check_split_rows(n, test_fraction, score, epsilon)
+    delta = delta if score == "iqr" else 0.0
+    if privacy == "record":
+        k = default_bins(n - m, epsilon) if bins is None else bins
+        return Ledger.of(parallel_charge(epsilon, delta, bins=k, training_rows=n - m, test_rows=m, score=score))
+    ro = Neighbours.REPLACE_ONE
+    if score == "reci":
+        sens_d, sens_q = ds.reci_sensitivities(m)
+        return Ledger.of(laplace_charge(epsilon * (1 - ds.RECI_SE_SHARE), sens_d, ro),
+                         laplace_charge(epsilon * ds.RECI_SE_SHARE, sens_q, ro))
+    if score == "iqr":
+        return Ledger.of(*[log_iqr_charge(epsilon / 4, delta / 4)] * 4)
+    shift, bandwidths = 0.0, ()
+    if privacy == "train+test":
+        ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
+        shift = stability_bound(target_bound=BOUNDED_HALF_WIDTH, ridge=ridge, training_rows=n - m)
+        bandwidths = (TRAIN_RESIDUAL_BANDWIDTH, TRAIN_RESIDUAL_BANDWIDTH)
+    sens = score_sensitivity(score, privacy, m, shift, bandwidths)
+    return Ledger.of(*[laplace_charge(epsilon / 2, sens, ro)] * 2)
 
 
 def _decided(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget, abstain_below) -> Release:
@@ -466,17 +533,15 @@ class PrivateANM(PrivateEstimator):
     >>> PrivateANM(epsilon=1.0, score="kendall", privacy="train+test", bounds=((-2, 2), (-2, 2))).fit(x, y)
     Traceback (most recent call last):
     ...
-    ValueError: score='kendall' has no derived guarantee under privacy='train+test': ...
+    privgraph.validation.InvalidInput: score='kendall' has no derived guarantee under privacy='train+test': ...
     """
 
-    neighbours = Neighbours.REPLACE_ONE
-
-    def __init__(self, epsilon: float = 1.0, *, score: str = ds.DEFAULT_SCORE, privacy: str = DEFAULT_PRIVACY,
-                 random_state=None, delta: float = 1e-6, bounds=None, test_fraction: float = 0.5,
-                 ridge: float | None = None, lengthscale: float = 1.0, bins: int | None = None,
-                 abstain_below: float = ABSTAIN_BELOW):
-        self.epsilon, self.score, self.privacy, self.random_state = epsilon, score, privacy, random_state
-        self.delta, self.bounds, self.test_fraction = delta, bounds, test_fraction
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str | Neighbours = "replace_one",
+                 random_state=None, score: str = ds.DEFAULT_SCORE, privacy: str = DEFAULT_PRIVACY, bounds=None,
+                 test_fraction: float = 0.5, ridge: float | None = None, lengthscale: float = 1.0,
+                 bins: int | None = None, abstain_below: float = ABSTAIN_BELOW):
+        self.epsilon, self.delta, self.neighbours, self.random_state = epsilon, delta, neighbours, random_state
+        self.score, self.privacy, self.bounds, self.test_fraction = score, privacy, bounds, test_fraction
         self.ridge, self.lengthscale, self.bins = ridge, lengthscale, bins
         self.abstain_below = abstain_below
 
@@ -492,6 +557,7 @@ class PrivateANM(PrivateEstimator):
         the data's range). Values outside the bounds are clipped, and missing ones go to the
         bounds' midpoint: a fixed per-record map, never an error.
         """
+        self._relation()
         check_settings(self.score, self.privacy, self.epsilon, self.delta)
         if domain is None and self.privacy == "train+test":
             check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
@@ -517,25 +583,32 @@ class PrivateANM(PrivateEstimator):
         self.composition_ = "basic"
         return self
 
-    def privacy_plan(self, n_rows: int) -> Ledger:
-        """The ledger :meth:`fit` charges on a pair of ``n_rows`` records (public under
-        replace-one): the same release run on public placeholder data (a line on the unit
-        square) with a throwaway seeded sampler; no user data is read and no budget spent.
+    def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
+        """The charges :meth:`fit` makes on a pair of ``n_rows`` records (public under
+        replace-one), composed by basic composition (:func:`direction_charges`: derived from
+        public facts, no data read, no noise drawn). ``domain``: the pair's public domain
+        (as :meth:`fit` takes it) or None; the charges do not depend on it.
 
-        >>> PrivateANM(epsilon=1.0).privacy_plan(2000).total().epsilon
+        >>> PrivateANM(epsilon=1.0).privacy_plan(None, 2000).epsilon()
         1.0
         """
-        from privgraph.privacy import SeededSampler
+        self._relation()
+        if domain is not None:
+            resolve_domain(None, domain)  # a codebook that cannot be read is refused here too
+        check_abstain(self.abstain_below)
+        ledger = direction_charges(n_rows, epsilon=self.epsilon, score=self.score, privacy=self.privacy,
+                                   delta=self.delta, test_fraction=self.test_fraction, ridge=self.ridge,
+                                   bins=self.bins)
+        if self.privacy == "test":
+            ledger = ledger.with_caveat(TEST_ONLY_CAVEAT)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.REPLACE_ONE, "basic", self.delta)
 
-        check_settings(self.score, self.privacy, self.epsilon, self.delta)
-        n = check_count(n_rows, "n_rows")
-        line = np.linspace(0.0, 1.0, n)
-        bounds = ((0.0, 1.0), (0.0, 1.0))
-        _, ledger = private_direction(line, line, epsilon=self.epsilon, sampler=SeededSampler(0),
-                                      rng=np.random.default_rng(0), score=self.score, privacy=self.privacy,
-                                      delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
-                                      ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins)
-        return ledger.with_caveat(TEST_ONLY_CAVEAT) if self.privacy == "test" else ledger
+    def _relation(self) -> Neighbours:
+        """Replace-one, the only relation the direction tests are derived for."""
+        if Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
+            raise InvalidInput(f"PrivateANM's guarantee is derived for neighbours='replace_one' (n public: the split "
+                               f"and the scores' sensitivities use it), got {self.neighbours!r}")
+        return Neighbours.REPLACE_ONE
 
 
 #: What ``privacy="test"`` leaves out, said in every ledger of such a run.

@@ -25,6 +25,7 @@ from privgraph.causal.direction.estimator import ABSTAIN_BELOW
 from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.graphs import CPDAG, apply_meek_rules
 from privgraph.privacy import Budget, Ledger, NoiseSampler, Release
+from privgraph.validation import InvalidInput, UnknownName
 
 
 def orient_by_direction(
@@ -94,7 +95,7 @@ def orient_by_direction(
     from privgraph.causal.direction.estimator import check_abstain
 
     if untestable not in ("raise", "skip"):
-        raise ValueError(f"untestable must be 'raise' or 'skip', got {untestable!r}")
+        raise InvalidInput(f"untestable must be 'raise' or 'skip', got {untestable!r}")
     edges = sorted(cpdag.undirected_edges)
     if untestable == "skip":
         edges = [e for e in edges if e[0] in bounds and e[1] in bounds]
@@ -105,13 +106,13 @@ def orient_by_direction(
     check_abstain(abstain_below)
     columns = {name: np.asarray(data[name]) for edge in edges for name in edge}
     if missing := sorted({name for edge in edges for name in edge} - set(bounds)):
-        raise KeyError(f"columns {missing} have no public bounds (bounds names {sorted(bounds)})")
+        raise UnknownName(f"columns {missing} have no public bounds (bounds names {sorted(bounds)})")
     n = len(next(iter(columns.values())))
     if (m := int(round(n * test_fraction))) < (need := min_test_rows(score, share)):
         if untestable == "skip":
             return Release(cpdag, Ledger())
-        raise ValueError(f"{len(edges)} undirected edges share epsilon={epsilon:g} ({share:.3g} each): the {score} "
-                         f"score needs {need} test rows at that share, the data gives {m}")
+        raise InvalidInput(f"{len(edges)} undirected edges share epsilon={epsilon:g} ({share:.3g} each): the {score} "
+                           f"score needs {need} test rows at that share, the data gives {m}")
     graph, ledger = cpdag, Ledger()
     for a, b in edges:
         if not graph.has_undirected(a, b):

@@ -33,6 +33,7 @@ import numpy as np
 
 from privgraph.stats.hsic import centred
 from privgraph.threads import single_threaded_blas
+from privgraph.validation import InvalidInput
 
 #: Most rows the reference uses per pair (a uniform subsample beyond; O(rows^3) per fit).
 MAX_REFERENCE_ROWS = 1000
@@ -115,11 +116,11 @@ def reference_rows(x, y, *, rng: np.random.Generator, max_rows: int = MAX_REFERE
     from privgraph.causal.direction.data import validate_pair
 
     if int(max_rows) < MIN_REFERENCE_ROWS:
-        raise ValueError(f"max_rows must be at least {MIN_REFERENCE_ROWS}, got {max_rows!r}")
+        raise InvalidInput(f"max_rows must be at least {MIN_REFERENCE_ROWS}, got {max_rows!r}")
     x, y = validate_pair(x, y, min_rows=0)
     keep = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
     if keep.size < MIN_REFERENCE_ROWS:
-        raise ValueError(f"the reference needs {MIN_REFERENCE_ROWS} rows with both values finite, got {keep.size}")
+        raise InvalidInput(f"the reference needs {MIN_REFERENCE_ROWS} rows with both values finite, got {keep.size}")
     if keep.size > max_rows:
         keep = np.sort(rng.choice(keep, size=int(max_rows), replace=False))
     return standardise(x[keep]), standardise(y[keep])

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from privgraph.validation import InvalidInput
 
 
 #: Default number of frequencies D (2 D features).
@@ -111,9 +112,9 @@ def fit_fourier_ridge(
     (200,)
     """
     if not (0 < ridge < math.inf):
-        raise ValueError(f"ridge must be positive and finite, got {ridge!r}")
+        raise InvalidInput(f"ridge must be positive and finite, got {ridge!r}")
     if not (0 < lengthscale < math.inf):
-        raise ValueError(f"lengthscale must be positive and finite, got {lengthscale!r}")
+        raise InvalidInput(f"lengthscale must be positive and finite, got {lengthscale!r}")
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     omega = draw_frequencies(lengthscale, frequencies, rng)
     phi = fourier_features(x, omega)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privgraph.privacy import Neighbours, NoiseSampler, Release, histogram_l1_sensitivity, laplace_mechanism
+from privgraph.validation import one_of
 
 #: Replace-one L1 sensitivity of the training table (one count moves between two cells).
 CELL_SENSITIVITY = 2.0
@@ -241,6 +242,7 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
     """
     from privgraph.causal.direction.data import TRAIN_RESIDUAL_BANDWIDTH, FittedPair, split_indices, to_common_scale
 
+    one_of("fit", fit, FITS)  # before the table's release
     train, test = split_indices(x.size, test_fraction, rng)
     zx, zy = to_common_scale(x, x[:0], bounds[0]), to_common_scale(y, y[:0], bounds[1])
     k = default_bins(train.size, epsilon) if bins is None else bins
@@ -248,11 +250,9 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
     penalty, scale = smoothing_for(train.size, k), 0.0 if math.isinf(epsilon) else CELL_SENSITIVITY / epsilon
     if fit == "polynomial":
         f_y, f_x = (polynomial_from_table(table, cause_axis=axis, noise_scale=scale) for axis in (0, 1))
-    elif fit == "binned":
+    else:
         f_y, f_x = (regression_from_table(table, cause_axis=axis, smoothing=penalty, noise_scale=scale)
                     for axis in (0, 1))
-    else:
-        raise ValueError(f"fit must be one of {FITS}, got {fit!r}")
     res_y, res_x = zy[test] - f_y.predict(zx[test]), zx[test] - f_x.predict(zy[test])
     return Release(FittedPair(zx[test], zy[test], res_y, res_x, (TRAIN_RESIDUAL_BANDWIDTH,) * 2, 0.0), ledger)
 

@@ -56,6 +56,7 @@ from privgraph.stats.sensitivity import (
     kendall_tau_a_sensitivity_replace_one,
     spearman_rho_a_sensitivity_replace_one,
 )
+from privgraph.validation import InvalidInput, one_of
 
 #: Scores with a global sensitivity on the test set (released by the Laplace mechanism).
 LAPLACE_SCORES = ("spearman", "kendall", "hsic")
@@ -87,13 +88,12 @@ def dependence(score: str, cause: np.ndarray, residual: np.ndarray, *, residual_
     >>> dependence("kendall", c, rng.normal(size=500) * np.exp(c), residual_bandwidth=1.0) > 0.1
     True
     """
-    if score in ("spearman", "kendall"):
-        rank = spearman_rho_a_raw if score == "spearman" else kendall_tau_a_raw
-        spread = np.abs(residual)
-        return max(abs(rank(cause, spread)), abs(rank(np.abs(cause), spread)))
+    one_of("score", score, LAPLACE_SCORES, alternatives=" here")
     if score == "hsic":
         return hsic(cause, residual, bandwidth_x=1.0, bandwidth_y=residual_bandwidth)
-    raise ValueError(f"score must be one of {LAPLACE_SCORES} here, got {score!r}")
+    rank = spearman_rho_a_raw if score == "spearman" else kendall_tau_a_raw
+    spread = np.abs(residual)
+    return max(abs(rank(cause, spread)), abs(rank(np.abs(cause), spread)))
 
 
 def sensitivity_on_test_set(score: str, m: int) -> float:
@@ -114,7 +114,7 @@ def sensitivity_on_test_set(score: str, m: int) -> float:
         return kendall_tau_a_sensitivity_replace_one(m)
     if score == "hsic":
         return hsic_sensitivity_replace_one(m) + HSIC_FLOAT_ALLOWANCE
-    raise ValueError(f"score {score!r} has no global sensitivity on the test set")
+    raise InvalidInput(f"score {score!r} has no global sensitivity on the test set")
 
 
 def hsic_training_sensitivity(m: int, residual_shift: float, residual_bandwidth: float) -> float:

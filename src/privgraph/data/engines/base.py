@@ -7,6 +7,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from privgraph.data.domain import Domain, Kind
+from privgraph.validation import InvalidInput, UnknownName
 
 #: The one limit on a joint table counted once so that other tables are its marginals
 #: (cells; 2**22 int64 cells = 32 MiB), kept by :class:`~privgraph.data.tables.Tables`, the
@@ -33,18 +34,18 @@ def check_columns(domain: Domain, columns: Sequence[str]) -> tuple[str, ...]:
     >>> check_columns(Domain.of(a=2), ["z"])
     Traceback (most recent call last):
     ...
-    KeyError: "columns ['z'] not in domain ['a']"
+    privgraph.validation.UnknownName: columns ['z'] not in domain ['a']
     """
     if isinstance(columns, str):
         raise TypeError(f"columns must be a sequence of names, got the string {columns!r}")
     columns = tuple(columns)
     if missing := [c for c in columns if c not in domain.names]:
-        raise KeyError(f"columns {missing} not in domain {list(domain.names)}")
+        raise UnknownName(f"columns {missing} not in domain {list(domain.names)}")
     if len(set(columns)) != len(columns):
-        raise ValueError(f"columns repeat a name: {list(columns)}")
+        raise InvalidInput(f"columns repeat a name: {list(columns)}")
     if cont := [c for c in columns if c in domain.uncountable_names]:
-        raise ValueError(f"columns {cont} are continuous with no public bins; only discrete or binned columns "
-                         "can be counted")
+        raise InvalidInput(f"columns {cont} are continuous with no public bins; only discrete or binned columns "
+                           "can be counted")
     return columns
 
 
@@ -56,11 +57,11 @@ def check_no_bins(domain: Domain | None, engine: str) -> None:
     >>> check_no_bins(Domain(("x",), (2,), (Kind.CONTINUOUS,), bins=(make_bins((0.0, 1.0), 2),)), "E")
     Traceback (most recent call last):
     ...
-    ValueError: E: columns ['x'] are read through public bins, which only the front door codes: open the data with privgraph.data.open_engine (or pass invalid='drop' or 'recode')
+    privgraph.validation.InvalidInput: E: columns ['x'] are read through public bins, which only the front door codes: open the data with privgraph.data.open_engine (or pass invalid='drop' or 'recode')
     """
     if domain is not None and (binned := [n for n, b in zip(domain.names, domain.bins) if b is not None]):
-        raise ValueError(f"{engine}: columns {binned} are read through public bins, which only the front door codes: "
-                         "open the data with privgraph.data.open_engine (or pass invalid='drop' or 'recode')")
+        raise InvalidInput(f"{engine}: columns {binned} are read through public bins, which only the front door codes: "
+                           "open the data with privgraph.data.open_engine (or pass invalid='drop' or 'recode')")
 
 
 def marginal(table: np.ndarray, table_columns: Sequence[str], columns: Sequence[str]) -> np.ndarray:
@@ -72,7 +73,7 @@ def marginal(table: np.ndarray, table_columns: Sequence[str], columns: Sequence[
     """
     table_columns = list(table_columns)
     if missing := [c for c in columns if c not in table_columns]:
-        raise KeyError(f"columns {missing} not in table over {table_columns}")
+        raise UnknownName(f"columns {missing} not in table over {table_columns}")
     drop = tuple(i for i, c in enumerate(table_columns) if c not in columns)
     summed = table.sum(axis=drop) if drop else table
     kept = [c for c in table_columns if c in columns]
@@ -118,7 +119,7 @@ def check_rows(rows, n: int | None = None) -> np.ndarray:
     >>> check_rows(np.array([2, 0]))
     Traceback (most recent call last):
     ...
-    ValueError: rows must be strictly increasing row indices or a boolean mask
+    privgraph.validation.InvalidInput: rows must be strictly increasing row indices or a boolean mask
     >>> check_rows(np.array([3]), n=2)
     Traceback (most recent call last):
     ...
@@ -127,12 +128,12 @@ def check_rows(rows, n: int | None = None) -> np.ndarray:
     rows = np.asarray(rows)
     if rows.dtype == np.bool_:
         if rows.ndim != 1 or (n is not None and rows.shape != (n,)):
-            raise ValueError(f"a boolean row mask must have shape ({n},), got {rows.shape}")
+            raise InvalidInput(f"a boolean row mask must have shape ({n},), got {rows.shape}")
         return rows
     if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer):
-        raise ValueError(f"rows must be a 1-D integer index array or a boolean mask, got {rows.dtype} {rows.shape}")
+        raise InvalidInput(f"rows must be a 1-D integer index array or a boolean mask, got {rows.dtype} {rows.shape}")
     if rows.size > 1 and not (np.diff(rows) > 0).all():
-        raise ValueError("rows must be strictly increasing row indices or a boolean mask")
+        raise InvalidInput("rows must be strictly increasing row indices or a boolean mask")
     if rows.size and (rows[0] < 0 or (n is not None and rows[-1] >= n)):
         raise IndexError(f"row selection holds indices outside 0..{(n or 0) - 1}")
     return rows.astype(np.int64, copy=False)

@@ -31,6 +31,7 @@ from privgraph.data.files import (
     file_columns,
     file_format,
 )
+from privgraph.validation import InvalidInput
 
 _SELECTION = "privgraph_selected_rows"
 ROW = "privgraph_row"
@@ -78,7 +79,7 @@ class DuckDBEngine:
                       csv_columns=len(self.domain.names) if csv and self.domain is not None else int(csv))
         if self.invalid is not None:
             if self.domain is None or self.invalid not in ("drop", "recode"):
-                raise ValueError(f"invalid={self.invalid!r} needs a public domain and 'drop' or 'recode'")
+                raise InvalidInput(f"invalid={self.invalid!r} needs a public domain and 'drop' or 'recode'")
             domain = self.domain.project(self.domain.discrete_names)
             if file_format(path) == "parquet":
                 check_columns_present(file_columns(path), domain.names, repr(str(path)))

@@ -10,6 +10,7 @@ import numpy as np
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import complete_rows, encode, infer_domain
 from privgraph.data.engines.base import check_columns, check_rows
+from privgraph.validation import InvalidInput
 
 #: Rows per chunk: the temporary cell index stays a few MB whatever n is.
 CHUNK_ROWS = 1 << 20
@@ -37,7 +38,7 @@ class NumpyEngine:
     def __post_init__(self):
         codes = np.asarray(self.codes)
         if codes.ndim != 2 or codes.shape[1] != len(self.domain.names):
-            raise ValueError(
+            raise InvalidInput(
                 f"codes must have shape (rows, {len(self.domain.names)}) for domain "
                 f"{list(self.domain.names)}, got {codes.shape}"
             )
@@ -102,10 +103,10 @@ def bincount_codes(cols: Sequence[np.ndarray], shape: tuple[int, ...]) -> np.nda
 
 def _check_code_range(domain: Domain, codes: np.ndarray) -> None:
     if not np.issubdtype(codes.dtype, np.integer):
-        raise ValueError(f"codes must be integers, got dtype {codes.dtype}")
+        raise InvalidInput(f"codes must be integers, got dtype {codes.dtype}")
     if codes.size == 0:
         return
     lo, hi = codes.min(axis=0), codes.max(axis=0)
     for name, size, a, b in zip(domain.names, domain.sizes, lo, hi):
         if a < 0 or b >= size:
-            raise ValueError(f"column {name!r} holds codes outside 0..{size - 1} (min {a}, max {b})")
+            raise InvalidInput(f"column {name!r} holds codes outside 0..{size - 1} (min {a}, max {b})")

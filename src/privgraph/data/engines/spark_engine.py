@@ -15,6 +15,7 @@ from privgraph.data.engines.base import check_columns, check_no_bins, row_indice
 from privgraph.data.engines.sql import COUNT, backquote, code_of, group_by_query, level_lookup, table_from_groups
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
 from privgraph.data.records import Dialect
+from privgraph.validation import InvalidInput
 
 ROW = "privgraph_row"
 _ids = itertools.count()
@@ -158,7 +159,7 @@ def _active_session():
         ) from None
     spark = SparkSession.getActiveSession()
     if spark is None:
-        raise ValueError("no active Spark session: pass spark=SparkSession.builder...getOrCreate()")
+        raise InvalidInput("no active Spark session: pass spark=SparkSession.builder...getOrCreate()")
     return spark
 
 
@@ -173,5 +174,5 @@ def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
         records = spark_records(spark, path, header_of(path, dialect), dialect)  # text: matched to levels by text
         return records, domain or domain_of_file(path, missing=missing)
     if domain is None:
-        raise ValueError("a SparkEngine over a DataFrame needs its domain= (fixed in advance)")
+        raise InvalidInput("a SparkEngine over a DataFrame needs its domain= (fixed in advance)")
     return data, domain

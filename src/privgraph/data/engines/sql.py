@@ -10,6 +10,7 @@ import numpy as np
 from privgraph.data.bins import bin_sql, numeric_sql
 from privgraph.data.domain import Domain
 from privgraph.data.files import quote
+from privgraph.validation import InvalidInput
 
 #: Name of the count column in :func:`group_by_query`'s result.
 COUNT = "privgraph_n"
@@ -78,7 +79,7 @@ def code_of(column: str, lookup: dict, value) -> int:
     (1, 1)
     """
     if value is None:
-        raise ValueError(f"column {column!r} has missing values; use missing='drop' to drop them")
+        raise InvalidInput(f"column {column!r} has missing values; use missing='drop' to drop them")
     try:
         return lookup[value]
     except (KeyError, TypeError):
@@ -86,7 +87,7 @@ def code_of(column: str, lookup: dict, value) -> int:
     try:
         return lookup[str(value)]
     except KeyError:
-        raise ValueError(f"column {column!r} holds value {value!r} not among its levels") from None
+        raise InvalidInput(f"column {column!r} holds value {value!r} not among its levels") from None
 
 
 def level_spellings(level) -> tuple[str, ...]:
