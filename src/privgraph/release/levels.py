@@ -146,7 +146,7 @@ def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale
     """
     if len(one_way) != len(domain.names):
         raise InvalidInput(f"got {len(one_way)} one-way tables for {len(domain.names)} columns")
-    codes, weights, sizes, kinds, levels = [], [], [], [], []
+    codes, weights, sizes, kinds, levels, bins = [], [], [], [], [], []
     for j, table in enumerate(one_way):
         noisy = np.asarray(table, dtype=float).ravel()
         rare = noisy < sigmas * noise_scale
@@ -156,6 +156,7 @@ def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale
             sizes.append(domain.sizes[j])
             kinds.append(domain.kinds[j])
             levels.append(domain.levels[j])
+            bins.append(domain.bins[j])
             continue
         kept = int((~rare).sum())
         code_of = np.where(rare, kept, np.cumsum(~rare) - 1)
@@ -166,7 +167,8 @@ def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale
         sizes.append(kept + 1)
         kinds.append(Kind.CATEGORICAL)  # the merged code has no place in an order
         levels.append(tuple(domain.levels[j][l] for l in np.flatnonzero(~rare)) + ("(rare levels)",))
-    merged = Domain(domain.names, tuple(sizes), tuple(kinds), tuple(levels))
+        bins.append(None)  # a binned column's merged code is a level of its own (drawn back to a bin, then a value)
+    merged = Domain(domain.names, tuple(sizes), tuple(kinds), tuple(levels), bins=tuple(bins))
     return MergedLevels(domain, merged, tuple(codes), tuple(weights))
 
 
