@@ -110,7 +110,7 @@ class DirectionResult:
     score, privacy : str
         The score and the privacy mode used.
     probability : float or None
-        RECI only: the probability that the reported order is the population order of the
+        RECI: the probability that the reported order is the population order of the
         two regression errors, covering the privacy noise *and* the test part's sampling
         error (:func:`~privgraph.causal.direction.scores.reci_probability`), reported even
         when the decision is ``"undecided"``. It is NOT the probability that the direction
