@@ -178,7 +178,7 @@ def combined(rows, weights) -> list[dict]:
     """The SIM-fitted two-feature map of ``calibrate_direction.py`` applied to each decision's RECI
     and Kendall releases (each at the full epsilon: no budget split, an upper bound on the pair
     under one budget). Features recovered from the recorded directions and probabilities."""
-    from privgraph.causal.direction.calibration import KENDALL_CALIBRATION_POWER, KENDALL_CALIBRATION_SLOPE
+    from privgraph.causal.direction.calibration import KENDALL_CALIBRATION, budget_term
 
     def signed_log(t):
         return math.copysign(math.log1p(abs(t)), t)
@@ -194,7 +194,9 @@ def combined(rows, weights) -> list[dict]:
             continue
         p_r, p_k = min(r["probability"], 1 - 1e-12), min(k["probability"], 1 - 1e-12)
         t_r = math.copysign(math.log(p_r / (1 - p_r)), 1.0 if r["direction"] == "x->y" else -1.0)
-        g_k = math.copysign((math.log(p_k / (1 - p_k)) / KENDALL_CALIBRATION_SLOPE) ** (1 / KENDALL_CALIBRATION_POWER),
+        a, power, c = KENDALL_CALIBRATION
+        slope = a + c * budget_term(r["epsilon"], int(round(r["n"] * r["test_fraction"])))
+        g_k = math.copysign((math.log(p_k / (1 - p_k)) / slope) ** (1 / power),
                             1.0 if k["direction"] == "x->y" else -1.0)  # log(1 + |t|), recovered
         z = weights[0] * signed_log(t_r) + weights[1] * g_k
         p = 1 / (1 + math.exp(-z))

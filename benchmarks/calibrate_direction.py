@@ -6,13 +6,14 @@ public bounds +-3, epsilon in (1, 1e6: the non-private limit), seeds 0-119 per f
 (disjoint from the evaluation seeds 2000+ of ``bench_direction_real.py`` and from the test
 seeds 7000+). Every decision is the package's ``private_direction(score="kendall")`` under the
 default ``privacy="record"``; the map's feature is the released margin over its public spread
-(``calibration.kendall_margin_statistic``), and the map's slope ``a`` and power ``k`` are its maximum-likelihood
-fit without intercept, with a power k on the log (two constants). The real pairs are not read.
+(``calibration.kendall_margin_statistic``), and the map's constants (a, k, c) are its maximum-likelihood
+fit without intercept, with a power k on the log and a slope that grows with the public
+epsilon m (three constants). The real pairs are not read.
 
     cd benchmarks && OPENBLAS_NUM_THREADS=1 PYTHONPATH=../src python3 calibrate_direction.py   # ~1.5 CPU-minutes
 
 Writes ``benchmarks/results/direction_calibration.json`` (the slope, the training reliability
-table, the rows); copy (a, k) into ``KENDALL_CALIBRATION_SLOPE`` and ``_POWER``. The RECI map of
+table, the rows); copy (a, k, c) into ``KENDALL_CALIBRATION``. The RECI map of
 the same form (on RECI's signed logit of P(error order)) is fitted too and reported, not used:
 its slope is at or below 0 (RECI's order carries no causal information on these families, or is
 inverted), see docs/direction.md; and so is a two-feature map of both.
@@ -30,7 +31,7 @@ import numpy as np
 
 from direction_pairs import FAMILIES, sim_pair
 from privgraph.causal.direction import private_direction
-from privgraph.causal.direction.calibration import kendall_margin_statistic
+from privgraph.causal.direction.calibration import budget_term, kendall_margin_statistic
 from privgraph.privacy import SeededSampler, laplace_scale
 from privgraph.stats.sensitivity import kendall_tau_a_sensitivity_replace_one
 from privgraph.threads import single_threaded_blas
@@ -81,14 +82,16 @@ def combined_map(rows) -> list[float]:
     return [float(v) for v in minimize(lambda w: np.logaddexp(0.0, -(z @ w) * sign).sum(), np.zeros(2)).x]
 
 
-def platt_fit(features: np.ndarray, truth: np.ndarray) -> list[float]:
-    """Maximum-likelihood (a, k) of P(x->y) = sigmoid(a sign(t) log(1 + |t|)^k), no intercept."""
+def platt_fit(features: np.ndarray, budget: np.ndarray, truth: np.ndarray) -> list[float]:
+    """Maximum-likelihood (a, k, c) of P(x->y) = sigmoid((a + c u) sign(t) log(1 + |t|)^k), no
+    intercept; u = ``calibration.budget_term(epsilon, m)``."""
     from scipy.optimize import minimize
 
     g, sign = np.sign(features), np.where(truth, 1.0, -1.0)
     logs = np.log1p(np.abs(features))
-    nll = lambda w: np.logaddexp(0.0, -w[0] * g * logs ** w[1] * sign).sum()  # noqa: E731
-    return [float(v) for v in minimize(nll, [0.5, 1.0], method="Nelder-Mead").x]
+    nll = lambda w: np.logaddexp(0.0, -(w[0] + w[2] * budget) * g * logs ** w[1] * sign).sum()  # noqa: E731
+    fit = minimize(nll, [0.5, 1.0, 0.0], method="Nelder-Mead", options={"maxiter": 4000, "xatol": 1e-6})
+    return [float(v) for v in fit.x]
 
 
 def reliability(prob: np.ndarray, right: np.ndarray) -> list[dict]:
@@ -109,21 +112,24 @@ def main() -> None:
     parser.add_argument("--from-rows", type=Path, help="refit from the rows of an earlier output (no new pairs)")
     args = parser.parse_args()
     start = time.process_time()
+    cpu_s = None
     if args.from_rows:
-        rows = json.loads(args.from_rows.read_text())["rows"]
+        earlier = json.loads(args.from_rows.read_text())
+        rows, cpu_s = earlier["rows"], earlier["cpu_s"]  # the CPU time of simulating the rows
     else:
         with single_threaded_blas():
             rows = decision_rows(range(args.seeds))
     truth = np.array([r["truth"] == "x->y" for r in rows])
-    slopes = {s: platt_fit(np.array([r[f"t_{s}"] for r in rows]), truth) for s in ("kendall", "reci")}
-    a, k = slopes["kendall"]
-    p_xy = 1 / (1 + np.exp(-a * np.array([signed_log(r["t_kendall"], k) for r in rows])))
+    u = np.array([budget_term(r["epsilon"], int(round(r["n"] * TEST_FRACTION))) for r in rows])
+    slopes = {s: platt_fit(np.array([r[f"t_{s}"] for r in rows]), u, truth) for s in ("kendall", "reci")}
+    a, k, c = slopes["kendall"]
+    p_xy = 1 / (1 + np.exp(-(a + c * u) * np.array([signed_log(r["t_kendall"], k) for r in rows])))
     prob, right = np.maximum(p_xy, 1 - p_xy), (p_xy >= 0.5) == truth
-    result = {"protocol": __doc__, "seeds": args.seeds, "slope_power": slopes, "combined_reci_kendall": combined_map(rows),
-              "training_reliability": reliability(prob, right), "cpu_s": time.process_time() - start, "rows": rows}
+    result = {"protocol": __doc__, "seeds": args.seeds, "map_constants": slopes, "combined_reci_kendall": combined_map(rows),
+              "training_reliability": reliability(prob, right), "cpu_s": cpu_s or time.process_time() - start, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
-    print(json.dumps({k: result[k] for k in ("slope_power", "combined_reci_kendall", "training_reliability", "cpu_s")},
+    print(json.dumps({k: result[k] for k in ("map_constants", "combined_reci_kendall", "training_reliability", "cpu_s")},
                      indent=1))
 
 

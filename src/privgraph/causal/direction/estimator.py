@@ -373,7 +373,7 @@ def _decided(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget, a
     (scores, scale), ledger, flip_free = _release_scores(fit, score, privacy, epsilon, delta, sampler, budget)
     probability = None
     if score == "kendall" and privacy == "record":  # the calibration map's setting (calibration.py)
-        probability = kendall_causal_probability(scores[1] - scores[0], fit.x.size, scale)
+        probability = kendall_causal_probability(scores[1] - scores[0], fit.x.size, scale, epsilon)
     return Release(decide(scores, scale, flip_free, score, privacy, probability=probability,
                           abstain_below=abstain_below), ledger)
 
