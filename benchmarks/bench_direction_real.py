@@ -53,6 +53,9 @@ SIM_BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))
 THRESHOLDS = (0.5, 0.55, 0.6, 0.7, 0.8)
 BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0000001)
 FIRST_SIM_SEED = 2000
+#: Scores that report a probability (and abstain below a threshold): RECI's P(error order),
+#: Kendall's calibrated P(causal) (privgraph.causal.direction.calibration).
+PROBABILITY_SCORES = ("reci", "kendall")
 
 
 def real_pairs(wheel: Path):
@@ -171,6 +174,36 @@ def time_per_pair(repeats=20) -> dict:
             "cpu_s_max": float(np.max(times)), "repeats": repeats}
 
 
+def combined(rows, weights) -> list[dict]:
+    """The SIM-fitted two-feature map of ``calibrate_direction.py`` applied to each decision's RECI
+    and Kendall releases (each at the full epsilon: no budget split, an upper bound on the pair
+    under one budget). Features recovered from the recorded directions and probabilities."""
+    from privgraph.causal.direction.calibration import KENDALL_CALIBRATION, budget_term
+
+    def signed_log(t):
+        return math.copysign(math.log1p(abs(t)), t)
+
+    key = lambda r: (r.get("pair", r.get("family")), r.get("repeat", r.get("n")), r.get("seed"), r["epsilon"])  # noqa: E731
+    kendall = {key(r): r for r in rows if r["score"] == "kendall" and r["fit"] == "table" and r["test_fraction"] == 0.5}
+    out = []
+    for r in rows:
+        k = kendall.get(key(r))
+        if r["score"] != "reci" or r["fit"] != "table" or r["test_fraction"] != 0.5 or k is None:
+            continue
+        if r["direction"] is None or k["direction"] is None:
+            continue
+        p_r, p_k = min(r["probability"], 1 - 1e-12), min(k["probability"], 1 - 1e-12)
+        t_r = math.copysign(math.log(p_r / (1 - p_r)), 1.0 if r["direction"] == "x->y" else -1.0)
+        a, power, c = KENDALL_CALIBRATION
+        slope = a + c * budget_term(r["epsilon"], int(round(r["n"] * r["test_fraction"])))
+        g_k = math.copysign((math.log(p_k / (1 - p_k)) / slope) ** (1 / power),
+                            1.0 if k["direction"] == "x->y" else -1.0)  # log(1 + |t|), recovered
+        z = weights[0] * signed_log(t_r) + weights[1] * g_k
+        p = 1 / (1 + math.exp(-z))
+        out.append({**r, "score": "combined", "direction": "x->y" if p >= 0.5 else "y->x", "probability": max(p, 1 - p)})
+    return out
+
+
 def tables(real, sim) -> dict:
     out = {"real": {}, "real_n_ge_1000": {}, "real_weighted": {}, "sim": {}, "real_variants": {},
            "reliability": {}}
@@ -180,9 +213,11 @@ def tables(real, sim) -> dict:
             sel = [r for r in real if r["score"] == score and r["epsilon"] == eps and r["fit"] == "table"
                    and r["test_fraction"] == 0.5]
             key = f"{score} eps={eps:g}"
-            out["real"][key] = {f"t={t}": summary(sel, t if score == "reci" else None) for t in THRESHOLDS}
+            out["real"][key] = {f"t={t}": summary(sel, t if score in PROBABILITY_SCORES else None)
+                                for t in THRESHOLDS}
             big = [r for r in sel if r["n"] >= 1000]
-            out["real_n_ge_1000"][key] = {f"t={t}": summary(big, t if score == "reci" else None) for t in THRESHOLDS}
+            out["real_n_ge_1000"][key] = {f"t={t}": summary(big, t if score in PROBABILITY_SCORES else None)
+                                          for t in THRESHOLDS}
             out["real_weighted"][key] = summary(sel, None, [weights[r["index"]] for r in sel])
     for r_key, sel in (("reci table tf=0.3", ("reci", "table", 0.3)), ("reci table tf=0.7", ("reci", "table", 0.7)),
                        ("reci fourier tf=0.5", ("reci", "fourier", 0.5)),
@@ -197,15 +232,30 @@ def tables(real, sim) -> dict:
                 for eps in EPSILONS:
                     sel = [r for r in sim if (r["family"], r["n"], r["score"], r["epsilon"]) == (family, n, score, eps)]
                     if sel:
-                        out["sim"][f"{family} n={n} {score} eps={eps:g}"] = summary(sel, 0.6 if score == "reci" else None)
-    for eps in EPSILONS:
-        for name, rows in (("sim", sim), ("real", real)):
-            sel = [r for r in rows if r["score"] == "reci" and r["epsilon"] == eps and r["fit"] == "table"
+                        out["sim"][f"{family} n={n} {score} eps={eps:g}"] = summary(
+                            sel, 0.6 if score in PROBABILITY_SCORES else None)
+    calibration = Path(__file__).parent / "results" / "direction_calibration.json"
+    if calibration.exists():
+        weights = json.loads(calibration.read_text())["combined_reci_kendall"]
+        real, sim = real + combined(real, weights), sim + combined(sim, weights)
+        out["combined_weights"] = weights
+        for eps in EPSILONS:
+            sel = [r for r in real if r["score"] == "combined" and r["epsilon"] == eps]
+            out["real"][f"combined eps={eps:g}"] = {f"t={t}": summary(sel, t) for t in THRESHOLDS}
+            out["real_n_ge_1000"][f"combined eps={eps:g}"] = {
+                f"t={t}": summary([r for r in sel if r["n"] >= 1000], t) for t in THRESHOLDS}
+            for family in FAMILIES:
+                sel = [r for r in sim if r["family"] == family and r["score"] == "combined" and r["epsilon"] == eps]
+                out["sim"][f"{family} combined eps={eps:g}"] = summary(sel, 0.6)
+    for score, eps in ((s, e) for s in PROBABILITY_SCORES + ("combined",) for e in EPSILONS):
+        prefix = "" if score == "reci" else f"{score} "
+        for name, rows in (("sim", sim), ("real", real), ("real_n_ge_1000", [r for r in real if r["n"] >= 1000])):
+            sel = [r for r in rows if r["score"] == score and r["epsilon"] == eps and r["fit"] == "table"
                    and r["test_fraction"] == 0.5]
-            out["reliability"][f"{name} eps={eps:g}"] = reliability(sel)
+            out["reliability"][f"{prefix}{name} eps={eps:g}"] = reliability(sel)
         for family in FAMILIES:
-            sel = [r for r in sim if r["family"] == family and r["score"] == "reci" and r["epsilon"] == eps]
-            out["reliability"][f"{family} eps={eps:g}"] = reliability(sel)
+            sel = [r for r in sim if r["family"] == family and r["score"] == score and r["epsilon"] == eps]
+            out["reliability"][f"{prefix}{family} eps={eps:g}"] = reliability(sel)
     return out
 
 

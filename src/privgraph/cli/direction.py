@@ -19,6 +19,10 @@ it covers the privacy noise *and* the test part's sampling error, and below
 It is NOT the probability that the direction is causal: on the real pairs about 0.66 of the
 decisions reported at >= 0.95 are right, on the SIM families about half (docs/direction.md,
 the reliability table).
+``p_causal_sim`` (the table's "P(causal, SIM)", the kendall score only) is the probability
+that the reported direction is the causal one, calibrated on the equal mixture of the four
+SIM families of simulated pairs (``privgraph.causal.direction.calibration``); below
+``--abstain-below`` the direction is ``undecided``. It is not calibrated on the real pairs.
 ``p_noise_kept_order`` (the table's "P(noise kept the order)") is the probability that the
 privacy noise did not swap the two scores, evaluated at the private margin (Theorem 3 or 5):
 it covers the privacy noise only, not the sampling error of the scores (a wrong direction
@@ -98,11 +102,13 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
     True
     """
     row = {"pair": name, "rows": n, "direction": None, "score_x_to_y": None, "score_y_to_x": None,
-           "p_error_order": None, "p_noise_kept_order": None, "epsilon": None, "delta": None, "error": error}
+           "p_error_order": None, "p_causal_sim": None, "p_noise_kept_order": None, "epsilon": None, "delta": None, "error": error}
     if model is not None:
         total = model.ledger_.total()
         row.update(direction=model.direction_, score_x_to_y=model.scores_["x->y"],
-                   score_y_to_x=model.scores_["y->x"], p_error_order=model.probability_,
+                   score_y_to_x=model.scores_["y->x"],
+                   p_error_order=model.probability_ if model.score == "reci" else None,
+                   p_causal_sim=model.probability_ if model.score == "kendall" else None,
                    p_noise_kept_order=model.confidence_,
                    epsilon=total.epsilon, delta=total.delta)
     return row
@@ -116,7 +122,7 @@ def direction(
     y: str = typer.Option(..., "--y", help="Column of the second variable."),
     epsilon: float = typer.Option(..., help="Privacy budget epsilon per pair."),
     score: str = typer.Option("reci", help="Score: reci (default: regression errors, with a probability), kendall, spearman, hsic or iqr."),
-    abstain_below: float = typer.Option(0.6, help="Answer 'undecided' when P(error order) (reci) is below this public threshold in [0.5, 1); 0.5 never abstains."),
+    abstain_below: float = typer.Option(0.6, help="Answer 'undecided' when P(error order) (reci) or P(causal, SIM) (kendall) is below this public threshold in [0.5, 1); 0.5 never abstains."),
     privacy: str = typer.Option("record", help="'record' (default: every record protected), 'test' (test records only: NOT private for the training part) or 'train+test' (every record, hsic only, needs ~1e7 rows)."),
     delta: float = typer.Option(1e-6, help="Delta per pair (the iqr score only)."),
     x_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of x (instead of --domain)."),
@@ -193,14 +199,16 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
     table = Table(title="Private causal direction (P(noise kept the order): the privacy noise only, Theorem 3/5 "
                         "at the private margin; sampling error is not included. P(error order), reci only: the "
                         "order of the two regression errors, privacy noise and sampling error; not a probability "
-                        "of causation)")
+                        "of causation. P(causal, SIM), kendall only: calibrated on simulated SIM pairs, "
+                        "not on real ones)")
     for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(error order)",
-                "P(noise kept the order)", "error"):
+                "P(causal, SIM)", "P(noise kept the order)", "error"):
         table.add_column(col)
     for r in rows:
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         table.add_row(r["pair"], str(r["rows"]), r["direction"] or "-", fmt(r["score_x_to_y"]),
-                      fmt(r["score_y_to_x"]), fmt(r["p_error_order"]), fmt(r["p_noise_kept_order"]), r["error"] or "")
+                      fmt(r["score_y_to_x"]), fmt(r["p_error_order"]), fmt(r["p_causal_sim"]),
+                      fmt(r["p_noise_kept_order"]), r["error"] or "")
     console.print(table)
 
 

@@ -8,8 +8,10 @@ each putative cause and its residual is scored (kendall, spearman, hsic, iqr), o
 directions' regression errors are compared (``"reci"``, the default;
 :mod:`privgraph.causal.direction.scores`), the scores are released privately, and X -> Y is
 decided when ``s(X->Y) < s(Y->X)``. Under RECI the decision carries a probability that
-covers the privacy noise and the test part's sampling error, and is ``"undecided"`` when
-that probability is below the public ``abstain_below`` (post-processing: no extra cost).
+covers the privacy noise and the test part's sampling error; under Kendall (``privacy=
+"record"``) it is the probability that the direction is causal, calibrated on the SIM
+families (:mod:`privgraph.causal.direction.calibration`). Either is ``"undecided"`` when its
+probability is below the public ``abstain_below`` (post-processing: no extra cost).
 
 Guarantees, under replace-one neighbours (``privacy=`` names the records covered):
 
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privgraph.causal.direction import scores as ds
+from privgraph.causal.direction.calibration import kendall_causal_probability
 from privgraph.causal.direction.data import (
     BOUNDED_HALF_WIDTH,
     MIN_PART_ROWS,
@@ -101,7 +104,7 @@ class DirectionResult:
     ----------
     direction : str
         ``"x->y"``, ``"y->x"``, or ``"undecided"`` (an IQR release returned bottom, or the
-        RECI probability is below the public ``abstain_below``).
+        RECI or Kendall probability is below the public ``abstain_below``).
     scores : dict
         The private scores ``{"x->y": s, "y->x": s}`` (None where an IQR release returned
         bottom); smaller wins. RECI releases only the difference D of the two clipped mean
@@ -114,14 +117,17 @@ class DirectionResult:
     score, privacy : str
         The score and the privacy mode used.
     probability : float or None
-        RECI only: the probability that the reported order is the population order of the
+        RECI: the probability that the reported order is the population order of the
         two regression errors, covering the privacy noise *and* the test part's sampling
         error (:func:`~privgraph.causal.direction.scores.reci_probability`), reported even
-        when the decision is ``"undecided"``; None for the other scores. It is NOT the
-        probability that the direction is causal: whether the smaller regression error
-        marks the cause is RECI's assumption, which the SIM families break (there about half
-        of the decisions reported at >= 0.95 are right; on the real pairs about 0.66:
-        docs/direction.md, "Reliability").
+        when the decision is ``"undecided"``. It is NOT the probability that the direction
+        is causal: whether the smaller regression error marks the cause is RECI's
+        assumption, which the SIM families break (there about half of the decisions
+        reported at >= 0.95 are right; on the real pairs about 0.66: docs/direction.md,
+        "Reliability"). Kendall under ``privacy="record"``: the probability that the
+        reported direction is causal, calibrated on the equal mixture of the four SIM
+        families (:func:`~privgraph.causal.direction.calibration.kendall_causal_probability`;
+        not calibrated on the real pairs). None for the other scores and modes.
     """
 
     direction: str
@@ -330,7 +336,8 @@ def private_direction(
         Checked for the whole decision before any noise is drawn.
     abstain_below : float
         Public threshold in [0.5, 1): a RECI decision whose probability is below it is
-        ``"undecided"`` (post-processing of the released values, no extra cost). Not used by
+        ``"undecided"`` (post-processing of the released values, no extra cost). Kendall
+        under ``privacy="record"`` likewise, with its calibrated probability. Not used by
         the other scores.
 
     Returns
@@ -431,7 +438,11 @@ def _decided(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget, a
                         probability=probability, abstain_below=abstain_below)
         return Release(result, ledger)
     (scores, scale), ledger, flip_free = _release_scores(fit, score, privacy, epsilon, delta, sampler, budget)
-    return Release(decide(scores, scale, flip_free, score, privacy), ledger)
+    probability = None
+    if score == "kendall" and privacy == "record":  # the calibration map's setting (calibration.py)
+        probability = kendall_causal_probability(scores[1] - scores[0], fit.x.size, scale, epsilon)
+    return Release(decide(scores, scale, flip_free, score, privacy, probability=probability,
+                          abstain_below=abstain_below), ledger)
 
 
 def _release_scores(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget):
@@ -458,7 +469,7 @@ def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds,
 def decide(scores, scale: float, flip_free, score: str, privacy: str, *, probability: float | None = None,
            abstain_below: float = ABSTAIN_BELOW) -> DirectionResult:
     """The decision from private scores (post-processing only); ``"undecided"`` where the
-    probability (RECI) is below the public ``abstain_below``.
+    probability (RECI, Kendall) is below the public ``abstain_below``.
 
     >>> r = decide((0.1, 0.5), 0.1, lambda g, s: 0.9, "hsic", "test")
     >>> r.direction, r.confidence
@@ -502,14 +513,15 @@ class PrivateANM(PrivateEstimator):
     Attributes
     ----------
     direction_ : str
-        ``"x->y"``, ``"y->x"`` or ``"undecided"`` (RECI: :attr:`probability_` below
-        ``abstain_below``; IQR: a release answered bottom).
+        ``"x->y"``, ``"y->x"`` or ``"undecided"`` (RECI, Kendall: :attr:`probability_`
+        below ``abstain_below``; IQR: a release answered bottom).
     probability_ : float or None
         RECI: the probability that the reported order is the population order of the two
         regression errors, covering the privacy noise and the test part's sampling error;
         NOT a probability that the direction is causal (see
-        :attr:`DirectionResult.probability`; reliability measured in docs/direction.md);
-        None for the other scores.
+        :attr:`DirectionResult.probability`; reliability measured in docs/direction.md).
+        Kendall (``privacy="record"``): the probability that the direction is causal,
+        calibrated on the SIM families, not on real pairs. None for the other scores.
     scores_ : dict
         The private scores.
     confidence_ : float or None
