@@ -2,7 +2,7 @@
 
 import pytest
 
-from privgraph.audit.refusals import RefusalCase, _discover, _replaced, refusal_cases, run_case
+from privgraph.cli.refusals import RefusalCase, _discover, _replaced, refusal_cases, run_case
 
 
 @pytest.mark.parametrize("case", refusal_cases(), ids=lambda c: c.name)

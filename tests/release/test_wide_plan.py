@@ -53,7 +53,7 @@ def test_plan_at_1000_columns_sums_a_bounded_support_and_builds_no_graph(monkeyp
         points.append(loss.size)
         return loss, logp
 
-    monkeypatch.setattr(gauss_pc, "_start_graph", no_graph)
+    monkeypatch.setattr(gauss_pc, "start_graph", no_graph)
     monkeypatch.setattr(composition, "_rr_loss_distribution", counted)
     wide = Domain.of(**{f"c{i}": 2 for i in range(1000)})
     for neighbours in ("add_remove", "replace_one"):

@@ -37,7 +37,7 @@ import numpy as np
 
 from privgraph.causal.deciders import BudgetTooSmall, composition_for
 from privgraph.causal.margins import RO
-from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
+from privgraph.causal.skeleton import Skeleton, checked_pairs, start_graph
 from privgraph.data.tables import Tables
 from privgraph.privacy import (
     Budget,
@@ -95,8 +95,8 @@ def em_pc_skeleton(
     margin.expect_noise(2.0 / per_charge, rows=tables.n)  # public: the degenerate-table shift (scores.py)
     plan = reserve_plan(_plan(per_charge, levels), budget)
     nodes = list(tables.names)
-    graph = _start_graph(nodes, _pairs(forbidden, nodes, "forbidden"))
-    keep = _pairs(required, nodes, "required")
+    graph = start_graph(nodes, checked_pairs(forbidden, nodes, "forbidden"))
+    keep = checked_pairs(required, nodes, "required")
     full = margin.prepare(tables, sampler)
     sepsets, tests = {}, 0
     for level in range(levels):

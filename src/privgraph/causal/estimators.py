@@ -433,7 +433,7 @@ class PrivPC(PrivateEstimator):
             m = public_size(int(n_rows), laplace_scale(size_epsilon, 1.0), minimum=len(domain.names))
             inner = self._replace_one(rest, None)._plan_ledger(domain, m)
             return Ledger.of(size_charge(size_epsilon)) + as_add_remove(inner, RESIZED)
-        shape = _PublicShape(domain.project(domain.discrete_names), int(n_rows))
+        shape = PublicShape(domain.project(domain.discrete_names), int(n_rows))
         check_data(shape)
         test = choose_ci_test(self.ci_test, shape.domain, self.degenerate)
         if self.method == "em-pc":
@@ -626,7 +626,7 @@ def _record_codes(engine) -> np.ndarray:
                        f"not only counts from {type(engine).__name__}")
 
 
-class _PublicShape:
+class PublicShape:
     """What a decider may learn before the data is read: the domain and n (for plans)."""
 
     def __init__(self, domain: Domain, n: int):
@@ -636,13 +636,13 @@ class _PublicShape:
     def table(self, columns):
         raise RuntimeError("a privacy plan reads no data")
 
-    def subsample(self, m: int, sampler) -> "_PublicShape":
-        return _PublicShape(self.domain, m)
+    def subsample(self, m: int, sampler) -> "PublicShape":
+        return PublicShape(self.domain, m)
 
-    def blocks(self, count: int, sampler) -> "_PublicShape":
+    def blocks(self, count: int, sampler) -> "PublicShape":
         """The public shape of ``count`` disjoint blocks (subsample-and-aggregate): no draw."""
-        shape = _PublicShape(self.domain, self.n // count * count)
-        shape.count, shape.parts = count, [_PublicShape(self.domain, self.n // count)] * count
+        shape = PublicShape(self.domain, self.n // count * count)
+        shape.count, shape.parts = count, [PublicShape(self.domain, self.n // count)] * count
         return shape
 
 

@@ -62,7 +62,7 @@ from privgraph.causal.margins import (
     kendall_pairs_l2_sensitivity,
     level0_margins,
 )
-from privgraph.causal.skeleton import Skeleton, _pairs, _start_graph
+from privgraph.causal.skeleton import Skeleton, checked_pairs, start_graph
 from privgraph.data.tables import Tables
 from privgraph.privacy import Budget, Ledger, NoiseSampler, report_noisy_max, reserve_plan
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
@@ -156,7 +156,7 @@ def gauss_pc_skeleton(
     (True, True)
     """
     plan, level0, keep = _setup(tables, margin, epsilon, delta, max_cond_size, forbidden, required, level0_share)
-    graph = _start_graph(list(tables.names), _pairs(forbidden, list(tables.names), "forbidden"))
+    graph = start_graph(list(tables.names), checked_pairs(forbidden, list(tables.names), "forbidden"))
     level0.check_useful(epsilon, delta)
     pairs = level0.pairs
     ledger = reserve_plan(plan.charges(), budget)
@@ -187,10 +187,10 @@ def gauss_pc_plan(shape, margin, *, epsilon: float, delta: float, max_cond_size:
     """The ledger :func:`gauss_pc_skeleton` reserves, from public facts only (``shape``: the
     domain's names and n; no data is read).
 
-    >>> from privgraph.causal.estimators import _PublicShape
+    >>> from privgraph.causal.estimators import PublicShape
     >>> from privgraph.datasets import load_network
     >>> from privgraph.stats import KendallTest
-    >>> plan = gauss_pc_plan(_PublicShape(load_network("alarm").domain, 100_000), RankMargin(KendallTest(), 0.05),
+    >>> plan = gauss_pc_plan(PublicShape(load_network("alarm").domain, 100_000), RankMargin(KendallTest(), 0.05),
     ...                      epsilon=1.0, delta=1e-6, max_cond_size=2)
     >>> [c.mechanism for c in plan], round(plan.total("rdp", 1e-6).epsilon, 6) <= 1.0
     (['gaussian_vector', 'gaussian_vector', 'report_noisy_max', 'gaussian_vector', 'report_noisy_max'], True)
@@ -208,10 +208,10 @@ def level_noise(shape, margin, *, epsilon: float, delta: float, max_cond_size: i
     is bearable (:meth:`Level0.share_needed`), which can starve the later levels: sigma1
     says whether they are left enough.
 
-    >>> from privgraph.causal.estimators import _PublicShape
+    >>> from privgraph.causal.estimators import PublicShape
     >>> from privgraph.datasets import load_network
     >>> from privgraph.stats import KendallTest
-    >>> s0, s1, bearable = level_noise(_PublicShape(load_network("asia").domain, 100_000),
+    >>> s0, s1, bearable = level_noise(PublicShape(load_network("asia").domain, 100_000),
     ...                                RankMargin(KendallTest(), 0.05), epsilon=1.0, delta=1e-6, max_cond_size=2)
     >>> s0 < bearable and s1 < bearable
     True
@@ -230,7 +230,7 @@ def _setup(tables, margin, epsilon, delta, max_cond_size, forbidden, required, l
     if isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size or max_cond_size < 0:
         raise InvalidInput(f"gauss-pc needs a finite max_cond_size >= 0, got {max_cond_size!r}")
     nodes = list(tables.names)
-    left_out = _pairs(forbidden, nodes, "forbidden") | (keep := _pairs(required, nodes, "required"))
+    left_out = checked_pairs(forbidden, nodes, "forbidden") | (keep := checked_pairs(required, nodes, "required"))
     pairs = [e for e in combinations(nodes, 2) if not left_out or frozenset(e) not in left_out]
     levels = int(max_cond_size) + 1
     if level0_share is None:

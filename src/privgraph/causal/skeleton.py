@@ -84,8 +84,8 @@ def stable_pc_skeleton(
     """
     nodes = _check_nodes(nodes)
     positive_int("max_cond_size", max_cond_size, 0, or_none=True, whole_floats=True)
-    graph = _start_graph(nodes, _pairs(forbidden, nodes, "forbidden"))
-    keep = _pairs(required, nodes, "required")
+    graph = start_graph(nodes, checked_pairs(forbidden, nodes, "forbidden"))
+    keep = checked_pairs(required, nodes, "required")
     sepsets: dict = {}
     tests, level = 0, 0
     with single_threaded_blas():  # the tables' small products, under one limit for the run
@@ -145,7 +145,7 @@ def _has_work(graph: nx.Graph, level: int) -> bool:
     return any(graph.degree(v) - 1 >= level for v in graph.nodes)
 
 
-def _start_graph(nodes: Sequence[str], forbidden: set) -> nx.Graph:
+def start_graph(nodes: Sequence[str], forbidden: set) -> nx.Graph:
     graph = nx.Graph()
     graph.add_nodes_from(nodes)
     graph.add_edges_from(e for e in combinations(nodes, 2) if frozenset(e) not in forbidden)
@@ -160,7 +160,7 @@ def _check_nodes(nodes: Sequence[str]) -> list[str]:
     return nodes
 
 
-def _pairs(pairs: Iterable[tuple[str, str]], nodes: Sequence[str], what: str) -> set:
+def checked_pairs(pairs: Iterable[tuple[str, str]], nodes: Sequence[str], what: str) -> set:
     out = set()
     for pair in pairs:
         pair = tuple(pair)

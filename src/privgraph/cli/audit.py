@@ -95,8 +95,8 @@ def _exit_on(refusals, rows) -> None:
 
 
 def audit_refusal_rows():
-    """Run the "no data-dependent refusal" audit (:mod:`privgraph.audit.refusals`) with progress."""
-    from privgraph.audit.refusals import refusal_cases, run_case
+    """Run the "no data-dependent refusal" audit (:mod:`privgraph.cli.refusals`) with progress."""
+    from privgraph.cli.refusals import refusal_cases, run_case
 
     cases, out = refusal_cases(), []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),

@@ -50,7 +50,7 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.composition import rdp_epsilon
 from privgraph.privacy.ledger import Charge
-from privgraph.privacy.mechanisms import _as_array, _pay, _snap
+from privgraph.privacy.mechanisms import as_array, pay, snap_to_grid
 from privgraph.privacy.neighbours import (
     Neighbours,
     check_delta,
@@ -217,7 +217,7 @@ class GaussianSums:
         self.sigma = multiplier * self.sensitivity
         charge = sampled_gaussian_charge(multiplier, sampling=sampling, steps=self.steps, delta=check_delta(delta),
                                          neighbours=neighbours, sensitivity=self.sensitivity, note=note)
-        self.ledger = _pay(charge, budget)  # raises BudgetExceeded before any noise
+        self.ledger = pay(charge, budget)  # raises BudgetExceeded before any noise
         self._sampler = sampler
         self.steps_used = 0
 
@@ -225,8 +225,8 @@ class GaussianSums:
         """One noisy sum: ``total`` (the clipped sum of this step's sub-sample) on the grid plus noise."""
         if self.steps_used >= self.steps:
             raise RuntimeError(f"all {self.steps} reserved steps have been released")
-        x, _ = _as_array(total, "total")
+        x, _ = as_array(total, "total")
         if x.shape != (self.dimension,):
             raise InvalidInput(f"total must have shape ({self.dimension},), got {x.shape}")
         self.steps_used += 1
-        return _snap(x, self.grid) + self._sampler.gaussian_on_grid(self.sigma, self.grid, self.dimension)
+        return snap_to_grid(x, self.grid) + self._sampler.gaussian_on_grid(self.sigma, self.grid, self.dimension)

@@ -46,7 +46,7 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, grid_shift
 from privgraph.privacy.ledger import Charge
-from privgraph.privacy.mechanisms import Release, _check_pure_epsilon, _pay, _snap
+from privgraph.privacy.mechanisms import Release, check_pure_epsilon, pay, snap_to_grid
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 from privgraph.privacy.stability import ptr_threshold
@@ -144,7 +144,7 @@ def log_iqr_release(
     >>> rel.value is not None, rel.ledger.total().epsilon, rel.ledger.total().delta
     (True, 3.0, 1e-06)
     """
-    epsilon = _check_pure_epsilon(epsilon)
+    epsilon = check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
         raise InvalidInput("delta must be positive for the IQR release, got 0")
@@ -156,7 +156,7 @@ def log_iqr_release(
     a, b = ranks
     if not (1 <= a < b <= x.size):
         raise InvalidInput(f"ranks must satisfy 1 <= a < b <= {x.size}, got {ranks!r}")
-    ledger = _pay(log_iqr_charge(epsilon, delta), budget)
+    ledger = pay(log_iqr_charge(epsilon, delta), budget)
     eps = epsilon / 3 - PURE_DP_SLACK
     threshold = ptr_threshold(eps, delta / 2)
     cap = threshold + math.ceil(30 / eps)  # P(Z < -30/eps) = e^-30 / 2: the cap costs nothing
@@ -179,11 +179,11 @@ def log_iqr_scale(epsilon: float) -> float:
     True
     """
     grid = grid_for(1.0)
-    return grid_shift(1.0, grid) / (_check_pure_epsilon(epsilon) / 3 - PURE_DP_SLACK) * grid
+    return grid_shift(1.0, grid) / (check_pure_epsilon(epsilon) / 3 - PURE_DP_SLACK) * grid
 
 
 def _noisy_log(width: float, eps: float, sampler: NoiseSampler) -> float:
     grid = grid_for(1.0)
     t = grid_shift(1.0, grid) / eps
-    value = _snap(np.array(math.log(width)), grid)
+    value = snap_to_grid(np.array(math.log(width)), grid)
     return float(value + sampler.laplace_on_grid(t * grid, grid, 1)[0])

@@ -46,8 +46,8 @@ from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 from privgraph.validation import InvalidInput, positive_int
 
 T = TypeVar("T")
-_CLAMP_UNITS = 2.0**50  # float path (_snap): sums of units and noise stay below 2**53
-_UNITS_LIMIT = 2**61  # integer path (_noisy_on_grid): units + noise stay inside int64
+_CLAMP_UNITS = 2.0**50  # float path (snap_to_grid): sums of units and noise stay below 2**53
+_UNITS_LIMIT = 2**61  # integer path (noisy_on_grid): units + noise stay inside int64
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Release(Generic[T]):
 # --- shared steps -------------------------------------------------------------------
 
 
-def _as_array(value: Any, name: str = "value") -> tuple[np.ndarray, bool]:
+def as_array(value: Any, name: str = "value") -> tuple[np.ndarray, bool]:
     """The value as a float array (a copy) and whether it was a scalar."""
     scalar = np.ndim(value) == 0
     try:
@@ -79,12 +79,12 @@ def _as_array(value: Any, name: str = "value") -> tuple[np.ndarray, bool]:
     return x, scalar
 
 
-def _snap(x: np.ndarray, grid: float) -> np.ndarray:
+def snap_to_grid(x: np.ndarray, grid: float) -> np.ndarray:
     """Clamp to +-2**50 grid units and round to the nearest multiple of ``grid``."""
     return np.round(np.clip(x / grid, -_CLAMP_UNITS, _CLAMP_UNITS)) * grid
 
 
-def _noisy_on_grid(x: np.ndarray, grid: float, noise_units: np.ndarray) -> np.ndarray:
+def noisy_on_grid(x: np.ndarray, grid: float, noise_units: np.ndarray) -> np.ndarray:
     """``grid * clip(round(clip(x / grid)) + Z)`` computed exactly in int64 grid units.
 
     With ``L = 2**61``: the input is clamped to ``+-L`` units and rounded (``u``), and the
@@ -101,14 +101,14 @@ def _shape_like(x: np.ndarray, scalar: bool):
     return float(x) if scalar else x
 
 
-def _pay(charge: Charge, budget: Budget | None) -> Ledger:
+def pay(charge: Charge, budget: Budget | None) -> Ledger:
     """Reserve the charge on the budget (raising before any noise) and return its ledger."""
     if budget is not None:
         budget.reserve(charge)
     return Ledger.of(charge)
 
 
-def _check_pure_epsilon(epsilon: float) -> float:
+def check_pure_epsilon(epsilon: float) -> float:
     epsilon = check_epsilon(epsilon)
     if epsilon <= 4 * PURE_DP_SLACK:
         raise InvalidInput(f"epsilon must exceed {4 * PURE_DP_SLACK:.3g} (the sampler's slack), got {epsilon!r}")
@@ -160,16 +160,16 @@ def laplace_mechanism(
     >>> rel.ledger.charges[0].curve[2] == 2**22 + 1000  # floor(D/g) + d with g = 2**-22
     True
     """
-    epsilon = _check_pure_epsilon(epsilon)
+    epsilon = check_pure_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
     neighbours = Neighbours.parse(neighbours)
-    x, scalar = _as_array(value)
-    ledger = _pay(laplace_charge(epsilon, sensitivity, neighbours, max(1, x.size)), budget)
+    x, scalar = as_array(value)
+    ledger = pay(laplace_charge(epsilon, sensitivity, neighbours, max(1, x.size)), budget)
     if sensitivity == 0:  # a constant query: no noise, no cost
         return Release(_shape_like(x, scalar), ledger)
     scale, grid, _ = laplace_calibration(epsilon, sensitivity, max(1, x.size))
     noise = sampler.discrete_laplace(scale / grid, x.shape or 1)
-    return Release(_shape_like(_noisy_on_grid(x, grid, noise), scalar), ledger)
+    return Release(_shape_like(noisy_on_grid(x, grid, noise), scalar), ledger)
 
 
 def laplace_charge(epsilon: float, sensitivity: float, neighbours: Neighbours, dimension: int = 1) -> Charge:
@@ -221,7 +221,7 @@ def laplace_scale(epsilon: float, sensitivity: float, dimension: int = 1) -> flo
     """
     sensitivity = check_sensitivity(sensitivity)
     dimension = positive_int("dimension", dimension)
-    return laplace_calibration(_check_pure_epsilon(epsilon), sensitivity, dimension)[0]
+    return laplace_calibration(check_pure_epsilon(epsilon), sensitivity, dimension)[0]
 
 
 # --- Gaussian -----------------------------------------------------------------------
@@ -266,13 +266,13 @@ def gaussian_mechanism(
         raise InvalidInput("delta must be positive for the Gaussian mechanism, got 0")
     sensitivity = check_sensitivity(sensitivity)
     neighbours = Neighbours.parse(neighbours)
-    x, scalar = _as_array(value)
-    ledger = _pay(gaussian_charge(epsilon, delta, sensitivity, neighbours, max(1, x.size)), budget)
+    x, scalar = as_array(value)
+    ledger = pay(gaussian_charge(epsilon, delta, sensitivity, neighbours, max(1, x.size)), budget)
     if sensitivity == 0:
         return Release(_shape_like(x, scalar), ledger)
     sigma, grid, _ = gaussian_calibration(epsilon, delta, sensitivity, max(1, x.size))
     noise = sampler.discrete_gaussian(sigma / grid, x.shape or 1)
-    return Release(_shape_like(_noisy_on_grid(x, grid, noise), scalar), ledger)
+    return Release(_shape_like(noisy_on_grid(x, grid, noise), scalar), ledger)
 
 
 def gaussian_charge(epsilon: float, delta: float, sensitivity: float, neighbours: Neighbours,
@@ -373,16 +373,16 @@ def _admissible_pick(u: np.ndarray, epsilon: float, sensitivity: float, monotone
 
 def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, monotone, budget):
     """Shared checks and charge of the selection mechanisms: (values, epsilon, ledger)."""
-    epsilon = _check_pure_epsilon(epsilon)
+    epsilon = check_pure_epsilon(epsilon)
     sensitivity = check_sensitivity(sensitivity)
-    x, _ = _as_array(values, name)
+    x, _ = as_array(values, name)
     if x.ndim != 1 or x.size == 0:
         raise InvalidInput(f"{name} must be a non-empty 1-D sequence, got shape {x.shape}")
     neighbours = Neighbours.parse(neighbours)
     charge = (exponential_charge(epsilon, sensitivity, neighbours, monotone) if mechanism == "exponential" else
               Charge(mechanism, epsilon, 0.0, neighbours, sensitivity=sensitivity, slack=PURE_DP_SLACK,
                      note="monotone" if monotone else ""))
-    return x, epsilon, _pay(charge, budget)
+    return x, epsilon, pay(charge, budget)
 
 
 def exponential_charge(epsilon: float, sensitivity: float, neighbours: Neighbours, monotone: bool = False) -> Charge:

@@ -38,7 +38,7 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, grid_shift
 from privgraph.privacy.ledger import Charge, Ledger
-from privgraph.privacy.mechanisms import Release, _pay
+from privgraph.privacy.mechanisms import Release, pay
 from privgraph.privacy.neighbours import (
     Neighbours,
     check_epsilon,
@@ -80,7 +80,7 @@ def _calibrate(
         "sparse_vector", epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
         slack=slack, note=f"cutoff {cutoff}" + (", monotone" if monotone else ""),
     )
-    ledger = _pay(charge.times(sessions), budget)
+    ledger = pay(charge.times(sessions), budget)
     grid = grid_for(sensitivity)
     shift = grid_shift(sensitivity, grid)
     eps1 = (epsilon - slack) / 2

@@ -13,7 +13,7 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, grid_shift
 from privgraph.privacy.ledger import Charge
-from privgraph.privacy.mechanisms import Release, _as_array, _check_pure_epsilon, _pay, _snap
+from privgraph.privacy.mechanisms import Release, as_array, check_pure_epsilon, pay, snap_to_grid
 from privgraph.privacy.neighbours import (
     Neighbours,
     check_delta,
@@ -70,7 +70,7 @@ def propose_test_release(
     ...     neighbours=Neighbours.REPLACE_ONE, sampler=SeededSampler(0)).value is None
     True
     """
-    epsilon = _check_pure_epsilon(epsilon)
+    epsilon = check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
         raise InvalidInput("delta must be positive for propose-test-release, got 0")
@@ -78,19 +78,19 @@ def propose_test_release(
     if bound == 0:
         raise InvalidInput("bound must be positive, got 0")
     distance = positive_int("distance", distance, 0)
-    x, _ = _as_array(value)
+    x, _ = as_array(value)
     if x.ndim:
         raise InvalidInput(f"value must be a number, got shape {x.shape}")
     charge = Charge("propose_test_release", 2 * epsilon, delta, Neighbours.parse(neighbours),
                     sensitivity=bound, slack=2 * PURE_DP_SLACK, note="bound proposed")
-    ledger = _pay(charge, budget)
+    ledger = pay(charge, budget)
     eps = epsilon - PURE_DP_SLACK
     passed = distance + int(sampler.discrete_laplace(1 / eps, 1)[0]) > ptr_threshold(eps, delta)
     if not passed:
         return Release(None, ledger)
     grid = grid_for(bound)
     t = grid_shift(bound, grid) / eps
-    return Release(float(_snap(x, grid) + sampler.laplace_on_grid(t * grid, grid, 1)[0]), ledger)
+    return Release(float(snap_to_grid(x, grid) + sampler.laplace_on_grid(t * grid, grid, 1)[0]), ledger)
 
 
 def smooth_sensitivity_of_median(values: np.ndarray, lower: float, upper: float, beta: float) -> float:
@@ -155,13 +155,13 @@ def smooth_sensitivity_median(
     >>> abs(rel.value - 0.2) < 0.05, rel.ledger.total().delta
     (True, 1e-06)
     """
-    epsilon = _check_pure_epsilon(epsilon)
+    epsilon = check_pure_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0:
         raise InvalidInput("delta must be positive for the smooth-sensitivity median, got 0")
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise InvalidInput(f"need finite lower < upper, got lower={lower!r}, upper={upper!r}")
-    x, _ = _as_array(values, "values")
+    x, _ = as_array(values, "values")
     if x.ndim != 1 or x.size < 3:
         raise InvalidInput(f"values must be a 1-D sequence of at least 3 numbers, got shape {x.shape}")
     if x.size % 2 == 0:
@@ -169,7 +169,7 @@ def smooth_sensitivity_median(
     slack = 2.0**-18
     charge = Charge("smooth_sensitivity_median", epsilon, delta, Neighbours.parse(neighbours),
                     note=f"{x.size} blocks in [{lower:g}, {upper:g}]")
-    ledger = _pay(charge, budget)
+    ledger = pay(charge, budget)
     eps = epsilon - slack
     alpha, beta = eps / 2, eps / (2 * (1 + 2 * math.log(2 / delta)))
     s = smooth_sensitivity_of_median(x, lower, upper, beta)

@@ -30,7 +30,7 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, zcdp_delta
 from privgraph.privacy.ledger import Charge, Ledger
-from privgraph.privacy.mechanisms import Release, _as_array, _noisy_on_grid, _pay
+from privgraph.privacy.mechanisms import Release, as_array, noisy_on_grid, pay
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon, check_sensitivity
 from privgraph.privacy.samplers import NoiseSampler
 from privgraph.validation import InvalidInput
@@ -177,14 +177,14 @@ def zcdp_gaussian_vector(
     rho, sensitivity = check_rho(rho), check_sensitivity(sensitivity)
     if sensitivity == 0:
         raise InvalidInput("sensitivity must be positive for the Gaussian vector, got 0")
-    x, _ = _as_array(values)
+    x, _ = as_array(values)
     x = x.reshape(-1)
     charge = zcdp_charge("gaussian_vector", rho, delta, neighbours, sensitivity=sensitivity,
                          note=f"{x.size} values, L2 sensitivity {sensitivity:.6g}")
-    ledger = _pay(charge, budget)
+    ledger = pay(charge, budget)
     sigma, grid = zcdp_gaussian_scale(rho, sensitivity, max(1, x.size))
     noise = sampler.discrete_gaussian(sigma / grid, x.size)
-    return Release(_noisy_on_grid(x, grid, noise), ledger)
+    return Release(noisy_on_grid(x, grid, noise), ledger)
 
 
 #: Epsilon a release leaves unspent: the accountants' numerical slack and the samplers' PURE_DP_SLACK.

@@ -343,7 +343,7 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     from scipy.stats import norm
 
     from privgraph.causal.deciders import BudgetTooSmall
-    from privgraph.causal.estimators import _PublicShape, choose_ci_test, default_max_cond_size
+    from privgraph.causal.estimators import PublicShape, choose_ci_test, default_max_cond_size
     from privgraph.causal.gauss_pc import level_noise
     from privgraph.causal.margins import make_margin
     from privgraph.mrf.release import release_sensitivity
@@ -364,7 +364,7 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     d = len(domain.names)
     margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect)
     try:
-        sigma, sigma1, bearable = level_noise(_PublicShape(domain, n),
+        sigma, sigma1, bearable = level_noise(PublicShape(domain, n),
                                               make_margin(choose_ci_test("auto", domain), alpha), epsilon=eps_s,
                                               delta=delta, max_cond_size=default_max_cond_size(n, d))
     except BudgetTooSmall as err:  # e.g. n too small for the test's public threshold
