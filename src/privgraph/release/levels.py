@@ -132,7 +132,7 @@ def _kept(code_of: np.ndarray) -> np.ndarray:
 
 
 def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale: float,
-                      sigmas: float = RARE_SIGMAS) -> MergedLevels:
+                      sigmas: float | None = None) -> MergedLevels:
     """The merge map of ``domain`` from its noisy one-way tables (``one_way[j]``: column j's
     noisy counts) and their noise scale (the Gaussian sigma or the Laplace scale): a level is
     rare below ``sigmas * noise_scale``; a column's rare levels merge into one code, last,
@@ -146,6 +146,7 @@ def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale
     """
     if len(one_way) != len(domain.names):
         raise InvalidInput(f"got {len(one_way)} one-way tables for {len(domain.names)} columns")
+    sigmas = RARE_SIGMAS if sigmas is None else sigmas
     codes, weights, sizes, kinds, levels, bins = [], [], [], [], [], []
     for j, table in enumerate(one_way):
         noisy = np.asarray(table, dtype=float).ravel()
