@@ -215,9 +215,9 @@ def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
 
 
 #: The most junction-tree cells the structures kept by :func:`_inference` may hold together
-#: (each keeps index arrays of about 100 bytes per cell: 1e6 cells, about 100 MB); the newest
+#: (each keeps index arrays of about 100 bytes per cell: 6e5 cells, about 60 MB); the newest
 #: is always kept, so a large structure is built once per fit and dropped by the next.
-INFERENCE_CACHE_CELLS = 1_000_000
+INFERENCE_CACHE_CELLS = 600_000
 _RUNS: collections.OrderedDict = collections.OrderedDict()
 
 
