@@ -26,7 +26,7 @@ class SparkEngine:
 
     ``data`` is a ``pyspark.sql.DataFrame`` (then ``domain`` is required: a cluster's data
     has a domain fixed in advance) or a path (the domain is read with DuckDB if not given).
-    ``spark`` is the session (default: the active one). The query is the same GROUP BY as
+    ``spark`` is the session (default: :func:`spark_session`'s, the active one first). The query is the same GROUP BY as
     DuckDB's (:func:`~privgraph.data.engines.group_by_query`). Row selections number the
     complete rows in the DataFrame's order, through one window over the whole data: fine
     for tests, costly on a cluster, where sub-sampling the table is the better road.
@@ -42,7 +42,7 @@ class SparkEngine:
     def __post_init__(self):
         check_missing_policy(self.missing)
         check_no_bins(self.domain, "SparkEngine")
-        spark = self.spark or _active_session()
+        spark = self.spark or spark_session()
         df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
         view = f"privgraph_data_{next(_ids)}"
         df.createOrReplaceTempView(view)
@@ -140,26 +140,13 @@ def spark_session(master: str | None = None):
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise ImportError("--engine spark needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
+        raise ImportError("Spark (--engine spark, SparkEngine) needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     master = master or os.environ.get(MASTER_VARIABLE) or "local[*]"
     return (SparkSession.builder.master(master).appName("privgraph").config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-
-
-def _active_session():
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise ImportError(
-            "SparkEngine needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)"
-        ) from None
-    spark = SparkSession.getActiveSession()
-    if spark is None:
-        raise ValueError("no active Spark session: pass spark=SparkSession.builder...getOrCreate()")
-    return spark
 
 
 def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
