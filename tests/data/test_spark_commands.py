@@ -91,3 +91,62 @@ def test_fisher_z_moments_through_spark_are_duckdbs(spark, tmp_path, invalid):
     assert spark_m.count == duck.count
     np.testing.assert_allclose(spark_m.first, duck.first, atol=1e-12)
     np.testing.assert_allclose(spark_m.second, duck.second, atol=1e-12)
+
+
+CHECKED = (b"a,s,x,z\n"
+           b"yes,1,0.5,3\nno,2.0,9,abc\nmaybe,3,,-4\n,4,1.5,100\n\"yes\",1, 2 ,5\nno,1,x,1e3\n"
+           b"bad line with,too,many,fields,here\n\"no,1,1,1\ny\xff,1,1,1\n")
+#: Per column (missing, outside) of CHECKED: its 3 lines that do not parse are records of
+#: missing values; "2.0" spells level 2, " 2 " the bound 2; z's numbers are clipped into its bins.
+CHECKED_COUNTS = (9, 3, {"a": (4, 1), "s": (3, 1), "x": (4, 2), "z": (3, 1)})
+
+
+@pytest.fixture
+def checked_file(tmp_path):
+    (tmp_path / "c.csv").write_bytes(CHECKED)
+    (tmp_path / "c.json").write_text(json.dumps({"format": "privgraph-domain", "version": 1, "columns": [
+        {"name": "a", "kind": "nominal", "levels": ["no", "yes"]},
+        {"name": "s", "kind": "ordinal", "levels": [1, 2, 3]},
+        {"name": "x", "kind": "continuous", "bounds": [0, 2]},
+        {"name": "z", "kind": "continuous", "bounds": [0, 10], "bins": 2}]}))
+    return tmp_path / "c.csv", tmp_path / "c.json"
+
+
+def test_the_check_counts_by_hand_through_duckdb(checked_file):
+    from privgraph.data import read_codebook
+    from privgraph.data.invalid_values import count_invalid_values
+
+    assert count_invalid_values(checked_file[0], read_codebook(checked_file[1])) == CHECKED_COUNTS
+
+
+@requires_spark
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_domain_check_through_spark_is_duckdbs(spark, monkeypatch, capsys, checked_file, fmt):
+    """The same counts, one Spark job for the query, and the same printed table as DuckDB's."""
+    import pandas as pd
+
+    from privgraph.data import read_codebook
+    from privgraph.data.files import read_table
+    from privgraph.data.invalid_values import count_invalid_values
+
+    path, book = checked_file
+    if fmt == "parquet":  # the CSV's records as text, and an integer column where the levels are numbers
+        frame = read_table(path, as_text=True)
+        frame["s"] = pd.to_numeric(frame["s"], errors="coerce").astype("Int64")
+        path = path.with_suffix(".parquet")
+        frame.to_parquet(path)
+    domain = read_codebook(book)
+    duck = count_invalid_values(path, domain, "duckdb")
+    if fmt == "csv":
+        assert duck == CHECKED_COUNTS
+    group = f"check-{fmt}"
+    spark.sparkContext.setJobGroup(group, "domain --check")
+    assert count_invalid_values(path, domain, "spark") == duck
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
+    assert len(jobs) == (1 if fmt == "csv" else 2)  # Parquet: Spark first reads the file's schema in a job
+    printed = {}
+    for engine in ("duckdb", "spark"):
+        status, out, err = run_main(monkeypatch, capsys, "domain", path, "--check", book, "--engine", engine)
+        assert status == 0, err
+        printed[engine] = out
+    assert printed["spark"] == printed["duckdb"] and "│ x" in printed["duckdb"]
