@@ -150,3 +150,52 @@ def test_domain_check_through_spark_is_duckdbs(spark, monkeypatch, capsys, check
         assert status == 0, err
         printed[engine] = out
     assert printed["spark"] == printed["duckdb"] and "│ x" in printed["duckdb"]
+
+
+def chain_file(folder, columns: int, rows: int = 3000):
+    """A CSV of ``columns`` 3-level columns, each a noisy copy of the one before (seeded), and
+    its codebook: wider than one joint table from 15 columns on (3^15 > 2^22 cells)."""
+    import numpy as np
+    import pandas as pd
+
+    from privgraph.data import Domain, write_codebook
+
+    rng = np.random.default_rng(1)
+    codes = np.zeros((rows, columns), dtype=int)
+    codes[:, 0] = rng.integers(0, 3, rows)
+    for j in range(1, columns):
+        codes[:, j] = np.where(rng.random(rows) < 0.3, rng.integers(0, 3, rows), codes[:, j - 1])
+    names = [f"c{j}" for j in range(columns)]
+    pd.DataFrame({n: np.array(["l0", "l1", "l2"])[codes[:, j]] for j, n in enumerate(names)}).to_csv(
+        folder / f"chain{columns}.csv", index=False)
+    write_codebook(Domain(tuple(names), (3,) * columns, levels=(("l0", "l1", "l2"),) * columns),
+                   folder / f"chain{columns}.json")
+    return folder / f"chain{columns}.csv", folder / f"chain{columns}.json"
+
+
+#: The most Spark jobs each command launches (docs/data.md, "Count engines"), whatever the
+#: number of columns and tables: the null counts, the distinct rows' two queries and their
+#: stages, once per engine a command opens.
+MOST_JOBS = {"discover": 4, "fit-mrf": 2, "release": 3}
+
+
+@requires_spark
+@pytest.mark.parametrize("command", ["discover", "fit-mrf", "release"])
+def test_the_spark_jobs_of_a_command_do_not_grow_with_its_tables(spark, monkeypatch, capsys, tmp_path, command):
+    """16 and 32 columns (PC's tests, the tree's 15 and 31 tables, or the model's tables) run in
+    the same few jobs: the distinct rows once, then every table in memory, never one job a table."""
+    extra = {"discover": [], "fit-mrf": ["--cliques", "c0,c1;c1,c2"], "release": ["--structure", "tree"]}[command]
+    jobs = {}
+    for columns in (16, 32):
+        data, book = chain_file(tmp_path, columns)
+        out = tmp_path / (f"{command}{columns}" + ("" if command == "release" else ".json"))
+        if command == "release":
+            out.mkdir()
+        group = f"jobs-{command}-{columns}"
+        spark.sparkContext.setJobGroup(group, command)
+        status, _, err = run_main(monkeypatch, capsys, command, data, "--domain", book, "--epsilon",
+                                  1 if command == "release" else 20, "--seed", 3, "--engine", "spark", *extra,
+                                  "--out", out)
+        assert status == 0, err
+        jobs[columns] = len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+    assert jobs[16] == jobs[32] and 0 < jobs[32] <= MOST_JOBS[command], jobs

@@ -38,6 +38,7 @@ class SparkEngine:
     spark: object = None
     _view: str = field(default="", repr=False)
     _where: str = field(default="", repr=False)
+    _distinct: dict = field(default_factory=dict, repr=False)  # max_rows -> distinct_rows' result, once
 
     def __post_init__(self):
         check_missing_policy(self.missing)
@@ -75,8 +76,18 @@ class SparkEngine:
         :meth:`counts` does (a level, or its text; a value outside the levels is the same
         error). The second groups the rows by their codes, computed on the cluster by a
         CASE over those values, and brings back at most ``max_rows + 1`` rows of small
-        integers. Only Spark SQL runs on the executors.
+        integers. Only Spark SQL runs on the executors. The result is kept (read-only): a
+        command whose stages each count from the distinct rows (a release's structure and
+        parameters) runs these jobs once.
         """
+        if max_rows not in self._distinct:
+            found = self._fetch_distinct_rows(int(max_rows))
+            for array in found or ():
+                array.flags.writeable = False
+            self._distinct[max_rows] = found
+        return self._distinct[max_rows]
+
+    def _fetch_distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
         from pyspark.sql import functions as F
 
         d = self.domain
