@@ -199,3 +199,25 @@ def test_the_spark_jobs_of_a_command_do_not_grow_with_its_tables(spark, monkeypa
         assert status == 0, err
         jobs[columns] = len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
     assert jobs[16] == jobs[32] and 0 < jobs[32] <= MOST_JOBS[command], jobs
+
+
+@requires_spark
+def test_under_spark_submit_the_session_runs_on_its_master(tmp_path):
+    """spark-submit's --master, not local[*], when neither --spark-master nor the variable is set."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pyspark
+
+    script = tmp_path / "submitted.py"
+    script.write_text("from privgraph.data.engines.spark_engine import spark_session\n"
+                      "print('MASTER', spark_session().sparkContext.master)\n")
+    env = {k: v for k, v in os.environ.items() if k != MASTER_VARIABLE}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2] / "src"), env.get("PYTHONPATH", "")])
+    env["PYSPARK_PYTHON"] = sys.executable
+    submit = Path(pyspark.__path__[0]) / "bin" / "spark-submit"
+    run = subprocess.run([str(submit), "--master", "local[1]", str(script)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert "MASTER local[1]" in run.stdout, run.stderr[-2000:]

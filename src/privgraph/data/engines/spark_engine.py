@@ -141,7 +141,8 @@ MASTER_VARIABLE = "PRIVGRAPH_SPARK_MASTER"
 def spark_session(master: str | None = None):
     """The Spark session a command runs on: the active one if there is one (a user on a
     cluster, in a notebook or under ``spark-submit``), otherwise a new one on ``master``
-    (``--spark-master``), else on ``$PRIVGRAPH_SPARK_MASTER``, else ``local[*]``.
+    (``--spark-master``), else on ``$PRIVGRAPH_SPARK_MASTER``, else, under ``spark-submit``,
+    on the master it was given (its ``--master``), else ``local[*]``.
 
     ``local-cluster[2,1,1024]`` (two worker JVMs, as CI runs the Spark tests) makes closures,
     broadcast values and results cross process boundaries as on a real cluster.
@@ -155,9 +156,11 @@ def spark_session(master: str | None = None):
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    master = master or os.environ.get(MASTER_VARIABLE) or "local[*]"
-    return (SparkSession.builder.master(master).appName("privgraph").config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    master = master or os.environ.get(MASTER_VARIABLE)
+    builder = SparkSession.builder.appName("privgraph").config("spark.ui.showConsoleProgress", "false")
+    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # that variable: launched by spark-submit
+        builder = builder.master(master or "local[*]").config("spark.ui.enabled", "false")
+    return builder.getOrCreate()
 
 
 def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
