@@ -206,3 +206,34 @@ def test_spark_distinct_rows_serve_pc_without_a_job_per_table(spark, tmp_path, m
     for call in (lambda: bad.distinct_rows(10**6), lambda: bad.counts([d.names[3]])):
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_a_subsample_of_an_out_of_core_engine_thins_its_distinct_rows(tmp_path, monkeypatch):
+    """No joint table (a wide domain): exactly m rows without replacement are drawn from the
+    distinct rows' counts, never by reading rows again (on Spark, a job per table)."""
+    from privgraph.data import tables as tables_module
+    from privgraph.data.tables import Tables
+    from privgraph.privacy import SeededSampler
+
+    monkeypatch.setattr(tables_module, "MAX_JOINT_CELLS", 1)
+    rng = np.random.default_rng(2)
+    d = Domain(tuple("abcde"), (3,) * 5, levels=tuple(("x", "y", "z") for _ in range(5)))
+    codes = rng.integers(0, 3, size=(4000, 5))
+    codes[:, 1] = codes[:, 0]  # fewer distinct rows than cells
+    path = tmp_path / "w.parquet"
+    pd.DataFrame({n: np.array(["x", "y", "z"])[codes[:, j]] for j, n in enumerate(d.names)}).to_parquet(path)
+    whole = Tables.from_engine(DuckDBEngine(path, d, invalid="drop"), max_cells=1)
+    full = whole.table(("a", "c", "d"))
+    assert full.sum() == 4000 and whole._distinct  # the engine's one grouped query
+
+    def no_rows(*args, **kwargs):
+        raise AssertionError("a sub-sample read the rows again")
+
+    monkeypatch.setattr(DuckDBEngine, "counts", no_rows)
+    sub = whole.subsample(1500, SeededSampler(0))
+    part = sub.table(("a", "c", "d"))
+    assert sub.n == 1500 == part.sum() and (part <= full).all() and (part < full).any()
+    assert (sub.table(("a", "b")) == np.diag(sub.table(("a",)))).all()  # rows are kept whole
+    blocks = whole.blocks(3, SeededSampler(1))
+    stacked = blocks.table(("a", "c", "d"))
+    assert [int(t.sum()) for t in stacked] == [1333] * 3 and (stacked.sum(axis=0) <= full).all()

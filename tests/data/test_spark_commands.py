@@ -91,3 +91,143 @@ def test_fisher_z_moments_through_spark_are_duckdbs(spark, tmp_path, invalid):
     assert spark_m.count == duck.count
     np.testing.assert_allclose(spark_m.first, duck.first, atol=1e-12)
     np.testing.assert_allclose(spark_m.second, duck.second, atol=1e-12)
+
+
+CHECKED = (b"a,s,x,z\n"
+           b"yes,1,0.5,3\nno,2.0,9,abc\nmaybe,3,,-4\n,4,1.5,100\n\"yes\",1, 2 ,5\nno,1,x,1e3\n"
+           b"bad line with,too,many,fields,here\n\"no,1,1,1\ny\xff,1,1,1\n")
+#: Per column (missing, outside) of CHECKED: its 3 lines that do not parse are records of
+#: missing values; "2.0" spells level 2, " 2 " the bound 2; z's numbers are clipped into its bins.
+CHECKED_COUNTS = (9, 3, {"a": (4, 1), "s": (3, 1), "x": (4, 2), "z": (3, 1)})
+
+
+@pytest.fixture
+def checked_file(tmp_path):
+    (tmp_path / "c.csv").write_bytes(CHECKED)
+    (tmp_path / "c.json").write_text(json.dumps({"format": "privgraph-domain", "version": 1, "columns": [
+        {"name": "a", "kind": "nominal", "levels": ["no", "yes"]},
+        {"name": "s", "kind": "ordinal", "levels": [1, 2, 3]},
+        {"name": "x", "kind": "continuous", "bounds": [0, 2]},
+        {"name": "z", "kind": "continuous", "bounds": [0, 10], "bins": 2}]}))
+    return tmp_path / "c.csv", tmp_path / "c.json"
+
+
+def test_the_check_counts_by_hand_through_duckdb(checked_file):
+    from privgraph.data import read_codebook
+    from privgraph.data.invalid_values import count_invalid_values
+
+    assert count_invalid_values(checked_file[0], read_codebook(checked_file[1])) == CHECKED_COUNTS
+
+
+@requires_spark
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_domain_check_through_spark_is_duckdbs(spark, monkeypatch, capsys, checked_file, fmt):
+    """The same counts, one Spark job for the query, and the same printed table as DuckDB's."""
+    import pandas as pd
+
+    from privgraph.data import read_codebook
+    from privgraph.data.files import read_table
+    from privgraph.data.invalid_values import count_invalid_values
+
+    path, book = checked_file
+    if fmt == "parquet":  # the CSV's records as text, and an integer column where the levels are numbers
+        frame = read_table(path, as_text=True)
+        frame["s"] = pd.to_numeric(frame["s"], errors="coerce").astype("Int64")
+        path = path.with_suffix(".parquet")
+        frame.to_parquet(path)
+    domain = read_codebook(book)
+    duck = count_invalid_values(path, domain, "duckdb")
+    if fmt == "csv":
+        assert duck == CHECKED_COUNTS
+    group = f"check-{fmt}"
+    spark.sparkContext.setJobGroup(group, "domain --check")
+    assert count_invalid_values(path, domain, "spark") == duck
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
+    assert len(jobs) == (1 if fmt == "csv" else 2)  # Parquet: Spark first reads the file's schema in a job
+    printed = {}
+    for engine in ("duckdb", "spark"):
+        status, out, err = run_main(monkeypatch, capsys, "domain", path, "--check", book, "--engine", engine)
+        assert status == 0, err
+        printed[engine] = out
+    assert printed["spark"] == printed["duckdb"] and "│ x" in printed["duckdb"]
+
+
+def chain_file(folder, columns: int, rows: int = 3000):
+    """A CSV of ``columns`` 3-level columns, each a noisy copy of the one before (seeded), and
+    its codebook: wider than one joint table from 15 columns on (3^15 > 2^22 cells)."""
+    import numpy as np
+    import pandas as pd
+
+    from privgraph.data import Domain, write_codebook
+
+    rng = np.random.default_rng(1)
+    codes = np.zeros((rows, columns), dtype=int)
+    codes[:, 0] = rng.integers(0, 3, rows)
+    for j in range(1, columns):
+        codes[:, j] = np.where(rng.random(rows) < 0.3, rng.integers(0, 3, rows), codes[:, j - 1])
+    names = [f"c{j}" for j in range(columns)]
+    pd.DataFrame({n: np.array(["l0", "l1", "l2"])[codes[:, j]] for j, n in enumerate(names)}).to_csv(
+        folder / f"chain{columns}.csv", index=False)
+    write_codebook(Domain(tuple(names), (3,) * columns, levels=(("l0", "l1", "l2"),) * columns),
+                   folder / f"chain{columns}.json")
+    return folder / f"chain{columns}.csv", folder / f"chain{columns}.json"
+
+
+#: The most Spark jobs each command launches (docs/data.md, "Count engines"), whatever the
+#: number of columns and tables: the null counts, the distinct rows' two queries and their
+#: stages, once per engine a command opens.
+MOST_JOBS = {"discover": 4, "fit-mrf": 2, "release": 3}
+
+
+@requires_spark
+@pytest.mark.parametrize("command", ["discover", "fit-mrf", "release"])
+def test_the_spark_jobs_of_a_command_do_not_grow_with_its_tables(spark, monkeypatch, capsys, tmp_path, command):
+    """16 and 32 columns (PC's tests, the tree's 15 and 31 tables, or the model's tables) run in
+    the same few jobs: the distinct rows once, then every table in memory, never one job a table."""
+    extra = {"discover": [], "fit-mrf": ["--cliques", "c0,c1;c1,c2"], "release": ["--structure", "tree"]}[command]
+    jobs = {}
+    for columns in (16, 32):
+        data, book = chain_file(tmp_path, columns)
+        out = tmp_path / (f"{command}{columns}" + ("" if command == "release" else ".json"))
+        if command == "release":
+            out.mkdir()
+        group = f"jobs-{command}-{columns}"
+        spark.sparkContext.setJobGroup(group, command)
+        status, _, err = run_main(monkeypatch, capsys, command, data, "--domain", book, "--epsilon",
+                                  1 if command == "release" else 20, "--seed", 3, "--engine", "spark", *extra,
+                                  "--out", out)
+        assert status == 0, err
+        jobs[columns] = len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+    assert jobs[16] == jobs[32] and 0 < jobs[32] <= MOST_JOBS[command], jobs
+
+
+@requires_spark
+def test_under_spark_submit_the_session_runs_on_its_master(tmp_path):
+    """spark-submit's --master, not local[*], when neither --spark-master nor the variable is set."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pyspark
+
+    script = tmp_path / "submitted.py"
+    script.write_text("from privgraph.data.engines.spark_engine import spark_session\n"
+                      "print('MASTER', spark_session().sparkContext.master)\n")
+    env = {k: v for k, v in os.environ.items() if k != MASTER_VARIABLE}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2] / "src"), env.get("PYTHONPATH", "")])
+    env["PYSPARK_PYTHON"] = sys.executable
+    submit = Path(pyspark.__path__[0]) / "bin" / "spark-submit"
+    run = subprocess.run([str(submit), "--master", "local[1]", str(script)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert "MASTER local[1]" in run.stdout, run.stderr[-2000:]
+
+
+@requires_spark
+def test_priv_pc_on_a_wide_table_through_spark_is_duckdbs(spark, monkeypatch, capsys, tmp_path):
+    """No joint table (16 columns): Priv-PC's secret sub-sample is drawn from the distinct rows,
+    which each engine returns in its own order; sorted first, the same seed gives the same graph."""
+    data, book = chain_file(tmp_path, 16)
+    outs = through_each_engine(monkeypatch, capsys, "discover", data, book, 20, lambda e: tmp_path / f"{e}.json")
+    results = {e: json.loads(o.read_text()) for e, o in outs.items()}
+    assert results["spark"] == results["duckdb"] and results["duckdb"]["directed"] + results["duckdb"]["undirected"]

@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from privgraph.validation import InvalidInput
 
+from privgraph.cli.inputs import SPARK_MASTER
+
 WARNING = ("[bold red]privgraph domain reads the data and prints what it finds WITHOUT noise: "
            "for the data owner only, not for release.[/]")
 
@@ -30,21 +32,26 @@ def domain(
     columns: Optional[str] = typer.Option(None, help="Only these columns, comma-separated (draft only)."),
     ordinal: Optional[str] = typer.Option(None, help="Columns to draft as ordinal, comma-separated (numeric text in numeric order)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
+    engine: str = typer.Option("duckdb", help="What reads DATA for --check: duckdb (default) or spark (one job)."),
+    spark_master: Optional[str] = SPARK_MASTER,
 ) -> None:
     """Draft a domain codebook from DATA, or check DATA against one (reads the data: NOT private)."""
     from privgraph.data.files import check_path
+    from privgraph.data.frontdoor import check_engine
     from privgraph.outputs import check_outputs
 
     if (out is None) == (check is None):
         raise InvalidInput("give --out FILE (draft a codebook) or --check CODEBOOK (check DATA), exactly one")
     check_outputs({"--out": (out, (".json",))}, overwrite=overwrite)
+    if check_engine(engine) != "duckdb" and out is not None:
+        raise ValueError("--engine spark reads DATA for --check only: draft a codebook (--out) with --engine duckdb")
     path = check_path(data)
     console = Console(stderr=True)
     console.print(WARNING)
     if out is not None:
         draft(path, out, _names(columns), _names(ordinal), console)
     else:
-        report(path, check, console)
+        report(path, check, console, engine, spark_master)
 
 
 def _names(text: Optional[str]) -> list[str] | None:
@@ -64,34 +71,20 @@ def draft(path: Path, out: Path, columns, ordinal, console: Console) -> None:
                       "maximum (and their 10 bins are spaced over them): replace them with public limits before use")
 
 
-def report(path: Path, codebook: Path, console: Console) -> None:
-    """Per column of the codebook: values that are missing or outside its levels/bounds."""
-    import numpy as np
-
+def report(path: Path, codebook: Path, console: Console, engine: str = "duckdb", spark_master=None) -> None:
+    """Per column of the codebook: values that are missing or outside its levels/bounds (one
+    query through ``engine``: :func:`privgraph.data.invalid_values.count_invalid_values`)."""
     from privgraph.data import Kind, read_codebook
-    from privgraph.data.frontdoor import column_codes, level_codes, read_frame
-    from privgraph.data.records import VALID
+    from privgraph.data.invalid_values import count_invalid_values
 
     domain = read_codebook(codebook)
-    frame = read_frame(path, domain, with_valid=True)
-    malformed = int((~frame[VALID]).sum()) if VALID in frame else 0
-    table = Table(title=f"{path.name} against {codebook.name} ({len(frame)} rows; NOT private)",
-                  caption=f"lines that do not parse (read as records of missing values): {malformed}"
-                  if VALID in frame else None, caption_justify="left")
+    rows, malformed, cells = count_invalid_values(path, domain, engine, spark_master=spark_master)
+    table = Table(title=f"{path.name} against {codebook.name} ({rows} rows; NOT private)",
+                  caption=None if malformed is None else f"lines that do not parse (read as records of missing values): "
+                  f"{malformed}", caption_justify="left")
     for col in ("column", "kind", "missing", "outside the domain"):
         table.add_column(col, justify="left" if col in ("column", "kind") else "right")
-    for name, kind, levels, bounds in zip(domain.names, domain.kinds, domain.levels, domain.bounds):
-        values = frame[name]
-        missing = int(values.isna().sum())
-        if domain.bins_of(name) is not None:  # numbers are clipped into the bins; the rest is invalid
-            outside = int(np.sum(column_codes(values, domain, name) < 0)) - missing
-        elif kind is Kind.CONTINUOUS:
-            import pandas as pd
-
-            x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-            outside = 0 if bounds is None else int(np.sum((x < bounds[0]) | (x > bounds[1])))
-            outside += int(np.sum(np.isnan(x))) - missing
-        else:
-            outside = int(np.sum(level_codes(values, levels) < 0)) - missing
+    for name, kind in zip(domain.names, domain.kinds):
+        missing, outside = cells[name]
         table.add_row(name, "nominal" if kind is Kind.CATEGORICAL else kind.value, str(missing), str(outside))
     Console().print(table)

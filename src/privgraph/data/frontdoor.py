@@ -33,8 +33,8 @@ policy that never looks at the rest of the data and never raises (``invalid=``):
   number of rows is unchanged. The default under replace-one.
 
 How many values were dropped or recoded is private and is not reported; ``privgraph
-domain check DATA --domain D.json`` (which says loudly that it reads the data) tells the
-data owner before a release.
+domain DATA --check D.json`` (which says loudly that it reads the data; DuckDB or ``--engine
+spark``) tells the data owner before a release.
 """
 
 from __future__ import annotations
@@ -359,17 +359,14 @@ def check_columns_present(columns, names: Sequence[str], what: str = "the data")
         raise UnknownName(f"{which} not in {what} (its columns: {listed})")
 
 
-def read_frame(path, domain: Domain, extra: Sequence[str] = (), *, with_valid: bool = False) -> "pd.DataFrame":  # noqa: F821
+def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame":  # noqa: F821
     """The domain's columns (and ``extra`` ones) of a CSV/Parquet file, a CSV read by the
     domain's fixed dialect as text, so that no type is guessed from the data (a line that
-    does not parse is a row of missing values: :mod:`privgraph.data.records`; ``with_valid``
-    adds the column that says which lines parsed)."""
+    does not parse is a row of missing values: :mod:`privgraph.data.records`)."""
     from privgraph.data.files import read_table
 
-    from privgraph.data.files import file_format
-
     return read_table(path, list(dict.fromkeys(list(domain.names) + list(extra))), as_text=True,
-                      dialect=domain.dialect, with_valid=with_valid and file_format(Path(path)) == "csv")
+                      dialect=domain.dialect)
 
 
 def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbours, invalid: str | None = None,

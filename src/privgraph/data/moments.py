@@ -26,6 +26,7 @@ Spark DataFrame (the same query in Spark SQL, one job).
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 from typing import Sequence
 
@@ -101,9 +102,12 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
         from privgraph.data.frontdoor import check_columns_present
 
         check_columns_present(X.columns, domain.names, "the Spark DataFrame")
-        X.createOrReplaceTempView("privgraph_moments")
-        row = X.sparkSession.sql(moments_query("privgraph_moments", domain, lo, width, invalid, norm,
-                                               style="spark")).collect()[0]
+        view = f"privgraph_moments_{uuid.uuid4().hex}"  # one per call: runs sharing a session never collide
+        X.createOrReplaceTempView(view)
+        try:
+            row = X.sparkSession.sql(moments_query(view, domain, lo, width, invalid, norm, style="spark")).collect()[0]
+        finally:
+            X.sparkSession.catalog.dropTempView(view)
         return moments_from_row(list(row), len(domain.names), norm)
     if hasattr(X, "counts") and not hasattr(X, "columns"):
         raise InvalidInput(f"the Fisher-z test needs the records' values, not only counts from {type(X).__name__}: "

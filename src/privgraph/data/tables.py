@@ -140,8 +140,9 @@ class Tables:
         found = fetch(max_distinct_rows(engine.domain)) if fetch is not None else None
         if found is None:
             return cls(engine, int(engine.counts([])), None)
+        order = np.lexsort(found[0].T[::-1])  # one order whatever the engine's: a seeded draw from them agrees
         tables = cls(engine, int(found[1].sum()), None)
-        tables._distinct = (found[0], found[1].astype(np.float64))
+        tables._distinct = (np.asfortranarray(found[0][order]), found[1][order].astype(np.float64))
         return tables
 
     @property
@@ -266,9 +267,14 @@ class Tables:
         return self._pairs is not None
 
     def subsample(self, m: int, sampler: NoiseSampler) -> "Tables":
-        """Tables of exactly ``m`` rows drawn without replacement, secretly, by ``sampler``."""
+        """Tables of exactly ``m`` rows drawn without replacement, secretly, by ``sampler``:
+        a multivariate hypergeometric draw from the joint table or from the distinct rows an
+        out-of-core engine gave (their counts thinned; no row is read again, so no job on a
+        cluster), else a row selection."""
         if self._joint is not None:
             return Tables(self.engine, m, table_without_replacement(self._joint, m, sampler=sampler))
+        if self._has_fetched_rows:
+            return self._of_distinct(m, table_without_replacement(self._distinct_counts(), m, sampler=sampler))
         picked = rows_without_replacement(self.n, m, sampler=sampler)
         rows = picked if self._rows is None else self._rows[picked]
         return Tables(self.engine, m, None, np.sort(rows))
@@ -276,6 +282,13 @@ class Tables:
     def blocks(self, count: int, sampler: NoiseSampler) -> "Blocks":
         """A secret uniform partition into ``count`` disjoint blocks of ``n // count`` rows."""
         size = self.n // count
+        if self._has_fetched_rows:  # successive draws from the rest: a uniform partition
+            rest, parts = self._distinct_counts(), []
+            for _ in range(count):
+                block = table_without_replacement(rest, size, sampler=sampler)
+                rest -= block
+                parts.append(self._of_distinct(size, block))
+            return Blocks(parts)
         if self._joint is None:
             perm = sampler.permutation(self.n)
             base = np.arange(self.n) if self._rows is None else self._rows
@@ -288,6 +301,22 @@ class Tables:
             rest -= block
             parts.append(Tables(self.engine, size, block))
         return Blocks(parts)
+
+
+    @property
+    def _has_fetched_rows(self) -> bool:
+        """Whether the data is the distinct rows an out-of-core engine gave (no codes in memory)."""
+        return self._rows is None and bool(self._distinct) and getattr(self.engine, "codes", None) is None
+
+    def _distinct_counts(self) -> np.ndarray:
+        return np.rint(self._distinct[1]).astype(np.int64)
+
+    def _of_distinct(self, m: int, counts: np.ndarray) -> "Tables":
+        """Tables of the distinct rows with these ``counts`` (a draw from their counts)."""
+        kept = counts > 0
+        tables = Tables(self.engine, m, None)
+        tables._distinct = (np.asfortranarray(self._distinct[0][kept]), counts[kept].astype(np.float64))
+        return tables
 
 
 class Blocks:

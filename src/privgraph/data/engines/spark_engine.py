@@ -27,7 +27,7 @@ class SparkEngine:
 
     ``data`` is a ``pyspark.sql.DataFrame`` (then ``domain`` is required: a cluster's data
     has a domain fixed in advance) or a path (the domain is read with DuckDB if not given).
-    ``spark`` is the session (default: the active one). The query is the same GROUP BY as
+    ``spark`` is the session (default: :func:`spark_session`'s, the active one first). The query is the same GROUP BY as
     DuckDB's (:func:`~privgraph.data.engines.group_by_query`). Row selections number the
     complete rows in the DataFrame's order, through one window over the whole data: fine
     for tests, costly on a cluster, where sub-sampling the table is the better road.
@@ -39,11 +39,12 @@ class SparkEngine:
     spark: object = None
     _view: str = field(default="", repr=False)
     _where: str = field(default="", repr=False)
+    _distinct: dict = field(default_factory=dict, repr=False)  # max_rows -> distinct_rows' result, once
 
     def __post_init__(self):
         check_missing_policy(self.missing)
         check_no_bins(self.domain, "SparkEngine")
-        spark = self.spark or _active_session()
+        spark = self.spark or spark_session()
         df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
         view = f"privgraph_data_{next(_ids)}"
         df.createOrReplaceTempView(view)
@@ -76,8 +77,18 @@ class SparkEngine:
         :meth:`counts` does (a level, or its text; a value outside the levels is the same
         error). The second groups the rows by their codes, computed on the cluster by a
         CASE over those values, and brings back at most ``max_rows + 1`` rows of small
-        integers. Only Spark SQL runs on the executors.
+        integers. Only Spark SQL runs on the executors. The result is kept (read-only): a
+        command whose stages each count from the distinct rows (a release's structure and
+        parameters) runs these jobs once.
         """
+        if max_rows not in self._distinct:
+            found = self._fetch_distinct_rows(int(max_rows))
+            for array in found or ():
+                array.flags.writeable = False
+            self._distinct[max_rows] = found
+        return self._distinct[max_rows]
+
+    def _fetch_distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
         from pyspark.sql import functions as F
 
         d = self.domain
@@ -131,7 +142,8 @@ MASTER_VARIABLE = "PRIVGRAPH_SPARK_MASTER"
 def spark_session(master: str | None = None):
     """The Spark session a command runs on: the active one if there is one (a user on a
     cluster, in a notebook or under ``spark-submit``), otherwise a new one on ``master``
-    (``--spark-master``), else on ``$PRIVGRAPH_SPARK_MASTER``, else ``local[*]``.
+    (``--spark-master``), else on ``$PRIVGRAPH_SPARK_MASTER``, else, under ``spark-submit``,
+    on the master it was given (its ``--master``), else ``local[*]``.
 
     ``local-cluster[2,1,1024]`` (two worker JVMs, as CI runs the Spark tests) makes closures,
     broadcast values and results cross process boundaries as on a real cluster.
@@ -141,26 +153,15 @@ def spark_session(master: str | None = None):
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise ImportError("--engine spark needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
+        raise ImportError("Spark (--engine spark, SparkEngine) needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)") from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    master = master or os.environ.get(MASTER_VARIABLE) or "local[*]"
-    return (SparkSession.builder.master(master).appName("privgraph").config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-
-
-def _active_session():
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise ImportError(
-            "SparkEngine needs PySpark: pip install 'privgraph[spark]' (and a Java runtime)"
-        ) from None
-    spark = SparkSession.getActiveSession()
-    if spark is None:
-        raise InvalidInput("no active Spark session: pass spark=SparkSession.builder...getOrCreate()")
-    return spark
+    master = master or os.environ.get(MASTER_VARIABLE)
+    builder = SparkSession.builder.appName("privgraph").config("spark.ui.showConsoleProgress", "false")
+    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # that variable: launched by spark-submit
+        builder = builder.master(master or "local[*]").config("spark.ui.enabled", "false")
+    return builder.getOrCreate()
 
 
 def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
