@@ -44,7 +44,7 @@ def domain(
         raise InvalidInput("give --out FILE (draft a codebook) or --check CODEBOOK (check DATA), exactly one")
     check_outputs({"--out": (out, (".json",))}, overwrite=overwrite)
     if check_engine(engine) != "duckdb" and out is not None:
-        raise ValueError("--engine spark reads DATA for --check only: draft a codebook (--out) with --engine duckdb")
+        raise InvalidInput("--engine spark reads DATA for --check only: draft a codebook (--out) with --engine duckdb")
     path = check_path(data)
     console = Console(stderr=True)
     console.print(WARNING)

@@ -193,6 +193,8 @@ class MergedEngine:
         return self.levels.table(self._original(tuple(columns), rows), columns)
 
     def _original(self, columns: tuple, rows) -> np.ndarray:
+        if rows is None and not columns and self.counted:  # the number of records, from any pair table
+            return np.asarray(next(iter(self.counted.values())).sum())
         if rows is None and len(columns) == 2:
             if columns in self.counted:
                 return self.counted[columns]
