@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from privgraph.privacy import resolve_sampler
 from privgraph.validation import InvalidInput
 
 #: Message of the warning a fit with seeded noise gives.
@@ -108,15 +109,13 @@ class PrivateEstimator:
         return "ledger_" in vars(self)
 
     def __sklearn_tags__(self):
-        # called by scikit-learn only, which is then already imported
+        # lazy: sklearn is optional; called by scikit-learn only, which is then already imported
         from sklearn.utils import Tags, TargetTags
 
         return Tags(estimator_type=None, target_tags=TargetTags(required=False), non_deterministic=True)
 
     def _noise_sampler(self):
         """The sampler of ``random_state``, warning when it is seeded (not private)."""
-        from privgraph.privacy import resolve_sampler
-
         sampler = resolve_sampler(self.random_state)
         if not sampler.is_secure:
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=3)

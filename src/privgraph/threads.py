@@ -35,7 +35,7 @@ def single_threaded_blas():
     ...         pass
     """
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # lazy: optional at run time (see except)
     except ImportError:  # declared, but keep working if it is missing
         return contextlib.nullcontext()
     loaded = tuple(name in sys.modules for name in _BLAS_PACKAGES)

@@ -23,6 +23,7 @@ attack, and :func:`given_events` for events the user supplies.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ def clopper_pearson(successes: float, trials: float, alpha: float) -> tuple[floa
     >>> bool(0.44 < lo < 0.5 < hi < 0.56)
     True
     """
-    from scipy.special import betaincinv
+    from scipy.special import betaincinv  # lazy: keeps import privgraph.audit free of scipy
 
     lower = 0.0 if successes <= 0 else float(betaincinv(successes, trials - successes + 1, alpha))
     upper = 1.0 if successes >= trials else float(betaincinv(successes + 1, trials - successes, 1 - alpha))
@@ -206,8 +207,6 @@ def orthant_events(count: int = 11) -> Callable[[np.ndarray, np.ndarray], list[E
     >>> [int(n) for n in (events[0].contains(np.array([[1.0, 1.0], [1.0, 0.0]])))]
     [1, 0]
     """
-    import itertools
-
     def family(left: np.ndarray, right: np.ndarray) -> list[Event]:
         pooled = np.concatenate([left, right]).astype(np.float64)
         levels = np.linspace(0, 1, count + 2)[1:-1]

@@ -44,6 +44,8 @@ from privgraph.audit.cases import (
     describe_answers,
 )
 from privgraph.audit.estimators import individuals_pair
+from privgraph.data import Domain
+from privgraph.mrf.individuals import individual_tables
 from privgraph.privacy import NoiseSampler
 from privgraph.privacy.calibration import grid_for, grid_shift
 
@@ -173,9 +175,6 @@ def broken_vector_laplace_rounding(epsilon: float, grid_bits: int = 0, cells_pai
     view is the smallest noisy cell. Input: a DataFrame with columns a, b and id, as for
     the ``mrf_individuals`` case.
     """
-    from privgraph.data import Domain
-    from privgraph.mrf.individuals import individual_tables
-
     domain = Domain.of(a=2, b=2)
     grid = 2.0**-grid_bits
     t = (int(np.floor(1.0 / grid)) + cells_paid) / epsilon  # noise scale in grid units

@@ -271,12 +271,12 @@ def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCa
     """
     if group not in GROUPS:
         raise InvalidInput(f"unknown group {group!r}; choose from {', '.join(GROUPS)}")
-    from privgraph.audit.estimators import estimator_cases, known_failure_cases
-    from privgraph.audit.release_cases import release_cases
+    from privgraph.audit.estimators import estimator_cases, known_failure_cases  # cycle: audit.cases <-> audit.estimators
+    from privgraph.audit.release_cases import release_cases  # cycle: audit.cases <-> audit.release_cases
 
     cases = correct_cases() + estimator_cases() + release_cases()
     if include_broken:
-        from privgraph.audit.broken import broken_cases
+        from privgraph.audit.broken import broken_cases  # cycle: audit.cases <-> audit.broken
 
         cases += broken_cases() + known_failure_cases()
     return tuple(c for c in cases if group == "all" or c.group == group)

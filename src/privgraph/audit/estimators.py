@@ -107,9 +107,15 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from privgraph.audit.auditor import Runner, orthant_events, threshold_events, value_events
 from privgraph.audit.cases import RO, AR, AuditCase
+from privgraph.causal.direction import private_direction
+from privgraph.causal.direction.data import split_indices
+from privgraph.causal.estimators import PrivPC
+from privgraph.data import Domain, Kind, NumpyEngine
+from privgraph.mrf.estimator import PrivateMRF
 from privgraph.privacy import NoiseSampler
 
 #: Seed of the public randomness (split, Fourier frequencies) of the direction cases.
@@ -167,9 +173,6 @@ def pc_runner(method: str, epsilon: float, delta: float = 0.0, neighbours: str =
     >>> pc_runner("laplace-pc", 1.0)(left, 3, SeededSampler(0)).shape
     (3,)
     """
-    from privgraph.causal.estimators import PrivPC
-    from privgraph.data import Domain, NumpyEngine
-
     domain = Domain.of(a=2, b=3)
 
     def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
@@ -206,11 +209,6 @@ def fisher_z_runner(epsilon: float, delta: float) -> Runner:
     >>> fisher_z_runner(1.0, 1e-6)(fisher_z_pair()[0], 2, SeededSampler(0)).shape
     (2,)
     """
-    import pandas as pd
-
-    from privgraph.causal.estimators import PrivPC
-    from privgraph.data import Domain, Kind
-
     domain = Domain(("a", "b"), (0, 0), (Kind.CONTINUOUS, Kind.CONTINUOUS), bounds=((-1.0, 1.0), (-1.0, 1.0)))
 
     def run(values: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
@@ -245,9 +243,6 @@ def mrf_runner(epsilon: float, cells: Sequence[tuple[int, int]], *, individual: 
     >>> mrf_runner(1.0, [(1, 1)])(np.array([[0, 0], [1, 1]]), 2, SeededSampler(0)).shape
     (2,)
     """
-    from privgraph.data import Domain
-    from privgraph.mrf.estimator import PrivateMRF
-
     domain = Domain.of(a=2, b=2)
     rows, cols = np.array(cells).T
 
@@ -269,8 +264,6 @@ def individuals_pair(added: Sequence[tuple[int, int]]):
     >>> len(left), len(right), sorted(set(right["id"]))
     (8, 11, ['A', 'B', 'C'])
     """
-    import pandas as pd
-
     every = [(a, b) for a in range(2) for b in range(2)]
     base = [(a, b, who) for who in ("A", "C") for a, b in every]
     frame = lambda rows: pd.DataFrame(rows, columns=["a", "b", "id"])
@@ -281,8 +274,6 @@ def individuals_pair(added: Sequence[tuple[int, int]]):
 
 
 def _split() -> tuple[np.ndarray, np.ndarray]:
-    from privgraph.causal.direction.data import split_indices
-
     return split_indices(ANM_ROWS, 0.5, np.random.default_rng(SPLIT_SEED))
 
 
@@ -328,8 +319,6 @@ def anm_runner(epsilon: float) -> Runner:
     >>> anm_runner(1.0)(anm_test_pair()[0], 2, SeededSampler(0)).shape
     (2, 2)
     """
-    from privgraph.causal.direction import private_direction
-
     def run(pair, n: int, sampler: NoiseSampler) -> np.ndarray:
         x, y = pair
         out = np.empty((n, 2))
@@ -359,8 +348,6 @@ def anm_record_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndar
     >>> int((y != y2).sum()), x.size
     (1, 2000)
     """
-    from privgraph.causal.direction.data import split_indices
-
     train, test = split_indices(RECORD_ROWS, RECORD_TEST_FRACTION, np.random.default_rng(SPLIT_SEED))
     rng = np.random.default_rng(2)
     x, y = np.empty(RECORD_ROWS), np.empty(RECORD_ROWS)
@@ -379,8 +366,6 @@ def anm_record_runner(epsilon: float, bounds, test_fraction: float = 0.5, *, sco
     >>> anm_record_runner(1.0, ANM_RECORD_BOUNDS["train"])(anm_train_pair()[0], 2, SeededSampler(0)).shape
     (2, 2)
     """
-    from privgraph.causal.direction import private_direction
-
     def run(pair, n: int, sampler: NoiseSampler) -> np.ndarray:
         x, y = pair
         out = np.empty((n, 2))
@@ -401,8 +386,6 @@ def anm_reci_test_pair() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarra
     >>> int(((x != x2) | (y != y2)).sum()), x.size
     (1, 2000)
     """
-    from privgraph.causal.direction.data import split_indices
-
     train, test = split_indices(RECORD_ROWS, RECORD_TEST_FRACTION, np.random.default_rng(SPLIT_SEED))
     x, y = np.zeros(RECORD_ROWS), np.zeros(RECORD_ROWS)
     half = train.size // 2

@@ -63,12 +63,16 @@ than it spends, or runs under the wrong relation.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from privgraph.audit.auditor import Runner, threshold_events, value_events
 from privgraph.audit.cases import AR, RO, AuditCase
 from privgraph.audit.estimators import keep_release, pc_pair, pc_rows_pair
+from privgraph.data import Domain, Kind, NumpyEngine
 from privgraph.privacy import NoiseSampler
+from privgraph.release import PrivateRelease
 
 #: Total epsilon of the audited release and the structure's share.
 RELEASE_EPSILON, RELEASE_SPLIT = 4.0, 0.5
@@ -91,9 +95,6 @@ def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = R
     >>> release_runner("table")(left, 2, SeededSampler(0)).shape
     (2,)
     """
-    from privgraph.data import Domain, Kind, NumpyEngine
-    from privgraph.release import PrivateRelease
-
     domain = Domain(("a", "b"), (2, 3), (Kind.ORDINAL, Kind.ORDINAL))  # Kendall, as in the PC cases
     options = {"delta": GAUSS_DELTA} if structure == "gauss-pc" else {"delta": 0.0, "max_rounds": 1}
 
@@ -150,11 +151,6 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     >>> bool(150 < tree_runner(view="rows", neighbours="add_remove")(left, 1, SeededSampler(0))[0] < 250)
     True
     """
-    from privgraph.data import Domain, NumpyEngine
-    from privgraph.release import PrivateRelease
-
-    import itertools
-
     domain = Domain.of(**{v: (4 if view == "merged" and v == "a" else 2) for v in columns})
     pairs = list(itertools.combinations(columns, 2))
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from privgraph.causal.deciders import (
     BudgetTooSmall,
@@ -31,17 +32,31 @@ from privgraph.causal.deciders import (
     composition_for,
     spent,
 )
+from privgraph.causal.direction.orient import orient_by_direction
 from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
 from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton
 from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import stable_pc_skeleton
+from privgraph.data.domain import check_countable
+from privgraph.data.files import read_table
+from privgraph.data.frontdoor import (
+    DomainRequired, check_invalid, clipped_values, encode_public, how_to_get_a_domain,
+)
+from privgraph.data.moments import moment_scaling, moment_sums
+from privgraph.data.relation import is_duckdb_relation, is_spark_frame
+from privgraph.data.resized import resize_engine
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
-from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine
+from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine, resolve_domain
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Ledger, Neighbours, PrivacyPlan, resolve_sampler
+from privgraph.graphs import orient
+from privgraph.privacy import (
+    Budget, Charge, Ledger, Neighbours, PrivacyPlan, laplace_scale, reserve_plan, resolve_sampler,
+)
 from privgraph.privacy.neighbours import check_delta, check_epsilon
-from privgraph.privacy.resize import RESIZED
+from privgraph.privacy.resize import (
+    RESIZED, as_add_remove, public_size, release_public_size, size_charge, size_epsilons, whole_epsilon,
+)
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
 from privgraph.stats.strata import check_convention
@@ -211,8 +226,6 @@ class PrivPC(PrivateEstimator):
         :mod:`privgraph.data.frontdoor`). ``budget``: an outside :class:`Budget` that this
         fit's charges are reserved on (so several fits share it); by default a budget of
         exactly (epsilon, delta)."""
-        from privgraph.graphs import orient
-
         if self.ci_test == FISHER_Z and not isinstance(X, CountEngine):
             self._check_fisher_z()  # the parameters first, before the domain is looked for
             return self._fit_fisher_z(X, names=names, domain=_domain_of(X, names, domain, infer_domain),
@@ -271,10 +284,6 @@ class PrivPC(PrivateEstimator):
     def _fit_fisher_z(self, X, *, names, domain: Domain, budget, on_level) -> "PrivPC":
         """Fisher-z PC: the moments in one pass, ONE private release of them (the only charge),
         then stable PC and the orientation as post-processing (:mod:`privgraph.causal.fisher_pc`)."""
-        from privgraph.data.frontdoor import check_invalid
-        from privgraph.data.moments import moment_scaling, moment_sums
-        from privgraph.graphs import orient
-
         neighbours = self._check_fisher_z()
         private = self.method != "pc"
         if len(domain.names) < 2:
@@ -353,8 +362,6 @@ class PrivPC(PrivateEstimator):
     def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
         """Add/remove: the size released, then the replace-one method on the data resized to
         the public m it gives, with the rest of the budget (:func:`fit_resized`)."""
-        from privgraph.privacy.resize import release_public_size, size_epsilons, whole_epsilon
-
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain, neighbours=AR)
         check_columns(engine.domain)
         composition = self._composition()
@@ -403,8 +410,6 @@ class PrivPC(PrivateEstimator):
         ...     load_network("asia").domain, 100_000)]
         ['laplace', 'sieve', 'examine']
         """
-        from privgraph.data import resolve_domain
-
         domain = resolve_domain(None, domain)
         ledger = self._plan_ledger(domain, n_rows)
         fisher_z = is_fisher_z(self.ci_test, domain)
@@ -417,7 +422,6 @@ class PrivPC(PrivateEstimator):
             neighbours = self._check_fisher_z()
             if self.method == "pc":
                 return Ledger()
-            from privgraph.data.moments import moment_scaling
 
             moment_scaling(domain)  # the same refusals as fit, before any data
             return fisher_z_plan(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, neighbours=neighbours,
@@ -426,9 +430,6 @@ class PrivPC(PrivateEstimator):
             self._checked()
             return Ledger()
         if self._checked() is AR:
-            from privgraph.privacy.resize import (as_add_remove, public_size, size_charge, size_epsilons)
-            from privgraph.privacy import laplace_scale
-
             size_epsilon, rest = size_epsilons(self.epsilon, self.delta, self._composition())
             m = public_size(int(n_rows), laplace_scale(size_epsilon, 1.0), minimum=len(domain.names))
             inner = self._replace_one(rest, None)._plan_ledger(domain, m)
@@ -447,7 +448,6 @@ class PrivPC(PrivateEstimator):
         else:
             plan = self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
         if self.orient == "direction":  # a cap: the tests split it over the released CPDAG's undirected edges
-            from privgraph.privacy import Charge
 
             plan = plan + Ledger.of(Charge("direction orientation (at most)", self.epsilon * self.orient_share, 0.0,
                                            Neighbours.REPLACE_ONE, note="basic composition over the tests"))
@@ -461,9 +461,6 @@ class PrivPC(PrivateEstimator):
         as one stage on an outer budget first (so that budget refuses before any noise).
         ``rows``: the records' codes; ``raw``: ``(values, bounds)`` of the records instead
         (:func:`orientation_values`)."""
-        from privgraph.causal.direction.orient import orient_by_direction
-        from privgraph.privacy import Charge
-
         share = self.epsilon * self.orient_share
         if outer is not None:
             outer.reserve(Charge("direction orientation (stage)", share, 0.0, Neighbours.REPLACE_ONE,
@@ -544,8 +541,6 @@ def resized_plan(estimator: PrivPC, domain: Domain, m: int, size_epsilon: float)
     (:func:`privgraph.privacy.resize.as_add_remove`): what running it on the data resized to
     m rows, after the size's release at ``size_epsilon``, will charge. A plan refused at m
     says that the size was spent (:func:`refused_after_size`)."""
-    from privgraph.privacy.resize import as_add_remove
-
     try:
         return as_add_remove(estimator.privacy_plan(domain, m), RESIZED)
     except BudgetTooSmall as err:  # a function of the released size only
@@ -559,10 +554,6 @@ def fit_resized(estimator: PrivPC, engine, m: int, *, sampler, budget: Budget, s
     has made it: :func:`resized_plan`) reserved on the add/remove ``budget`` first; its
     ledger, relabelled add/remove (:mod:`privgraph.privacy.resize` has the reduction and its
     proof)."""
-    from privgraph.data.resized import resize_engine
-    from privgraph.privacy import reserve_plan
-    from privgraph.privacy.resize import as_add_remove
-
     plan = plan if plan is not None else resized_plan(estimator, engine.domain, m, size_epsilon)
     reserve_plan(plan.charges, budget)
     estimator.fit(resize_engine(engine, m, sampler), on_level=on_level)  # its own replace-one budget
@@ -593,11 +584,6 @@ def orientation_values(X, names, domain: Domain) -> tuple[dict, dict]:
     >>> values["x"].tolist(), values["s"].tolist(), bounds
     ([0.5, 1.0, 0.5], [1.0, 0.0, 0.0], {'x': (0.0, 1.0), 's': (0.0, 1.0)})
     """
-    import pandas as pd
-
-    from privgraph.data.files import read_table
-    from privgraph.data.frontdoor import clipped_values, encode_public
-
     if isinstance(X, (str, Path)):
         frame = read_table(X, list(domain.names), as_text=True, dialect=domain.dialect)
     elif isinstance(X, pd.DataFrame):
@@ -660,12 +646,7 @@ def is_fisher_z(ci_test: str, domain: Domain) -> bool:
 
 def _domain_of(X, names, domain, infer_domain: bool) -> Domain:
     """The public domain of ``X`` (the front door's rule), read before any value is."""
-    from privgraph.data import resolve_domain
-    from privgraph.data.relation import is_duckdb_relation, is_spark_frame
-
     if domain is None and (is_duckdb_relation(X) or is_spark_frame(X)):
-        from privgraph.data.frontdoor import DomainRequired, how_to_get_a_domain
-
         raise DomainRequired(how_to_get_a_domain("X"))
     return resolve_domain(X, domain, infer_domain=infer_domain, names=names, what="X")
 
@@ -713,8 +694,6 @@ def as_engine(X, names=None, *, domain=None, infer_domain: bool = False, neighbo
     ...
     privgraph.validation.InvalidInput: duplicate column names ['a']
     """
-    from privgraph.privacy import Neighbours
-
     engine = open_engine(X, domain, names=names, neighbours=Neighbours.parse(neighbours), infer_domain=infer_domain,
                          what="X")
     _check_discrete(engine.domain)
@@ -722,8 +701,6 @@ def as_engine(X, names=None, *, domain=None, infer_domain: bool = False, neighbo
 
 
 def _check_discrete(domain: Domain) -> None:
-    from privgraph.data.domain import check_countable
-
     check_countable(domain)
 
 

@@ -54,6 +54,7 @@ from privgraph.data.tables import Blocks, Tables
 from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha, strata_of
+from privgraph.stats.kendall import kendall_weight
 from privgraph.stats.strata import DEPENDENT, INDEPENDENT, degeneracy_distance, stratum_distances
 from privgraph.validation import InvalidInput, positive_int
 
@@ -265,8 +266,6 @@ def kendall_pair_unit(n: int) -> float:
     >>> round(kendall_pair_unit(10_000) * 100, 3)
     5.999
     """
-    from privgraph.stats.kendall import kendall_weight
-
     return 18.0 * (n - 1) / ((2.0 * n + 5.0) * math.sqrt(kendall_weight(float(n))))
 
 

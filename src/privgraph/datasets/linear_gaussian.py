@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
+import pandas as pd
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.validation import positive_int
@@ -33,8 +35,6 @@ class LinearGaussian:
 
     def sample(self, n: int, rng: np.random.Generator):
         """n rows as a DataFrame (forward sampling)."""
-        import pandas as pd
-
         x = rng.standard_normal((positive_int("n", n), len(self.names)))
         for j in range(len(self.names)):
             x[:, j] += x @ self.weights[:, j]  # parents come first: their columns are final
@@ -47,8 +47,6 @@ class LinearGaussian:
                       bounds=tuple((-sds * s, sds * s) for s in sd.tolist()))
 
     def to_networkx(self):
-        import networkx as nx
-
         g = nx.DiGraph()
         g.add_nodes_from(self.names)
         g.add_edges_from(self.edges)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import networkx as nx
 import numpy as np
+import pandas as pd
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import code_dtype
@@ -53,8 +55,6 @@ class Network:
 
     def to_networkx(self):
         """The true DAG as a ``networkx.DiGraph`` (every variable a node)."""
-        import networkx as nx
-
         g = nx.DiGraph()
         g.add_nodes_from(self.domain.names)
         g.add_edges_from(self.edges)
@@ -119,8 +119,6 @@ def sample_frame(network: Network, n: int, rng: np.random.Generator, *, labels: 
     >>> list(df["Smoker"].cat.categories)
     ['True', 'False']
     """
-    import pandas as pd
-
     codes = sample(network, n, rng)
     d = network.domain
     return pd.DataFrame({

@@ -121,7 +121,7 @@ class CPDAG:
         c -> d
         b -> c
         """
-        from privgraph.graphs.orient import apply_meek_rules, v_structures
+        from privgraph.graphs.orient import apply_meek_rules, v_structures  # cycle: graphs.cpdag <-> graphs.orient
 
         if not isinstance(dag, nx.DiGraph) or not nx.is_directed_acyclic_graph(dag):
             raise InvalidInput(f"dag must be a networkx DiGraph without directed cycles, got {dag!r}")
@@ -296,19 +296,19 @@ class CPDAG:
     def to_dag(self) -> nx.DiGraph:
         """A DAG of this equivalence class (Dor-Tarsi extension; usable by DoWhy): see
         :func:`privgraph.graphs.interop.dag_extension`."""
-        from privgraph.graphs.interop import dag_extension
+        from privgraph.graphs.interop import dag_extension  # cycle: graphs.cpdag <-> graphs.interop
 
         return dag_extension(self)
 
     def to_pgmpy(self, *, dag: bool = False):
         """A ``pgmpy`` PDAG (or DAG of :meth:`to_dag`); needs pgmpy installed."""
-        from privgraph.graphs.interop import to_pgmpy
+        from privgraph.graphs.interop import to_pgmpy  # cycle: graphs.cpdag <-> graphs.interop
 
         return to_pgmpy(self, dag=dag)
 
     def to_causallearn(self):
         """A causal-learn ``GeneralGraph``; needs causal-learn installed."""
-        from privgraph.graphs.interop import to_causallearn
+        from privgraph.graphs.interop import to_causallearn  # cycle: graphs.cpdag <-> graphs.interop
 
         return to_causallearn(self)
 

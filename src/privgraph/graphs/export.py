@@ -211,6 +211,7 @@ def drawing_writer(cpdag: CPDAG, fmt: str = "png", *, title: str | None = None) 
     ...     tmp.read_bytes()[:4]
     b'\\x89PNG'
     """
+    # lazy: matplotlib is heavy and imported only to draw
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

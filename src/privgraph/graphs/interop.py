@@ -14,6 +14,8 @@ converter imports its library only when called and says how to install it if mis
 
 from __future__ import annotations
 
+import importlib
+
 import networkx as nx
 
 from privgraph.graphs.cpdag import CPDAG
@@ -79,6 +81,7 @@ def to_pgmpy(cpdag: CPDAG, *, dag: bool = False):
 def to_causallearn(cpdag: CPDAG):
     """A causal-learn ``GeneralGraph``: ``a -> b`` as (TAIL, ARROW), ``a - b`` as (TAIL, TAIL)."""
     graph_mod = _require("causallearn.graph.GeneralGraph", "causal-learn")
+    # lazy: causal-learn is optional (checked by _require above)
     from causallearn.graph.Edge import Edge
     from causallearn.graph.Endpoint import Endpoint
     from causallearn.graph.GraphNode import GraphNode
@@ -93,8 +96,6 @@ def to_causallearn(cpdag: CPDAG):
 
 
 def _require(module: str, package: str):
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:

@@ -55,7 +55,13 @@ import math
 
 import numpy as np
 
+import scipy
 from scipy.optimize import Bounds, minimize
+
+try:
+    from scipy.optimize import _lbfgsb
+except ImportError:  # pragma: no cover - scipy moved it
+    _lbfgsb = None
 
 from privgraph.threads import single_threaded_blas
 from privgraph.timecap import check_time
@@ -376,11 +382,7 @@ def _setulb():
     """scipy's L-BFGS-B routine when its calling convention is the one :func:`lbfgsb`
     follows (scipy 1.15 to 1.17, the versions it was checked against: a private routine may
     change in any release), else None (then :func:`lbfgsb` calls ``minimize``)."""
-    import scipy
-
-    try:
-        from scipy.optimize import _lbfgsb
-    except ImportError:  # pragma: no cover - scipy moved it
+    if _lbfgsb is None:  # pragma: no cover - scipy moved it
         return None
     major, minor = (int(v) for v in scipy.__version__.split(".")[:2])
     return _lbfgsb.setulb if (1, 15) <= (major, minor) <= (1, 17) and hasattr(_lbfgsb, "setulb") else None

@@ -9,6 +9,7 @@ release is post-processing.
 from __future__ import annotations
 
 import json
+import os
 from typing import Callable, Sequence
 
 import numpy as np
@@ -235,8 +236,6 @@ class PrivateMRF(PrivateEstimator):
 
     def _encode(self, data, domain, infer_domain: bool, invalid: str):
         """(codes, individual ids or None, discrete domain) under the public-domain rules."""
-        import os
-
         if isinstance(data, (str, os.PathLike)):
             domain = resolve_domain(data, domain, infer_domain=infer_domain, what=f"data file {str(data)!r}")
             data = read_frame(data, domain, extra=[self.individual] if self.individual else [])

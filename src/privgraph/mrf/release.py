@@ -20,16 +20,8 @@ import numpy as np
 from privgraph.data.domain import Domain
 from privgraph.mrf.model import check_cliques
 from privgraph.privacy import (
-    Budget,
-    Ledger,
-    Neighbours,
-    NoiseSampler,
-    Release,
-    gaussian_calibration,
-    gaussian_mechanism,
-    histogram_l1_sensitivity,
-    histogram_l2_sensitivity,
-    laplace_mechanism,
+    Budget, Ledger, Neighbours, NoiseSampler, Release, gaussian_calibration, gaussian_charge,
+    gaussian_mechanism, histogram_l1_sensitivity, histogram_l2_sensitivity, laplace_charge, laplace_mechanism,
     laplace_scale,
 )
 from privgraph.validation import InvalidInput, one_of
@@ -143,8 +135,6 @@ def plan_release(
     >>> plan_release(domain=d, cliques=["a,b", "b"], epsilon=1.0, neighbours=Neighbours.ADD_REMOVE).rows()[0]["note"]
     'noise scale 2.00037; unit=record; 2 tables'
     """
-    from privgraph.privacy import gaussian_charge, laplace_charge
-
     cliques, ties, neighbours = _check_release(domain, cliques, ties, noise, neighbours, delta)
     groups = len(set(ties))
     size = sum(domain.cells(cliques[ties.index(g)]) for g in range(groups))

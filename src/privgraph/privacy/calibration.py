@@ -81,7 +81,7 @@ def grid_shift(sensitivity: float, grid: float, dimension: int = 1) -> int:
 
 def _gauss_delta(epsilon: float, sensitivity: float, sigma: float) -> float:
     """Exact delta(epsilon) of the continuous Gaussian mechanism (Balle and Wang 2018, Thm 8)."""
-    from scipy.special import log_ndtr
+    from scipy.special import log_ndtr  # lazy: keeps import privgraph.audit free of scipy
 
     a = sensitivity / (2 * sigma)
     b = epsilon * sigma / sensitivity
@@ -131,7 +131,7 @@ def discrete_gaussian_delta_bound(epsilon: float, sigma: float, shift: int) -> f
     >>> bool(0 < d < 1e-3)
     True
     """
-    from scipy.special import ndtr
+    from scipy.special import ndtr  # lazy: keeps import privgraph.audit free of scipy
 
     def at_least(k: int) -> tuple[float, float]:  # bounds on P[Y >= k]
         if k >= 1:
@@ -163,7 +163,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
     ``delta = inf_{a>1} exp((a-1)(a rho - eps)) / (a-1) * (1 - 1/a)^a``.
     """
-    from scipy.optimize import minimize_scalar
+    from scipy.optimize import minimize_scalar  # lazy: keeps import privgraph.audit free of scipy
 
     def log_delta(log_a_minus_1: float) -> float:
         a = 1 + math.exp(log_a_minus_1)

@@ -105,7 +105,7 @@ def advanced_epsilon(charges: Sequence[Charge], delta: float) -> float:
 def _rr_loss_distribution(charges: Sequence[Charge]) -> tuple[np.ndarray, np.ndarray]:
     """Support and log-probabilities of the composed randomized-response privacy loss
     (the points of probability zero in floating point left out)."""
-    from scipy.special import gammaln
+    from scipy.special import gammaln  # lazy: keeps import privgraph.audit free of scipy
 
     groups: dict[float, int] = {}
     for c in charges:
@@ -229,6 +229,7 @@ def pld_epsilon(charges: Sequence[Charge], delta: float) -> float:
 
 
 def _pld_of(c: Charge):
+    # lazy: keeps import privgraph.audit free of scipy (dp_accounting imports it)
     from dp_accounting.pld import privacy_loss_distribution as pl
     from dp_accounting.pld.common import DifferentialPrivacyParameters
 
@@ -253,6 +254,7 @@ def rdp_epsilon(charges: Sequence[Charge], delta: float) -> float:
     theorems); pure charges without one add the Renyi divergence of randomized response
     with the same epsilon, the largest of any eps-DP mechanism at every order.
     """
+    # lazy: keeps import privgraph.audit free of scipy (dp_accounting imports it)
     import dp_accounting
     from dp_accounting.rdp import RdpAccountant
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
@@ -290,7 +292,7 @@ def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
 
 def _rdp_event(c: Charge):
     """The dp_accounting event for a Gaussian-type charge, or None for a pure charge."""
-    import dp_accounting as dpa
+    import dp_accounting as dpa  # lazy: keeps import privgraph.audit free of scipy (dp_accounting imports it)
 
     kind = c.curve[0] if c.curve else None
     if kind in ("discrete_gaussian", "gaussian"):

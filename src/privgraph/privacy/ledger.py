@@ -162,7 +162,7 @@ class Ledger:
         than the sum of the charges' own deltas. All charges must share one
         neighbouring relation.
         """
-        from privgraph.privacy.composition import compose
+        from privgraph.privacy.composition import compose  # cycle: privacy.ledger <-> privacy.composition
 
         if len(self.neighbours) > 1:
             raise InvalidInput(

@@ -62,6 +62,7 @@ from privgraph.privacy.ledger import Ledger
 from privgraph.privacy.mechanisms import laplace_charge, laplace_mechanism, laplace_scale
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
 from privgraph.privacy.samplers import NoiseSampler
+from privgraph.privacy.zcdp import rdp_epsilon, total_rho
 from privgraph.validation import InvalidInput, positive_int
 
 AR = Neighbours.ADD_REMOVE
@@ -96,7 +97,6 @@ def size_epsilons(epsilon: float, delta: float, composition: str, share: float =
         raise InvalidInput(f"the size's share must lie strictly between 0 and 1, got {share!r}")
     if composition != "rdp":
         return share * epsilon, (1 - share) * epsilon
-    from privgraph.privacy.zcdp import rdp_epsilon, total_rho
 
     rho = total_rho(epsilon, delta)
     return math.sqrt(2 * share * rho), rdp_epsilon((1 - share) * rho, delta)

@@ -71,6 +71,7 @@ import os
 from typing import Sequence
 
 import numpy as np
+from randomgen import ChaCha
 from privgraph.validation import InvalidInput
 
 #: Privacy-loss slack added by every pure-DP mechanism to cover the sampler's relative
@@ -408,7 +409,6 @@ class SecureSampler(NoiseSampler):
             raise TypeError(
                 "SecureSampler cannot be seeded; use SeededSampler(seed) for tests and experiments"
             )
-        from randomgen import ChaCha
 
         key = int.from_bytes(os.urandom(32), "little")
         super().__init__(np.random.Generator(ChaCha(seed=key, rounds=20)))

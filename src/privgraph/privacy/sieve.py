@@ -46,6 +46,7 @@ from typing import Callable, Iterable, Sequence
 
 from privgraph.privacy.amplification import amplify_without_replacement, epsilon_before_amplification
 from privgraph.privacy.budget import Budget, reserve_plan
+from privgraph.privacy.composition import optimal_shortfall
 from privgraph.privacy.ledger import METHODS, Charge, Ledger
 from privgraph.privacy.mechanisms import Release, laplace_mechanism
 from privgraph.privacy.neighbours import Neighbours, check_epsilon
@@ -73,7 +74,7 @@ def sieve_rate(epsilon_sieve: float, *, lower: float = MIN_RATE) -> float:
     >>> sieve_rate(10.0)
     1.0
     """
-    from scipy.optimize import minimize_scalar
+    from scipy.optimize import minimize_scalar  # lazy: keeps import privgraph.audit free of scipy
 
     epsilon = check_epsilon(epsilon_sieve, "epsilon_sieve")
     if not (0 < lower <= 1):
@@ -147,8 +148,6 @@ def _optimal_shortfall(charges_of, rounds: int, epsilon: float, delta: float, me
     tens of steps fewer than bisection: a plan over a wide table's million rounds in
     seconds instead of minutes.
     """
-    from privgraph.privacy.composition import optimal_shortfall
-
     if method != "optimal" or any(c.delta > 0 for c in charges_of(epsilon)):
         return None
     return lambda r: optimal_shortfall([c.times(rounds) for c in charges_of(r)], epsilon, delta)
@@ -157,7 +156,7 @@ def _optimal_shortfall(charges_of, rounds: int, epsilon: float, delta: float, me
 def _root_from_below(shortfall, lo: float, hi: float) -> float:
     """The largest r in [lo, hi) with ``shortfall(r) <= 0`` (shortfall increasing in r), to a
     relative 1e-10, from below (Brent's method, then steps down until it holds)."""
-    from scipy.optimize import brentq
+    from scipy.optimize import brentq  # lazy: keeps import privgraph.audit free of scipy
 
     if shortfall(lo) > 0 or lo == hi:
         return lo

@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, zcdp_delta
@@ -117,8 +118,6 @@ def rho_for_budget(epsilon: float, delta: float) -> float:
 
     def total(rho: float) -> float:
         return rdp_epsilon(rho, delta)
-
-    from scipy.optimize import brentq
 
     # Start at the classical conversion's rho (eps = rho + 2 sqrt(rho ln(1/delta))), which
     # the accountant's is usually at least as tight as; bracket, find the root, step below it.

@@ -13,11 +13,14 @@ post-processing and costs nothing.
 
 from __future__ import annotations
 
+import heapq
+import math
 from typing import Sequence
 
 import networkx as nx
 
 from privgraph.data import Domain
+from privgraph.release.model_size import model_cells, within_cap
 from privgraph.validation import UnknownName, positive_int
 
 #: Default public cap on the cells of one clique table.
@@ -139,8 +142,6 @@ def tractable_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP,
     >>> tractable_cliques(dag, d, cap=100, tree_cap=40)
     (('b', 'a'), ('c', 'a'), ('e',))
     """
-    from privgraph.release.model_size import model_cells, within_cap
-
     cliques = merge_cliques(family_cliques(dag, domain, cap), domain, cap)
     if model_cells(domain, cliques) <= tree_cap:
         return cliques
@@ -166,9 +167,6 @@ def merge_cliques(cliques: Sequence[Sequence[str]], domain: Domain, cap: int) ->
     >>> merge_cliques([("a", "b"), ("b", "c"), ("e",)], d, cap=24)
     (('a', 'b', 'c', 'e'),)
     """
-    import heapq
-    import math
-
     sizes = dict(zip(domain.names, domain.sizes))
     rank = {v: i for i, v in enumerate(domain.names)}
     alive = {k: frozenset(c) for k, c in enumerate(drop_contained(cliques))}

@@ -40,15 +40,29 @@ from typing import Callable
 
 import numpy as np
 
+from privgraph.causal import PrivPC
+from privgraph.causal.estimators import fit_resized, resized_plan
+from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine, resolve_domain
+from privgraph.data.domain import check_countable
 from privgraph.estimator import PrivateEstimator
-from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, check_affordable
+from privgraph.mrf import PrivateMRF, inference
+from privgraph.mrf.estimator import TABLE_METHODS
+from privgraph.mrf.release import estimate_records, plan_release as plan_tables
+from privgraph.privacy import (
+    Budget, Charge, Ledger, Neighbours, PrivacyPlan, check_affordable, histogram_l1_sensitivity,
+)
 from privgraph.privacy.composition import composition_for
 from privgraph.data.bins import decode_codes
+from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.release.levels import identity_levels
+from privgraph.release.model_size import check_tree_cap, model_cells
+from privgraph.release.tree import fit_tree_structure, joined, plan_tree
 from privgraph.timecap import check_time
-from privgraph.privacy.resize import RESIZED, size_charge
-from privgraph.release.planner import ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release
+from privgraph.privacy.resize import RESIZED, as_add_remove, release_public_size, size_charge
+from privgraph.release.planner import (
+    ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release, size_epsilon,
+)
 from privgraph.validation import InvalidInput, positive_int
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
@@ -230,11 +244,8 @@ class PrivateRelease(PrivateEstimator):
         ``domain``: the public domain (Domain, codebook path or dict); ``budget``: an outside
         budget every stage is charged to (by default one of exactly (epsilon, delta)).
         """
-        from privgraph.data import open_engine
-
         neighbours = self._check()
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
-        from privgraph.release.model_size import check_tree_cap
 
         check_tree_cap(self.tree_cap, engine.domain)  # the codebook's sizes: before any count or spend
         if neighbours is not RO and self.structure == "tree":  # n is private: the tree's plan needs no n
@@ -249,9 +260,6 @@ class PrivateRelease(PrivateEstimator):
         """Add/remove with a PC structure possible: the size released (its charge checked
         first), the plan made at the public m it gives, then stages 1 to 3 with the rest
         (:mod:`privgraph.privacy.resize`)."""
-        from privgraph.privacy.resize import release_public_size
-        from privgraph.release.planner import size_epsilon
-
         epsilon = size_epsilon(self.epsilon, self.delta)
         check_affordable([size_charge(epsilon)], budget or Budget(self.epsilon, self.delta))
         sampler = self._noise_sampler()
@@ -270,7 +278,6 @@ class PrivateRelease(PrivateEstimator):
         replace-one charges relabelled (reserved whole, before its noise)."""
         if prediction.structure == "tree":
             return self._fit_tree(engine, domain, prediction, budget, sized=sized, sampler=sampler)
-        from privgraph.causal.estimators import fit_resized, resized_plan
 
         structure = self._structure(prediction, self.random_state if sized is None else sampler)
         structure_plan = (structure.privacy_plan(domain, prediction.n_rows) if sized is None else
@@ -292,7 +299,6 @@ class PrivateRelease(PrivateEstimator):
         self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
         self.cliques_ = tractable_cliques(self.dag_, domain, prediction.cap, self.tree_cap)
         _progress("stage 2 (orientation) and the model's cliques", len(self.cliques_), "tables")
-        from privgraph.mrf import PrivateMRF
 
         params = PrivateMRF(epsilon=self._parameters_epsilon(prediction), cliques=self.cliques_, method=self.method,
                             neighbours=prediction.neighbours, random_state=self._mrf_seed(),
@@ -305,9 +311,6 @@ class PrivateRelease(PrivateEstimator):
                 n: int, domain) -> "PrivateRelease":
         """Record the fitted stages and the release's one ledger (with the caveat of a domain
         read from the data)."""
-        from privgraph.data import NOT_PRIVATE_DOMAIN
-        from privgraph.release.model_size import model_cells
-
         ledger = structure_ledger + params.ledger_
         levels = getattr(structure, "levels", None)
         self.levels_ = levels if levels is not None else identity_levels(domain)
@@ -333,9 +336,6 @@ class PrivateRelease(PrivateEstimator):
         needs no n, is made here, and the planner's prediction afterwards from the released
         estimate of n (post-processing), for the report. ``sized``: the size's ledger when
         stage 0 released it (add/remove; the tree was then the planner's choice at m)."""
-        from privgraph.mrf import PrivateMRF
-        from privgraph.release.tree import fit_tree_structure, plan_tree
-
         plan = prediction.tree if prediction is not None else plan_tree(
             domain, None, epsilon=self.epsilon, delta=self.delta, neighbours=self.neighbours)
         budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=plan.composition)
@@ -365,15 +365,10 @@ class PrivateRelease(PrivateEstimator):
     @staticmethod
     def _estimated_rows(tables) -> int:
         """n from noisy tables (add/remove; post-processing: their totals by inverse variance)."""
-        from privgraph.mrf.release import estimate_records
-
         return max(1, int(round(estimate_records(tables))))
 
     def _tree_fit(self, structure, plan):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
-        from privgraph.mrf.estimator import TABLE_METHODS
-        from privgraph.release.tree import joined
-
         fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
         options = self._exact_options()
 
@@ -404,8 +399,6 @@ class PrivateRelease(PrivateEstimator):
         """The fitted model's probability table over ``columns``, exact (junction tree; up to
         the larger of ``tree_cap`` and :data:`~privgraph.mrf.inference.MAX_TREE_CELLS` cells
         with the query's clique, else refused)."""
-        from privgraph.mrf import inference
-
         table = self.parameters_.marginal(columns, max_cells=max(self.tree_cap, inference.MAX_TREE_CELLS))
         return self.levels_.expand_table(table, columns)
 
@@ -413,15 +406,10 @@ class PrivateRelease(PrivateEstimator):
     def _exact_options(self) -> dict:
         """The model fit's keywords that keep its inference exact up to ``tree_cap`` cells
         (the built-in table fits; a custom ``method`` is the caller's)."""
-        from privgraph.mrf.estimator import TABLE_METHODS
-
         return {"max_cells": self.tree_cap} if isinstance(self.method, str) and self.method in TABLE_METHODS else {}
 
     def _check(self) -> Neighbours:
         """The release's relation, once every parameter is checked."""
-        from privgraph.privacy.neighbours import check_delta, check_epsilon
-        from privgraph.release.model_size import check_tree_cap
-
         check_epsilon(self.epsilon)
         check_tree_cap(self.tree_cap)
         check_delta(self.delta)
@@ -437,12 +425,8 @@ class PrivateRelease(PrivateEstimator):
     def _predict(self, domain, n_rows: int | None):
         """(domain, the planner's prediction); ``n_rows`` None (add/remove, before the release):
         no prediction, only the checks."""
-        from privgraph.data import resolve_domain
-        from privgraph.data.domain import check_countable
-
         neighbours = self._check()
         domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
-        from privgraph.release.model_size import check_tree_cap
 
         check_tree_cap(self.tree_cap, domain)  # public: the codebook's sizes, before any data is read
         if n_rows is None:
@@ -458,8 +442,6 @@ class PrivateRelease(PrivateEstimator):
 
     def _structure(self, plan: ReleasePlan, random_state=None):
         """Stage 1's replace-one estimator (under add/remove it runs on the resized data)."""
-        from privgraph.causal import PrivPC
-
         rest = self._stages_epsilon(plan)
         if plan.structure == "gauss-pc":
             return PrivPC(epsilon=gauss_epsilons(rest, self.delta, plan.split)[0], delta=self.delta,
@@ -469,8 +451,6 @@ class PrivateRelease(PrivateEstimator):
 
     def _structure_plan(self, structure, domain, plan: ReleasePlan) -> Ledger:
         """Stage 1's charges at ``plan.n_rows`` rows (relabelled add/remove after a size)."""
-        from privgraph.privacy.resize import as_add_remove
-
         charges = structure.privacy_plan(domain, plan.n_rows)
         return as_add_remove(charges, RESIZED) if plan.size_epsilon else charges
 
@@ -498,12 +478,8 @@ class PrivateRelease(PrivateEstimator):
         fixed now; the sensitivity (per table) is known once the graph is. Gaussian: one
         release of every table's counts, charged on stand-in cliques (its cost does not
         depend on which tables)."""
-        from privgraph.privacy import histogram_l1_sensitivity
-
         relation = Neighbours.parse(plan.neighbours)
         if plan.structure == "gauss-pc":
-            from privgraph.mrf.release import plan_release as plan_tables
-
             return plan_tables(domain=domain, cliques=[(v,) for v in domain.names],
                                epsilon=self._parameters_epsilon(plan), neighbours=relation, noise="gaussian",
                                delta=self.delta)

@@ -72,9 +72,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+from scipy.stats import ncx2, norm
+
+from privgraph.causal import PrivPC
+from privgraph.causal.deciders import BudgetTooSmall
+from privgraph.causal.estimators import PublicShape, choose_ci_test, default_max_cond_size
+from privgraph.causal.gauss_pc import level_noise
+from privgraph.causal.margins import make_margin
 from privgraph.data import Domain
 from privgraph.data.domain import check_countable
-from privgraph.privacy.resize import round_up
+from privgraph.mrf.release import release_sensitivity
+from privgraph.privacy import Neighbours, gaussian_calibration, histogram_l1_sensitivity, laplace_scale
+from privgraph.privacy.neighbours import check_delta, check_epsilon
+from privgraph.privacy.resize import TAIL, round_up, size_epsilons
+from privgraph.privacy.zcdp import MARGIN, rdp_epsilon, total_rho, zcdp_epsilon
+from privgraph.release.tree import pair_score_sensitivity, plan_tree
 from privgraph.validation import InvalidInput, one_of
 
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
@@ -189,13 +202,10 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     >>> round(pure.stages_epsilon + pure.size_epsilon, 12)
     1.0
     """
-    from privgraph.privacy.neighbours import check_delta, check_epsilon
-
     check_epsilon(epsilon)
     check_delta(delta)
     domain = check_countable(domain)  # the release refuses these columns: so does its plan
     check_structure(structure)
-    from privgraph.privacy import Neighbours
 
     check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
 
@@ -215,9 +225,6 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
 def _sized(domain: Domain, n: int, *, epsilon: float, delta: float, **options) -> ReleasePlan:
     """Add/remove with a PC structure possible: stage 0 releases the size, the rest is planned
     at ``n`` rows with add/remove tables (:mod:`privgraph.privacy.resize`)."""
-    from privgraph.privacy import Neighbours, laplace_scale
-    from privgraph.privacy.resize import TAIL, size_epsilons
-
     size_epsilon, rest = size_epsilons(epsilon, delta, _size_composition(delta))
     scale = laplace_scale(size_epsilon, 1.0)
     margin = scale * math.log(1 / (2 * TAIL))
@@ -251,7 +258,6 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
     """
     if _is_splittable(epsilon, delta, sized):
         return
-    from privgraph.causal.deciders import BudgetTooSmall
 
     lo, hi = epsilon, 2 * epsilon
     while not _is_splittable(hi, delta, sized):
@@ -266,9 +272,6 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
 
 def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
     """Whether every stage of a release at ``epsilon`` gets an epsilon above the zCDP margin."""
-    from privgraph.privacy.resize import size_epsilons
-    from privgraph.privacy.zcdp import MARGIN
-
     rest = size_epsilons(epsilon, delta, _size_composition(delta))[1] if sized else epsilon
     if rest <= 2 * MARGIN:
         return False
@@ -282,8 +285,6 @@ def size_epsilon(epsilon: float, delta: float) -> float:
     >>> 0.015 < size_epsilon(1.0, 1e-6) < 0.025, size_epsilon(1.0, 0.0)
     (True, 0.01)
     """
-    from privgraph.privacy.resize import size_epsilons
-
     return size_epsilons(epsilon, delta, _size_composition(delta))[0]
 
 
@@ -328,9 +329,6 @@ def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, f
     >>> 0.6 < s < 0.75 and 0.6 < p < 0.8
     True
     """
-    from privgraph.privacy.zcdp import rdp_epsilon, zcdp_epsilon
-    from privgraph.privacy.zcdp import total_rho
-
     rho = total_rho(epsilon, delta)
     return rdp_epsilon(share * rho, delta), zcdp_epsilon((1 - share) * rho, delta)
 
@@ -340,15 +338,6 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
                    usefulness: float, tables) -> ReleasePlan:
     """The plan of a release with Gauss-PC as stage 1 and Gaussian tables as stage 3 (zCDP),
     the tables' sensitivity under ``tables``."""
-    from scipy.stats import norm
-
-    from privgraph.causal.deciders import BudgetTooSmall
-    from privgraph.causal.estimators import PublicShape, choose_ci_test, default_max_cond_size
-    from privgraph.causal.gauss_pc import level_noise
-    from privgraph.causal.margins import make_margin
-    from privgraph.mrf.release import release_sensitivity
-    from privgraph.privacy import gaussian_calibration
-
     if delta <= 0:
         raise InvalidInput(f"a Gauss-PC release composes in zCDP and needs delta > 0, got delta={delta!r}")
     options = dict(epsilon=epsilon, delta=delta, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
@@ -396,9 +385,6 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                   max_relative_error: float, priv_pc: StagePlan | None, neighbours=None) -> ReleasePlan:
     """``plan`` with the spanning tree as stage 1 and its pair tables as the parameters
     (``priv_pc``: Priv-PC's refused stage, named in the notes; None under add/remove)."""
-    from privgraph.release.tree import pair_score_sensitivity, plan_tree
-    from privgraph.privacy import Neighbours
-
     neighbours = neighbours or Neighbours.REPLACE_ONE
     n, d = plan.n_rows, len(domain.names)
     tree = plan_tree(domain, n, epsilon=plan.epsilon, delta=plan.delta, neighbours=neighbours)
@@ -447,9 +433,6 @@ def recommend_split(domain: Domain, n_rows: int, *, epsilon: float, delta: float
 
 
 def _structure(domain, n, epsilon, delta, alpha, effect, miss, rounds, search=True):
-    from privgraph.causal import PrivPC
-    from privgraph.causal.deciders import BudgetTooSmall
-
     d = len(domain.names)
     caps = [rounds] if rounds is not None else [None] + (_smaller_caps(d) if search else [])
     for cap in caps:
@@ -482,11 +465,6 @@ def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: floa
     >>> name, 1500 < m < 1600
     ('kendall', True)
     """
-    from scipy.stats import ncx2
-
-    from privgraph.causal.estimators import choose_ci_test
-    from privgraph.privacy import Neighbours
-
     test = choose_ci_test("auto", domain)
     if test.bounded_margin:
         z, ro = effect * math.sqrt(n), Neighbours.REPLACE_ONE
@@ -499,8 +477,6 @@ def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: floa
 
 
 def _two_by_two():
-    import numpy as np
-
     return np.ones((2, 2))
 
 
@@ -515,8 +491,6 @@ def useful_cap(n: int, scale: float, cap: int, usefulness: float = 4.0) -> int:
 
 
 def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness, tables):
-    from privgraph.privacy import histogram_l1_sensitivity, laplace_scale
-
     k = len(domain.names)
     b = laplace_scale(epsilon, float(histogram_l1_sensitivity(tables) * k), dimension=k * int(cap))
     cap = useful_cap(n, b, cap, usefulness)

@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data.frontdoor import column_codes
+from privgraph.graphs.export import drawing_writer, graph_writer
 from privgraph.mrf.sampling import SAMPLING_PATHS
+from privgraph.privacy import Neighbours
+from privgraph.privacy.ledger import METHODS, guarantee
 from privgraph.release.levels import RARE_SIGMAS
 from privgraph.release.tree import proportions
 from privgraph.validation import InvalidInput
@@ -40,8 +43,6 @@ def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
 
 def relation(release) -> str:
     """The release's neighbouring relation, ``"replace_one"`` or ``"add_remove"``."""
-    from privgraph.privacy import Neighbours
-
     return Neighbours.parse(release.neighbours).value
 
 
@@ -49,8 +50,6 @@ def privacy_summary(release) -> dict:
     """The privacy facts every output carries: relation, totals, ledger rows, caveats; the
     number of rows as ``n_rows_public`` (replace-one) or ``n_rows_estimated`` (add/remove:
     estimated from the noisy tables, post-processing)."""
-    from privgraph.privacy.ledger import guarantee
-
     total = guarantee(release.ledger_, release.composition_, release.delta)
     rows = "n_rows_public" if relation(release) == "replace_one" else "n_rows_estimated"
     return {"neighbours": relation(release), rows: release.n_rows_, "epsilon": total.epsilon,
@@ -61,8 +60,6 @@ def privacy_summary(release) -> dict:
 def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     """``{path: writer}`` for every output of a fitted release and its synthetic rows, drawn
     by ``release.sample`` (the report names the path that ran, ``release.sampling_``)."""
-    from privgraph.graphs.export import drawing_writer, graph_writer
-
     privacy = privacy_summary(release)
     model = json.loads(release.parameters_.to_json()) | {"merged_levels": release.levels_.merged_text(),
                                                          "privacy": privacy}
@@ -93,8 +90,6 @@ def method_comparison(release) -> dict:
     """The release's ledger totalled by every accounting method at its delta, for
     ledger.json: a comparison of methods, not the guarantee (which is ``epsilon``, ``delta``
     and ``composition`` beside it). A method that gives no finite total is None."""
-    from privgraph.privacy.ledger import METHODS, guarantee
-
     out = {"note": "each accounting method's total of the same charges; the guarantee is the "
                    "release's own composition (the top-level epsilon, delta, composition)"}
     for method in METHODS:
@@ -179,6 +174,7 @@ def _proportions(frame, levels, clique) -> np.ndarray:
 
 
 def _figure(width=6.0, height=3.0):
+    # lazy: matplotlib is heavy and imported only to draw
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -45,19 +45,29 @@ epsilon, delta) and reserved before any noise is drawn.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from privgraph.data import Domain
-from privgraph.privacy import Budget, Charge, Ledger, Neighbours, NoiseSampler, exponential_mechanism
+from privgraph.data import Domain, count_tables
+from privgraph.graphs import CPDAG
+from privgraph.mrf.cgm import cgm_em
+from privgraph.mrf.inference import infer
+from privgraph.mrf.release import estimate_records, plan_release, release_sensitivity, release_tables
+from privgraph.mrf.sampling import sample_chunks
+from privgraph.privacy import (
+    Budget, Charge, Ledger, Neighbours, NoiseSampler, exponential_mechanism, gaussian_calibration,
+    laplace_scale,
+)
 from privgraph.privacy.budget import reserve_plan
 from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
-from privgraph.privacy.zcdp import MARGIN, total_rho
+from privgraph.privacy.zcdp import MARGIN, total_rho, zcdp_epsilon
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 from privgraph.release.levels import MergedEngine, MergedLevels, identity_levels, merge_rare_levels
+from privgraph.release.model_size import fits
 from privgraph.timecap import check_time, start_clock
 from privgraph.validation import InvalidInput
 
@@ -112,8 +122,6 @@ class TreePlan:
     def charges(self, domain: Domain) -> Ledger:
         """The ledger the stage charges on ``domain`` (pair tables planned on stand-in pairs: the
         count of tables fixes the sensitivity and the epsilon the cost; the shapes only the grid)."""
-        import itertools
-
         chain = [(a, b) for a, b in zip(domain.names, domain.names[1:])]
         some = list(itertools.combinations(domain.names, 2))
         ledger = (self.table_charge(domain, [(v,) for v in domain.names], self.one_way_epsilon)
@@ -124,8 +132,6 @@ class TreePlan:
         return ledger
 
     def table_charge(self, domain: Domain, cliques, epsilon: float) -> Ledger:
-        from privgraph.mrf.release import plan_release
-
         return plan_release(domain=domain, cliques=cliques, epsilon=epsilon, neighbours=self.neighbours,
                             noise=self.noise,
                             delta=self.delta or None)
@@ -139,9 +145,6 @@ class TreePlan:
         >>> round(p.cell_noise(p.pair_epsilon, 2) / (4 / p.pair_epsilon), 3)  # L1 sensitivity 2 per table
         1.0
         """
-        from privgraph.mrf.release import release_sensitivity
-        from privgraph.privacy import gaussian_calibration, laplace_scale
-
         sensitivity = release_sensitivity(self.noise, tables, self.neighbours)
         if self.noise == "gaussian":
             return gaussian_calibration(epsilon, self.delta, sensitivity, 4 * tables)[0]
@@ -187,7 +190,7 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     >>> round(a.select_epsilon / g.select_epsilon, 3)  # the same selection noise: 2 Delta / epsilon
     0.5
     """
-    from privgraph.release.residuals import extra_pair_count
+    from privgraph.release.residuals import extra_pair_count  # cycle: release.tree <-> release.residuals
 
     neighbours = Neighbours.parse(neighbours)
     same_noise = (pair_score_sensitivity(neighbours) / pair_score_sensitivity(RO)) ** (1 if delta == 0 else 2)
@@ -209,7 +212,6 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
         ones, pairs, *extra = (float(x) for x in eps * tables * counts)
         return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
                         eps * residual_share / k, tuple(extra), d - 1, k, None, neighbours, batches)
-    from privgraph.privacy.zcdp import zcdp_epsilon
 
     rho = total_rho(epsilon, delta)
     ones, pairs, *extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
@@ -322,8 +324,6 @@ class TreeStructure:
         the tree's model fits worst, they include pairs a tree cannot join without a cycle
         (co-parents, indirect paths), and on asia, child and alarm they lowered the skeleton
         F1 (docs/release.md)."""
-        from privgraph.graphs import CPDAG
-
         return CPDAG(self.tables.domain.names, undirected=self.edges)
 
 
@@ -338,11 +338,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     and of the residual pairs, runs on the pairs that keep the model of the tables chosen so
     far within it, so every model fitted here and after is exact. A round in which no pair
     fits releases the one-way tables again at its epsilon (they always fit)."""
-    import itertools
-
-    from privgraph.data import count_tables
-    from privgraph.release.model_size import fits
-    from privgraph.release.residuals import select_residual_pairs
+    from privgraph.release.residuals import select_residual_pairs  # cycle: release.tree <-> release.residuals
 
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     pairs = list(itertools.combinations(engine.domain.names, 2))
@@ -428,9 +424,6 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     >>> bool(abs(p[("a", "b")][0, 0] - 0.1) < 0.005 and abs(p[("c", "d")][0, 0] - 0.01) < 0.002)
     True
     """
-    from privgraph.mrf.cgm import cgm_em
-    from privgraph.mrf.sampling import sample_chunks
-
     domain, model = tables.domain, cgm_em(tables, max_cells=tree_cap)
     shapes = [(domain.size_of(a), domain.size_of(b)) for a, b in pairs]
     columns = [(domain.names.index(a), domain.names.index(b)) for a, b in pairs]
@@ -468,9 +461,6 @@ def release_counts(engine, cliques, epsilon: float, *, plan: TreePlan, sampler: 
     ``records``: the public n under replace-one (it rides along), None under add/remove (n is
     estimated from the noisy tables); ``counts``: those tables when already counted (else they
     are counted here)."""
-    from privgraph.data import count_tables
-    from privgraph.mrf.release import release_tables
-
     counts = count_tables(engine, cliques) if counts is None else counts
     return release_tables(counts, domain=engine.domain, cliques=cliques, epsilon=epsilon,
                           neighbours=plan.neighbours, sampler=sampler, noise=plan.noise, delta=plan.delta or None,
@@ -480,9 +470,7 @@ def release_counts(engine, cliques, epsilon: float, *, plan: TreePlan, sampler: 
 def tree_model_pairs(tables, edges, tree_cap: int = DEFAULT_TREE_CAP) -> dict:
     """Every pair's table under the model CGM-EM fits to the one-way and tree tables
     (post-processing; exact: the tree's junction tree is within ``tree_cap``)."""
-    from privgraph.mrf.cgm import cgm_em
-    from privgraph.mrf.inference import infer
-    from privgraph.release.residuals import tree_pair_tables
+    from privgraph.release.residuals import tree_pair_tables  # cycle: release.tree <-> release.residuals
 
     model = cgm_em(tables, max_cells=tree_cap)
     marginals = dict(zip(model.cliques, infer(model, max_cells=tree_cap).marginals))
@@ -504,8 +492,6 @@ def joined(earlier, later, neighbours: Neighbours = RO):
     >>> m.cliques, m.ties, m.scale
     ((('a',), ('b',), ('a', 'b')), (0, 1, 2), 2.1)
     """
-    from privgraph.mrf.release import estimate_records
-
     cliques, tables = earlier.cliques + later.cliques, earlier.tables + later.tables
     records = later.records if neighbours is RO else estimate_records(tables)
     return replace(later, cliques=cliques, ties=tuple(range(len(cliques))), tables=tables,

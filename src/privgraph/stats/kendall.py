@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import kendalltau
 
 from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z, two_d_strata
 from privgraph.validation import InvalidInput
@@ -101,8 +102,6 @@ def kendall_tau_a_raw(x, y) -> float:
     >>> kendall_tau_a_raw([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
     0.3333333333333333
     """
-    from scipy.stats import kendalltau
-
     x, y = _paired(x, y)
     n = x.size
     if n < 2:

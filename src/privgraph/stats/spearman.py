@@ -12,6 +12,7 @@ centred mid-ranks (mid-rank minus ``(n + 1) / 2``):
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import rankdata, spearmanr
 
 from privgraph.stats.strata import MIN_STRATUM, StratifiedZ, as_strata, combine_z, two_d_strata
 from privgraph.validation import InvalidInput
@@ -77,8 +78,6 @@ def spearman_rho_raw(x, y) -> float:
     >>> spearman_rho_raw([1, 2, 3], [1, 3, 2])
     0.5
     """
-    from scipy.stats import spearmanr
-
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 1 or x.shape != y.shape or x.size < 2:
         raise InvalidInput(f"x and y must be 1-D, of the same length >= 2, got shapes {x.shape}, {y.shape}")
@@ -129,8 +128,6 @@ def spearman_rho_a_raw(x, y) -> float:
     >>> spearman_rho_a_raw(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
     0.5
     """
-    from scipy.stats import rankdata
-
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     m = x.size
     u, v = rankdata(x) - (m + 1) / 2, rankdata(y) - (m + 1) / 2

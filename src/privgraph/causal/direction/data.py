@@ -15,8 +15,12 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from privgraph.causal.direction.regression import fit_fourier_ridge, stability_bound
+from privgraph.causal.direction.scores import LAPLACE_SCORES, RECI_SE_SHARE, sensitivity_on_test_set
+from privgraph.data import DomainRequired, Kind, resolve_domain
+from privgraph.data.frontdoor import how_to_get_a_domain, level_codes
 from privgraph.threads import single_threaded_blas
 from privgraph.validation import InvalidInput, UnknownName
 
@@ -235,8 +239,6 @@ def min_test_rows(score: str, epsilon: float) -> int:
     >>> min_test_rows("reci", 1.0), min_test_rows("reci", 0.1)
     (10, 100)
     """
-    from privgraph.causal.direction.scores import LAPLACE_SCORES, RECI_SE_SHARE, sensitivity_on_test_set
-
     if score == "reci" and not math.isinf(epsilon):
         return max(MIN_PART_ROWS, math.ceil(2.0 / ((1 - RECI_SE_SHARE) * epsilon * MAX_SCORE_NOISE) - 1e-9))
     if score not in LAPLACE_SCORES or math.isinf(epsilon):
@@ -281,9 +283,6 @@ def pair_on_public_domain(x, y, domain, bounds, infer_domain: bool):
     >>> x.tolist(), y.tolist(), b, public
     ([0.5, nan], [2.0, 1.0], ((0, 1), (0.0, 2.0)), True)
     """
-    from privgraph.data import DomainRequired, Kind, resolve_domain
-    from privgraph.data.frontdoor import how_to_get_a_domain, level_codes
-
     if domain is None:
         if bounds is None and not infer_domain:
             raise DomainRequired(how_to_get_a_domain("the pair (x, y)").replace(
@@ -315,7 +314,5 @@ def pair_on_public_domain(x, y, domain, bounds, infer_domain: bool):
 
 def _as_numbers(values) -> np.ndarray:
     """Numbers per record: text that is no number becomes NaN (missing), never an error."""
-    import pandas as pd
-
     series = values if isinstance(values, pd.Series) else pd.Series(list(np.asarray(values, dtype=object)))
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)

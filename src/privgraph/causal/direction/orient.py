@@ -20,8 +20,9 @@ from collections.abc import Mapping
 import networkx as nx
 import numpy as np
 
+from privgraph.causal.direction import check_settings, private_direction
 from privgraph.causal.direction.data import min_test_rows
-from privgraph.causal.direction.estimator import ABSTAIN_BELOW
+from privgraph.causal.direction.estimator import ABSTAIN_BELOW, check_abstain
 from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.graphs import CPDAG, apply_meek_rules
 from privgraph.privacy import Budget, Ledger, NoiseSampler, Release
@@ -91,9 +92,6 @@ def orient_by_direction(
     >>> dag.undirected_edges, ledger.total().epsilon <= 2.0
     ((), True)
     """
-    from privgraph.causal.direction import check_settings, private_direction
-    from privgraph.causal.direction.estimator import check_abstain
-
     if untestable not in ("raise", "skip"):
         raise InvalidInput(f"untestable must be 'raise' or 'skip', got {untestable!r}")
     edges = sorted(cpdag.undirected_edges)

@@ -30,7 +30,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from scipy.optimize import minimize
+from scipy.stats import gamma
 
+from privgraph.causal.direction.data import validate_pair
 from privgraph.stats.hsic import centred
 from privgraph.threads import single_threaded_blas
 from privgraph.validation import InvalidInput
@@ -113,8 +117,6 @@ def reference_rows(x, y, *, rng: np.random.Generator, max_rows: int = MAX_REFERE
     >>> zx.size, float(zy.std())
     (6, 0.0)
     """
-    from privgraph.causal.direction.data import validate_pair
-
     if int(max_rows) < MIN_REFERENCE_ROWS:
         raise InvalidInput(f"max_rows must be at least {MIN_REFERENCE_ROWS}, got {max_rows!r}")
     x, y = validate_pair(x, y, min_rows=0)
@@ -159,8 +161,6 @@ def fit_gaussian_process(cause: np.ndarray, effect: np.ndarray) -> GaussianProce
     >>> round(float(gp.predict([1.0])[0]), 2)
     0.5
     """
-    from scipy.optimize import minimize
-
     cause, effect = np.asarray(cause, dtype=np.float64), np.asarray(effect, dtype=np.float64)
     d2 = np.square(cause[:, None] - cause[None, :])
     best = minimize(negative_log_marginal_likelihood, np.array(LOG_START), args=(d2, effect), jac=True,
@@ -182,8 +182,6 @@ def negative_log_marginal_likelihood(log_params: np.ndarray, d2: np.ndarray, y: 
     >>> grad.shape
     (3,)
     """
-    from scipy.linalg import cho_factor, cho_solve
-
     signal, lengthscale, noise = np.exp(log_params)
     shape = np.exp(-0.5 * d2 / lengthscale**2)
     gram = signal * shape
@@ -203,8 +201,6 @@ def negative_log_marginal_likelihood(log_params: np.ndarray, d2: np.ndarray, y: 
 
 
 def _solve_psd(gram: np.ndarray, y: np.ndarray) -> np.ndarray:
-    from scipy.linalg import cho_factor, cho_solve
-
     return cho_solve(cho_factor(gram, lower=True), y)
 
 
@@ -234,8 +230,6 @@ def hsic_gamma_log_pvalue(a: np.ndarray, b: np.ndarray) -> float:
     >>> hsic_gamma_log_pvalue(a, rng.normal(size=300)) > math.log(0.001) > hsic_gamma_log_pvalue(a, a ** 2)
     True
     """
-    from scipy.stats import gamma
-
     m = a.size
     k, l_ = _gram(a), _gram(b)
     kc, lc = centred(k), centred(l_)

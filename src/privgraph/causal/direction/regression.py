@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtri
 from privgraph.validation import InvalidInput
 
 
@@ -62,8 +63,6 @@ def draw_frequencies(lengthscale: float, count: int, rng: np.random.Generator) -
     >>> draw_frequencies(1.0, 4, np.random.default_rng(0)).shape
     (4,)
     """
-    from scipy.special import ndtri
-
     u = (np.arange(count) + rng.uniform(size=count)) / count
     return ndtri(u) / lengthscale
 

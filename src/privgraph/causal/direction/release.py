@@ -27,7 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privgraph.privacy import Neighbours, NoiseSampler, Release, histogram_l1_sensitivity, laplace_mechanism
+from privgraph.causal.direction.data import (
+    TRAIN_RESIDUAL_BANDWIDTH, FittedPair, split_indices, to_common_scale,
+)
+from privgraph.privacy import (
+    Charge, Ledger, Neighbours, NoiseSampler, Release, histogram_l1_sensitivity, laplace_mechanism,
+)
 from privgraph.validation import one_of
 
 #: Replace-one L1 sensitivity of the training table (one count moves between two cells).
@@ -103,8 +108,6 @@ def release_table(zx, zy, *, bins: int, epsilon: float, sampler: NoiseSampler) -
     >>> t.shape, ledger.total().epsilon, ledger.charges[0].sensitivity
     ((4, 4), 1.0, 2.0)
     """
-    from privgraph.privacy import Ledger
-
     table = pair_table(zx, zy, bins).astype(np.float64)
     if math.isinf(epsilon):
         return Release(table, Ledger())
@@ -240,8 +243,6 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
     >>> fit.x.shape, fit.shift, ledger.total().epsilon
     ((200,), 0.0, 1.0)
     """
-    from privgraph.causal.direction.data import TRAIN_RESIDUAL_BANDWIDTH, FittedPair, split_indices, to_common_scale
-
     one_of("fit", fit, FITS)  # before the table's release
     train, test = split_indices(x.size, test_fraction, rng)
     zx, zy = to_common_scale(x, x[:0], bounds[0]), to_common_scale(y, y[:0], bounds[1])
@@ -270,8 +271,6 @@ def parallel_charge(epsilon: float, delta: float, *, bins: int, training_rows: i
     >>> c.epsilon, c.neighbours.value
     (1.0, 'replace_one')
     """
-    from privgraph.privacy import Charge
-
     return Charge("private_anm (parallel: training table | test scores)", epsilon, delta, Neighbours.REPLACE_ONE,
                   note=(f"training part ({training_rows} rows): Laplace on a {bins}x{bins} table, sensitivity 2, "
                         f"epsilon {epsilon:g}; test part ({test_rows} rows): {score} scores at epsilon {epsilon:g}"

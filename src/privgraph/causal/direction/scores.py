@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import log_ndtr
 
 from privgraph.stats import hsic, kendall_tau_a_raw, spearman_rho_a_raw
 from privgraph.stats.sensitivity import (
@@ -229,8 +230,6 @@ def reci_probability(d: float, q: float, m: int, scale_d: float, scale_q: float,
     >>> reci_probability(0.05, 0.01, 1000, 0.001, 0.0001) > 0.99
     True
     """
-    from scipy.special import log_ndtr
-
     t, b = abs(d), max(scale_d, 1e-300)
     var = min(max(q + 3.0 * scale_q, 0.0), clip ** 4) / m
     s = math.sqrt(var)
