@@ -24,7 +24,7 @@ from privgraph.validation import one_of
 
 #: ``--tree-cap``'s default: ``privgraph.release.cliques.DEFAULT_TREE_CAP`` (written out so that
 #: ``--help`` imports no numerical stack; a test holds the two equal).
-DEFAULT_TREE_CAP = 500_000
+DEFAULT_TREE_CAP = 400_000
 
 
 def release(

@@ -25,8 +25,9 @@ from privgraph.validation import UnknownName, positive_int
 
 #: Default public cap on the cells of one clique table.
 DEFAULT_CAP = 5_000
-#: Default public cap on the cells of the model's junction tree (exact inference stays fast).
-DEFAULT_TREE_CAP = 500_000
+#: Default public cap on the cells of the model's junction tree (exact inference stays fast, peak memory
+#: under 500 MB on the real tables of docs/release.md; chosen there from measurements).
+DEFAULT_TREE_CAP = 400_000
 
 
 def family_cliques(dag: nx.DiGraph, domain: Domain, cap: int = DEFAULT_CAP, *, max_parents: int | None = None,
