@@ -222,9 +222,14 @@ def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
 
 #: The most junction-tree cells the structures kept by :func:`_inference` may hold together
 #: (each keeps index arrays of about 100 bytes per cell: 6e5 cells, about 60 MB); the newest
-#: is always kept, so a large structure is built once per fit and dropped by the next.
+#: is always kept, so a large structure is built once per fit and dropped before the next is built.
 INFERENCE_CACHE_CELLS = 600_000
 _RUNS: collections.OrderedDict = collections.OrderedDict()
+
+
+def clear_inference_cache() -> None:
+    """Drop every structure :func:`_inference` keeps (a caller done fitting: the release, before it samples)."""
+    _RUNS.clear()
 
 
 def _inference(domain, cliques, ties, max_cells: int):
@@ -236,10 +241,11 @@ def _inference(domain, cliques, ties, max_cells: int):
     if key in _RUNS:
         _RUNS.move_to_end(key)
         return _RUNS[key][0]
+    cells = junction_tree(domain, tuple(tuple(c) for c in cliques)).cells
+    while _RUNS and sum(held for _, held in _RUNS.values()) + cells > INFERENCE_CACHE_CELLS:
+        _RUNS.popitem(last=False)  # dropped before the new one is built: the two never coexist past the cap
     run = flat_inference(domain, cliques, ties, max_cells=max_cells)
-    _RUNS[key] = (run, junction_tree(domain, tuple(tuple(c) for c in cliques)).cells)
-    while len(_RUNS) > 1 and sum(cells for _, cells in _RUNS.values()) > INFERENCE_CACHE_CELLS:
-        _RUNS.popitem(last=False)
+    _RUNS[key] = (run, cells)
     return run
 
 

@@ -55,6 +55,7 @@ from privgraph.privacy.composition import composition_for
 from privgraph.data.bins import decode_codes
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
+from privgraph.mrf.cgm import clear_inference_cache
 from privgraph.release.levels import identity_levels
 from privgraph.release.model_size import check_tree_cap, model_cells
 from privgraph.release.tree import fit_tree_structure, joined, plan_tree
@@ -311,6 +312,7 @@ class PrivateRelease(PrivateEstimator):
                 n: int, domain) -> "PrivateRelease":
         """Record the fitted stages and the release's one ledger (with the caveat of a domain
         read from the data)."""
+        clear_inference_cache()  # the fits are done: their inference structures are not needed to sample
         ledger = structure_ledger + params.ledger_
         levels = getattr(structure, "levels", None)
         self.levels_ = levels if levels is not None else identity_levels(domain)
