@@ -355,7 +355,7 @@ class PrivateRelease(PrivateEstimator):
         params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.last, method=self._tree_fit(structure, plan),
                             neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
                             random_state=self._mrf_seed())
-        params.fit(structure.engine(engine), budget=budget)
+        params.fit(structure.merged, budget=budget)
         if plan.neighbours is not RO:  # add/remove: n is estimated from every noisy table, as the model's fit does
             n = self._estimated_rows(structure.tables.tables + params.marginals_.tables)
             prediction = prediction if prediction is not None else self._predict(domain, n)[1]

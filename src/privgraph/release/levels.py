@@ -50,10 +50,6 @@ class MergedLevels:
     codes: tuple[np.ndarray, ...]
     weights: tuple[np.ndarray, ...]
 
-    @property
-    def is_identity(self) -> bool:
-        return self.merged.sizes == self.domain.sizes
-
     def table(self, counts: np.ndarray, columns: Sequence[str]) -> np.ndarray:
         """A count table over ``columns`` (original codes) summed into the merged codes.
 
@@ -71,10 +67,6 @@ class MergedLevels:
             np.add.at(summed, self.codes[j], moved)
             out = np.moveaxis(summed, 0, axis)
         return out
-
-    def merged_codes(self, codes: np.ndarray) -> np.ndarray:
-        """Records' original codes (n x d, every column) as merged codes."""
-        return np.column_stack([c[codes[:, j]] for j, c in enumerate(self.codes)]) if codes.size else codes
 
     def expand_codes(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Records' merged codes (n x d) as original codes: a kept level as itself, a merged
@@ -124,11 +116,9 @@ class MergedLevels:
 
 
 def _kept(code_of: np.ndarray) -> np.ndarray:
-    """Each merged code's first original level (the level itself for a kept one)."""
-    first = np.full(int(code_of.max()) + 1, -1, dtype=np.int64)
-    for level in range(code_of.size - 1, -1, -1):
-        first[code_of[level]] = level
-    return first
+    """Each merged code's first original level (the level itself for a kept one; every merged
+    code is some level's, so ``unique`` lists them all, in order)."""
+    return np.unique(code_of, return_index=True)[1]
 
 
 def merge_rare_levels(domain: Domain, one_way: Sequence[np.ndarray], noise_scale: float,

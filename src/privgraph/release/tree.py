@@ -66,7 +66,7 @@ from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.neighbours import histogram_l1_sensitivity
 from privgraph.privacy.zcdp import MARGIN, total_rho, zcdp_epsilon
 from privgraph.release.cliques import DEFAULT_TREE_CAP
-from privgraph.release.levels import MergedEngine, MergedLevels, identity_levels, merge_rare_levels
+from privgraph.release.levels import MergedEngine, MergedLevels, merge_rare_levels
 from privgraph.release.model_size import fits
 from privgraph.timecap import check_time, start_clock
 from privgraph.validation import InvalidInput
@@ -310,12 +310,14 @@ class TreeStructure:
     extras: tuple[tuple[str, str], ...]
     ledger: Ledger
     last: tuple[tuple[str, str], ...] = ()
-    levels: MergedLevels | None = None  # the rare levels merged after step 1 (tables are over its merged codes)
-    counted: dict | None = None  # every pair's count table in original codes (the one data pass; not released)
+    #: the data over the merged codes of the rare levels (tables are over them), its pair and
+    #: one-way tables from the one data pass (counts, not released)
+    merged: MergedEngine | None = None
 
-    def engine(self, engine) -> MergedEngine:
-        """``engine`` over the merged codes, its pair and one-way tables from the one data pass."""
-        return MergedEngine(engine, self.levels, self.counted)
+    @property
+    def levels(self) -> MergedLevels:
+        """The rare levels merged after step 1."""
+        return self.merged.levels
 
     @property
     def graph(self):
@@ -328,8 +330,7 @@ class TreeStructure:
 
 
 def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget: Budget | None,
-                       rng: np.random.Generator | None = None, tree_cap: int = DEFAULT_TREE_CAP,
-                       merge: bool = True) -> TreeStructure:
+                       rng: np.random.Generator | None = None, tree_cap: int = DEFAULT_TREE_CAP) -> TreeStructure:
     """Steps 1-4 of the module docstring on ``engine`` (its domain, under ``plan.neighbours``),
     up to the choice of the last round's residual pairs (their tables are the parameters'
     release). ``rng``: the post-processing draws of the rounds' predictions
@@ -337,7 +338,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     junction tree (:mod:`privgraph.release.model_size`): every selection, of the tree's edges
     and of the residual pairs, runs on the pairs that keep the model of the tables chosen so
     far within it, so every model fitted here and after is exact. A round in which no pair
-    fits releases the one-way tables again at its epsilon (they always fit)."""
+    fits releases the one-way tables again at its epsilon (they always fit). Rare levels are
+    merged after step 1 (:mod:`privgraph.release.levels`; the structure's ``levels``)."""
     from privgraph.release.residuals import select_residual_pairs  # cycle: release.tree <-> release.residuals
 
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
@@ -349,13 +351,12 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
                            counts=one_way_counts(engine.domain.names, counted))
     # Rare levels merged (post-processing of the one-way tables, :mod:`privgraph.release.levels`):
     # every later table, score and model is over the merged codes.
-    levels = merge_rare_levels(engine.domain, ones.tables, ones.scale) if merge else identity_levels(engine.domain)
-    domain = levels.merged
-    original, counted = counted, {p: levels.table(t, p) for p, t in counted.items()}
+    levels = merge_rare_levels(engine.domain, ones.tables, ones.scale)
+    domain, merged = levels.merged, MergedEngine(engine, levels, counted)
+    counted = {p: levels.table(t, p) for p, t in counted.items()}
     ones_counts = one_way_counts(domain.names, counted)
     ones = replace(ones, domain=domain, tables=tuple(levels.table(t, c) for t, c in zip(ones.tables, ones.cliques)))
-    release = functools.partial(release_counts, MergedEngine(engine, levels), plan=plan, sampler=sampler,
-                                budget=budget, records=records)
+    release = functools.partial(release_counts, merged, plan=plan, sampler=sampler, budget=budget, records=records)
     n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
     ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
@@ -386,8 +387,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         taken = set(chosen)
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
-            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), levels,
-                                 original)
+            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged)
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
     raise InvalidInput("a tree plan needs at least one round of residual pairs")
