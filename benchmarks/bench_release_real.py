@@ -145,13 +145,16 @@ def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: s
     return row | scores(train, synth)
 
 
-def summary(paths) -> str:
-    """The markdown table of result rows (means over seeds; a run that did not finish named)."""
+def summary(paths, by_tree_cap: bool = False) -> str:
+    """The markdown table of result rows (means over seeds; a run that did not finish named;
+    ``by_tree_cap``: privgraph's rows apart by their model-size cap)."""
     rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
     groups: dict = {}
     for r in rows:
         tool = r["tool"] + (f" (rare levels kept)" if r.get("rare_sigmas") == float("-inf") else
                             f" (rare below {r['rare_sigmas']:g} sigma)" if "rare_sigmas" in r else "")
+        if by_tree_cap and "tree_cap" in r:
+            tool += f" (tree_cap {r['tree_cap']:,})"
         groups.setdefault((r["table"], r["epsilon"], tool), []).append(r)
     out = ["| table | epsilon | tool | seeds | 1-way TVD | 2-way TVD | 3-way TVD | CPU s | peak RSS MiB |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -177,6 +180,7 @@ def main(argv=None) -> None:
     ap.add_argument("--no-privgraph", action="store_true", help="run the peers only")
     ap.add_argument("--summary", type=Path, nargs="*", default=None,
                     help="print the markdown table of these result files (means over seeds) and stop")
+    ap.add_argument("--by-tree-cap", action="store_true", help="--summary: privgraph's rows apart by tree_cap")
     ap.add_argument("--python", default=sys.executable, help="the peers' interpreter (their own venv)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--tree-cap", type=int, default=None, help="privgraph's model-size cap (default: the package's)")
@@ -185,7 +189,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=None, help="also append each row to this JSON-lines file")
     args = ap.parse_args(argv)
     if args.summary is not None:
-        print(summary(args.summary))
+        print(summary(args.summary, args.by_tree_cap))
         return
     for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.seeds)):
         for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
