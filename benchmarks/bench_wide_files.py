@@ -64,7 +64,8 @@ def planner_passes(tmp: Path, rows: int) -> dict:
     import duckdb
 
     from privgraph.data.engines.sql import coded_source, complete_codes_where
-    from privgraph.data.files import csv_records, connect, quote
+    from privgraph.data.files import csv_records, connect
+    from privgraph.data.names import quote
     from privgraph.datasets import load_network
     from privgraph.datasets.network import sample_frame
 

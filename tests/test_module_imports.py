@@ -14,10 +14,6 @@ LAZY_MODULES = {"pyspark", "matplotlib", "causallearn", "sklearn", "threadpoolct
 #: Parts not checked: ``cli/`` (commands import their work on use, to keep start-up fast).
 SKIPPED = {"cli"}
 
-#: TODO (issue 28): ``data/`` still has 49 function-level imports to move to module top (55
-#: with its lazy pyspark ones); that is another change's work. Remove it from here once done.
-NOT_YET_CONVERTED = {"data"}
-
 MARKS = ("# lazy:", "# cycle:")
 
 
@@ -57,7 +53,7 @@ def function_level_imports(path: Path):
 def _checked_files():
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC)
-        if len(rel.parts) > 1 and rel.parts[0] in SKIPPED | NOT_YET_CONVERTED:
+        if len(rel.parts) > 1 and rel.parts[0] in SKIPPED:
             continue
         yield path
 
@@ -67,12 +63,6 @@ def test_imports_are_at_module_top():
            for line, text in function_level_imports(path)]
     assert not bad, "move these imports to the module top (or mark them '# lazy: why' / '# cycle: a <-> b'):\n" + \
         "\n".join(bad)
-
-
-def test_the_known_exception_is_still_needed():
-    """``data/`` is listed only while it still has function-level imports."""
-    left = sum(len(function_level_imports(p)) for p in sorted((SRC / "data").rglob("*.py")))
-    assert left > 0, "data/ is converted: remove it from NOT_YET_CONVERTED"
 
 
 def test_the_check_sees_a_function_level_import(tmp_path):

@@ -1,5 +1,6 @@
 """Data: domains, encodings, count engines and sub-sampling."""
 
+from privgraph.data.bins import Bins, draw_in_bins, edges_bins, make_bins
 from privgraph.data.codebook import (
     NOT_PRIVATE_DOMAIN,
     domain_from_codebook,
@@ -8,7 +9,6 @@ from privgraph.data.codebook import (
     read_codebook,
     write_codebook,
 )
-from privgraph.data.bins import Bins, draw_in_bins, edges_bins, make_bins
 from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import encode, infer_domain
 from privgraph.data.engines import (
@@ -16,7 +16,6 @@ from privgraph.data.engines import (
     DuckDBEngine,
     NumpyEngine,
     SparkEngine,
-    count_tables,
     group_by_query,
     marginal,
 )
@@ -26,13 +25,13 @@ from privgraph.data.frontdoor import (
     open_engine,
     resolve_domain,
 )
-from privgraph.data.tables import Tables
 from privgraph.data.sampling import (
     poisson_rows,
     poisson_table,
     rows_without_replacement,
     table_without_replacement,
 )
+from privgraph.data.tables import Tables, count_tables
 
 __all__ = [
     "NOT_PRIVATE_DOMAIN",

@@ -19,11 +19,13 @@ public edges: one changed record changes one code at most.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+import math
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
+
 from privgraph.validation import InvalidInput, one_of
 
 #: The scales of ``"bins": k`` (how the edges are spaced, and how values are drawn within a bin).
@@ -127,7 +129,6 @@ def numeric_values(values) -> tuple[np.ndarray, np.ndarray]:
     >>> x[ok].tolist(), ok.tolist()
     ([1.5, 20.0, 7.0], [True, True, False, False, False, True, False])
     """
-    import pandas as pd
 
     series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
     dtype = series.dtype
@@ -234,7 +235,6 @@ def decode_codes(domain, codes: np.ndarray, *, rng: np.random.Generator):
     >>> f["a"].tolist(), f.dtypes["x"].name, bool(f["x"].iloc[0] < 0.5 <= f["x"].iloc[1])
     (['yes', 'no'], 'float64', True)
     """
-    import pandas as pd
 
     columns = {}
     for j, (name, levels, bins) in enumerate(zip(domain.names, domain.levels, domain.bins)):

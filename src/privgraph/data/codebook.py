@@ -51,8 +51,12 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from privgraph.data.bins import edges_bins, make_bins
 from privgraph.data.domain import Domain, Kind
+from privgraph.data.encoding import infer_domain
+from privgraph.data.files import read_table
 from privgraph.data.records import Dialect
+from privgraph.outputs import write_atomically
 from privgraph.validation import InvalidInput
 
 #: The ``format`` value and the current ``version`` of a codebook.
@@ -177,7 +181,6 @@ BIN_KEYS = ("bins", "scale", "edges")
 
 def _bins(entry: Mapping, name: str, source: str):
     """The public bins of a continuous column's entry (None without "bins" or "edges")."""
-    from privgraph.data.bins import edges_bins, make_bins
 
     where = f"{source}: column {name!r}"
     if "bins" in entry and "edges" in entry:
@@ -272,7 +275,6 @@ def read_codebook(path) -> Domain:
 
 def write_codebook(domain: Domain, path, *, drafted_from: str | None = None) -> Path:
     """Write ``domain`` as a codebook, atomically; returns the path."""
-    from privgraph.outputs import write_atomically
 
     text = json.dumps(domain_to_codebook(domain, drafted_from=drafted_from), indent=2) + "\n"
     return write_atomically(path, lambda tmp: Path(tmp).write_text(text))
@@ -295,14 +297,11 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
     >>> d.levels[0], d.bounds_of("v"), d.bins_of("v").count, d.public
     (('x', 'y'), (0.5, 2.0), 10, False)
     """
-    from privgraph.data.encoding import infer_domain
-    from privgraph.data.files import read_table
 
     frame = read_table(data, columns) if isinstance(data, (str, os.PathLike)) else data
     if columns is not None:
         frame = frame[list(columns)]
     domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
-    from privgraph.data.bins import make_bins
 
     bounds = tuple(_observed_bounds(frame[n]) if k is Kind.CONTINUOUS else None
                    for n, k in zip(domain.names, domain.kinds))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
+import enum
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
+
+from privgraph.data.records import Dialect
 from privgraph.validation import InvalidInput, UnknownName
 
 
@@ -107,7 +110,7 @@ class Domain:
         >>> d.as_dict(), d.kinds[1].value
         ({'smoker': 2, 'visits': 3}, 'ordinal')
         """
-        from privgraph.data.encoding import infer_domain
+        from privgraph.data.encoding import infer_domain  # cycle: domain <-> encoding (a constructor over infer_domain)
 
         return infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
 
@@ -123,9 +126,6 @@ class Domain:
         >>> Domain.from_array(np.array([[0, 1], [1, 2], [0, 0]]), ["a", "b"]).shape
         (2, 3)
         """
-        import numpy as np
-        import pandas as pd
-
         array = np.asarray(array)
         if array.ndim != 2 or array.shape[1] != len(names):
             raise InvalidInput(
@@ -144,7 +144,7 @@ class Domain:
         ``kinds`` makes them discrete). Parquet keeps integer types; an ordered pandas
         Categorical saved to Parquet comes back as text, so give its ``levels``.
         """
-        from privgraph.data.files import domain_of_file
+        from privgraph.data.files import domain_of_file  # cycle: domain <-> files (a constructor over domain_of_file)
 
         return domain_of_file(path, columns=columns, kinds=kinds, levels=levels, missing=missing)
 
@@ -215,8 +215,6 @@ class Domain:
     @property
     def dialect(self):
         """The :class:`~privgraph.data.records.Dialect` a CSV file of this domain is read with."""
-        from privgraph.data.records import Dialect
-
         return self.csv or Dialect()
 
     def cells(self, names: Sequence[str] | None = None) -> int:

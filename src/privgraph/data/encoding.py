@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from privgraph.data.bins import bin_codes
 from privgraph.data.domain import Domain, Kind
 from privgraph.validation import InvalidInput, UnknownName, one_of
 
@@ -245,7 +246,6 @@ def encode(frame: pd.DataFrame, domain: Domain, *, missing: str = "error") -> np
 
 
 def _bin_codes_of(name: str, values: pd.Series, bins) -> np.ndarray:
-    from privgraph.data.bins import bin_codes
 
     codes = bin_codes(values, bins)
     if (codes < 0).any():

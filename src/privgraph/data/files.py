@@ -6,10 +6,14 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import duckdb
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import check_missing_policy, check_overrides, infer_column, parse_kind
+from privgraph.data.names import check_columns_present, quote, sql_literal
 from privgraph.data.records import VALID, Dialect, check_csv_file, header_of, records_query
 from privgraph.validation import InvalidInput, UnknownName
 
@@ -38,8 +42,6 @@ def check_path(path) -> Path:
 def file_columns(path: Path, dialect: Dialect | None = None) -> list[str]:
     """The columns of a checked CSV (its header under ``dialect``) or Parquet file (its schema)."""
     if file_format(path) == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
 
         try:
             return list(pq.read_schema(path).names)
@@ -91,7 +93,6 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
     >>> read_table(p, ["a"], as_text=True)["a"].tolist(), read_table(p)["a"].tolist()
     (['1', nan], [1, <NA>])
     """
-    from privgraph.data.frontdoor import check_columns_present
 
     path = check_path(path)
     if file_format(path) == "parquet":
@@ -118,13 +119,6 @@ def file_format(path: Path) -> str | None:
     return None
 
 
-def sql_literal(text: str) -> str:
-    """A single-quoted SQL string literal.
-
-    >>> sql_literal("it's")
-    "'it''s'"
-    """
-    return "'" + str(text).replace("'", "''") + "'"
 
 
 def duckdb_source(path: Path, names: Sequence[str] = (), *, row_numbers: bool = False, all_text: bool = False,
@@ -161,7 +155,6 @@ def connect(memory_limit: str = "1GB", threads: int | None = None, *, csv_column
     >>> connect(csv_columns=200).execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
     'filter_pushdown,common_subexpressions'
     """
-    import duckdb
 
     config = {"memory_limit": memory_limit}
     if threads is not None:
@@ -173,13 +166,6 @@ def connect(memory_limit: str = "1GB", threads: int | None = None, *, csv_column
     return con
 
 
-def quote(name: str) -> str:
-    """A double-quoted SQL identifier.
-
-    >>> quote('a"b')
-    '"a""b"'
-    """
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def domain_of_file(

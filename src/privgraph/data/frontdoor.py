@@ -44,13 +44,20 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
-from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
 from privgraph.data.bins import bin_codes
+from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
 from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import dtype_levels
+from privgraph.data.names import check_columns_present
+from privgraph.data.engines import CountEngine, DuckDBEngine, NumpyEngine
 from privgraph.data.engines.spark_engine import spark_session
-from privgraph.validation import InvalidInput, UnknownName, one_of
+from privgraph.data.files import check_path, file_format, read_table
+from privgraph.data.records import Dialect, header_of, spark_records
+from privgraph.data.relation import RelationEngine, coded_spark_engine, is_duckdb_relation, is_spark_frame
+from privgraph.privacy.neighbours import Neighbours
+from privgraph.validation import InvalidInput, one_of
 
 #: Policies for missing and out-of-domain values.
 INVALID_POLICIES = ("drop", "recode")
@@ -83,7 +90,6 @@ def check_invalid(invalid: str | None, neighbours) -> str:
     ...
     privgraph.validation.InvalidInput: invalid='drop' changes the number of rows, which replace-one neighbours keep public; use invalid='recode' (or add/remove neighbours)
     """
-    from privgraph.privacy.neighbours import Neighbours
 
     neighbours = Neighbours.parse(neighbours)
     if invalid is None:
@@ -167,7 +173,6 @@ def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequenc
 
 
 def _as_frame_or_none(X, names):
-    import pandas as pd
 
     if isinstance(X, (str, os.PathLike)) or (names is None and not isinstance(X, pd.DataFrame)):
         return None
@@ -186,7 +191,6 @@ def _as_frame_or_none(X, names):
 
 def _domain_from_dtypes(frame) -> Domain:
     """The domain declared by Categorical/boolean dtypes: no value of the data is read."""
-    import pandas as pd
 
     names, sizes, kinds, levels = [], [], [], []
     for c in frame.columns:
@@ -207,7 +211,6 @@ def level_codes(values, levels: Sequence) -> np.ndarray:
     >>> level_codes([1, "2", 2.0, None, "x"], (1, 2)).tolist()
     [0, 1, 1, -1, -1]
     """
-    import pandas as pd
 
     series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
     if isinstance(series.dtype, pd.CategoricalDtype) and tuple(series.cat.categories) == tuple(levels):
@@ -226,7 +229,6 @@ def clipped_values(values, bounds: tuple[float, float]) -> tuple[np.ndarray, np.
     >>> v.tolist(), ok.tolist()
     ([1.5, 1.0, 2.0, 0.0], [True, False, True, True])
     """
-    import pandas as pd
 
     x = pd.to_numeric(pd.Series(list(values) if not isinstance(values, pd.Series) else values),
                       errors="coerce").to_numpy(dtype=np.float64)
@@ -295,7 +297,6 @@ def check_type_can_match(name: str, dtype, levels: Sequence) -> None:
     >>> check_type_can_match("s", pd.Series([0, 1]).dtype, ("0", "1")), check_type_can_match("b", bool, ("True", "False"))
     (None, None)
     """
-    import pandas as pd
 
     dtype = pd.api.types.pandas_dtype(dtype)
     texts = [level_text(level) for level in levels]
@@ -344,26 +345,12 @@ def public_codes(codes, domain: Domain, invalid: str) -> np.ndarray:
     return np.where(bad, 0, codes)
 
 
-def check_columns_present(columns, names: Sequence[str], what: str = "the data") -> None:
-    """A schema check (public): every column a run needs must be in the data.
-
-    >>> check_columns_present(["a", "b"], ["a", "c"], "'d.csv'")
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.UnknownName: column 'c' is not in 'd.csv' (its columns: a, b)
-    """
-    have = [str(c) for c in columns]
-    if missing := [n for n in names if n not in have]:
-        listed = ", ".join(have[:20]) + (", ..." if len(have) > 20 else "")
-        which = f"column {missing[0]!r} is" if len(missing) == 1 else f"columns {missing} are"
-        raise UnknownName(f"{which} not in {what} (its columns: {listed})")
 
 
 def read_frame(path, domain: Domain, extra: Sequence[str] = ()) -> "pd.DataFrame":  # noqa: F821
     """The domain's columns (and ``extra`` ones) of a CSV/Parquet file, a CSV read by the
     domain's fixed dialect as text, so that no type is guessed from the data (a line that
     does not parse is a row of missing values: :mod:`privgraph.data.records`)."""
-    from privgraph.data.files import read_table
 
     return read_table(path, list(dict.fromkeys(list(domain.names) + list(extra))), as_text=True,
                       dialect=domain.dialect)
@@ -386,7 +373,6 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
     >>> e.counts(["a", "b"]).tolist()
     [[0, 1], [0, 1]]
     """
-    from privgraph.data.engines import CountEngine, DuckDBEngine, NumpyEngine
 
     if isinstance(X, CountEngine):
         if domain is not None:
@@ -399,7 +385,6 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
     check_countable(domain)
     if isinstance(X, (str, os.PathLike)):
         return DuckDBEngine(Path(X), domain=domain, invalid=invalid)
-    from privgraph.data.relation import RelationEngine, coded_spark_engine, is_duckdb_relation, is_spark_frame
 
     if is_duckdb_relation(X):
         return RelationEngine(X, domain, invalid)
@@ -434,8 +419,6 @@ def open_file(path, engine: str = "duckdb", dialect=None, *, spark_master: str |
     fixed ``dialect`` (:func:`privgraph.data.records.spark_records`, every value text, so no
     type is guessed from the data), a Parquet file with its types.
     """
-    from privgraph.data.files import check_path, file_format
-    from privgraph.data.records import Dialect, header_of, spark_records
 
     path = check_path(path)
     if check_engine(engine) == "duckdb":

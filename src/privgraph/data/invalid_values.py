@@ -12,14 +12,16 @@ the same SQL the engines code them with (:func:`~privgraph.data.engines.sql.leve
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Sequence
+import uuid
 
 from privgraph.data.bins import bin_sql, numeric_sql
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.engines.sql import backquote, level_case
-from privgraph.data.files import quote
+from privgraph.data.files import connect, duckdb_source, file_columns, file_format
+from privgraph.data.frontdoor import check_engine, open_file
+from privgraph.data.names import check_columns_present, quote
 from privgraph.data.records import VALID
 
 
@@ -67,8 +69,6 @@ def count_invalid_values(path: Path, domain: Domain, engine: str = "duckdb", *, 
     >>> count_invalid_values(p, Domain(("a",), (2,), levels=(("no", "yes"),)))
     (3, 1, {'a': (1, 1)})
     """
-    from privgraph.data.files import connect, duckdb_source, file_columns, file_format
-    from privgraph.data.frontdoor import check_columns_present, check_engine, open_file
 
     csv = file_format(path) == "csv"
     if not csv:

@@ -26,13 +26,19 @@ Spark DataFrame (the same query in Spark SQL, one job).
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 from typing import Sequence
+import uuid
 
 import numpy as np
+import pandas as pd
 
 from privgraph.data.domain import Domain, Kind
+from privgraph.data.engines.sql import backquote, coded_source
+from privgraph.data.files import check_path, connect, duckdb_source, file_columns, file_format
+from privgraph.data.frontdoor import check_type_can_match, clipped_values, level_codes
+from privgraph.data.names import check_columns_present, quote as ansi_quote
+from privgraph.data.relation import is_duckdb_relation, is_spark_frame
 from privgraph.privacy.moments import Moments
 from privgraph.validation import InvalidInput
 
@@ -90,7 +96,6 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
     >>> m.count, m.first.tolist(), m.second.tolist()
     (3.0, [-0.5, 1.0], [[0.75, 0.0], [0.0, 0.5]])
     """
-    from privgraph.data.relation import is_duckdb_relation, is_spark_frame
 
     lo, width = moment_scaling(domain, need_bounds=False)
     if isinstance(X, (str, os.PathLike)):
@@ -99,7 +104,6 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
         return _sql_moments(lambda sql: X.query("privgraph_moments", sql), "privgraph_moments", domain, lo, width,
                             invalid, X.columns, norm)
     if is_spark_frame(X):  # the same query in Spark SQL, one job
-        from privgraph.data.frontdoor import check_columns_present
 
         check_columns_present(X.columns, domain.names, "the Spark DataFrame")
         view = f"privgraph_moments_{uuid.uuid4().hex}"  # one per call: runs sharing a session never collide
@@ -112,7 +116,6 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
     if hasattr(X, "counts") and not hasattr(X, "columns"):
         raise InvalidInput(f"the Fisher-z test needs the records' values, not only counts from {type(X).__name__}: "
                            "give a DataFrame, an array with names, a CSV/Parquet file or a DuckDB relation")
-    import pandas as pd
 
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X), columns=list(names or []))
     return frame_moments(frame, domain, lo, width, invalid, norm)
@@ -121,7 +124,6 @@ def moment_sums(X, domain: Domain, *, invalid: str, names: Sequence[str] | None 
 def frame_moments(frame, domain: Domain, lo: np.ndarray, width: np.ndarray, invalid: str,
                   norm: float | None = None) -> Moments:
     """The moments of a DataFrame (numpy, in blocks of :data:`BLOCK_ROWS` rows)."""
-    from privgraph.data.frontdoor import check_columns_present, check_type_can_match, clipped_values, level_codes
 
     check_columns_present(frame.columns, domain.names)
     d = len(domain.names)
@@ -132,7 +134,6 @@ def frame_moments(frame, domain: Domain, lo: np.ndarray, width: np.ndarray, inva
         ok = np.ones(len(part), dtype=bool)
         for j, (name, kind, levels) in enumerate(zip(domain.names, domain.kinds, domain.levels)):
             if kind is Kind.CONTINUOUS and np.isnan(lo[j]):
-                import pandas as pd
 
                 v = pd.to_numeric(part[name], errors="coerce").to_numpy(dtype=np.float64)
                 ok &= np.isfinite(v)
@@ -159,11 +160,9 @@ def frame_moments(frame, domain: Domain, lo: np.ndarray, width: np.ndarray, inva
 
 
 def _file_moments(path: Path, domain: Domain, lo, width, invalid: str, norm: float | None) -> Moments:
-    from privgraph.data.files import check_path, connect, duckdb_source, file_columns, file_format
 
     path = check_path(path)
     if file_format(path) == "parquet":
-        from privgraph.data.frontdoor import check_columns_present
 
         check_columns_present(file_columns(path), domain.names, repr(str(path)))
     con = connect(csv_columns=len(domain.names) if file_format(path) == "csv" else 0)  # the planner passes off
@@ -173,7 +172,6 @@ def _file_moments(path: Path, domain: Domain, lo, width, invalid: str, norm: flo
 
 def _sql_moments(run, source: str, domain: Domain, lo, width, invalid: str, columns, norm=None) -> Moments:
     if columns is not None:
-        from privgraph.data.frontdoor import check_columns_present
 
         check_columns_present(columns, domain.names, "the DuckDB relation")
     row = run(moments_query(source, domain, lo, width, invalid, norm)).fetchall()[0]
@@ -190,8 +188,6 @@ def moments_query(source: str, domain: Domain, lo, width, invalid: str, norm: fl
     >>> q.startswith("SELECT count(*), sum(c0), sum(c0 * c0) FROM (SELECT ")
     True
     """
-    from privgraph.data.engines.sql import backquote, coded_source
-    from privgraph.data.files import quote as ansi_quote
 
     quote, text, infinite = ((ansi_quote, "VARCHAR", "isinf({})") if style == "ansi" else
                              (backquote, "STRING", "abs({}) = double('Infinity')"))

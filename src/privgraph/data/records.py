@@ -36,10 +36,12 @@ against.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
+import os
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from privgraph.data.names import quote as ident
 from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: The encodings a dialect may name.
@@ -290,7 +292,6 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     >>> duckdb.sql(f"SELECT * FROM {records_query(p, ['a', 'b'], ['b', 'a'], Dialect())}").fetchall()
     [('1', 'x', True), (None, None, False), (None, None, False), (None, None, False), ('a"b', 'ü', True)]
     """
-    from privgraph.data.files import quote as ident
 
     scan = (f"read_csv({_literal(str(path))}, columns = {{'l': 'VARCHAR'}}, "
             f"header = {str(dialect.header).lower()}, delim = {_literal(SEPARATOR)}, quote = '', escape = '', "

@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from privgraph.data.domain import Domain, Kind
+from privgraph.data.engines import SparkEngine
 from privgraph.data.engines.base import check_columns
 from privgraph.data.engines.sql import (
     coded_source,
@@ -25,6 +26,7 @@ from privgraph.data.engines.sql import (
     read_packed_rows,
     table_from_codes,
 )
+from privgraph.data.names import check_columns_present
 from privgraph.validation import InvalidInput
 
 _VIEW = "privgraph_relation"
@@ -51,7 +53,6 @@ class RelationEngine:
     _where: str = field(default="", repr=False)
 
     def __post_init__(self):
-        from privgraph.data.frontdoor import check_columns_present
 
         discrete = self.domain.project(self.domain.discrete_names)
         check_columns_present(self.relation.columns, discrete.names, "the DuckDB relation")
@@ -92,8 +93,6 @@ def coded_spark_engine(frame, domain: Domain, invalid: str):
     The coded view holds codes 0..k-1 (NULL where ``invalid="drop"`` drops the row), so the
     engine counts them over a domain whose levels are the codes.
     """
-    from privgraph.data.engines import SparkEngine
-    from privgraph.data.frontdoor import check_columns_present
 
     discrete = domain.project(domain.discrete_names)
     check_columns_present(frame.columns, discrete.names, "the Spark DataFrame")

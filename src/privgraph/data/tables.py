@@ -37,15 +37,14 @@ successive draws without replacement, i.e. a uniformly random partition.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Sequence
 
 import numpy as np
 
-from privgraph.data.domain import Domain
-from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, marginal
-from privgraph.data.engines.numpy_engine import bincount_codes
 from privgraph.data.covers import LRU, Covers
+from privgraph.data.domain import Domain
+from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, check_columns, marginal
+from privgraph.data.engines.numpy_engine import bincount_codes
 from privgraph.data.rowsets import count_rows, distinct_rows, nonempty_strata, pair_tables
 from privgraph.data.sampling import rows_without_replacement, table_without_replacement
 from privgraph.privacy import NoiseSampler
@@ -60,6 +59,32 @@ CACHE_BUDGET_CELLS = 1 << 20
 #: Bytes of distinct rows (codes, counts and float weights) fetched from an out-of-core
 #: engine in one grouped query and kept: 512 MB, some 1e7 rows of alarm's 37 columns.
 DISTINCT_ROWS_BYTES = 1 << 29
+
+
+def count_tables(
+    engine: CountEngine,
+    column_sets: Sequence[Sequence[str]],
+    rows: np.ndarray | None = None,
+    *,
+    max_cells: int = JOINT_TABLE_CELLS,
+) -> list[np.ndarray]:
+    """Tables over each of ``column_sets``, through :class:`~privgraph.data.tables.Tables`:
+    the joint table counted once when it has at most ``max_cells`` cells, every other table
+    counted once (from the distinct rows where that is cheaper) in one bounded cache.
+    With a row selection each table is counted on those rows. Fresh arrays are returned.
+
+    Examples
+    --------
+    >>> from privgraph.data.engines.numpy_engine import NumpyEngine
+    >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 1], [1, 1, 0]]))
+    >>> [t.tolist() for t in count_tables(e, [["a"], ["c", "b"]])]
+    [[1, 1], [[0, 1], [0, 1]]]
+    """
+    sets = [check_columns(engine.domain, s) for s in column_sets]
+    if rows is not None:
+        return [np.asarray(engine.counts(s, rows), dtype=np.int64) for s in sets]
+    tables = Tables.from_engine(engine, max_cells=max_cells)
+    return [np.array(tables.table(s), dtype=np.int64, copy=True) for s in sets]
 
 
 def max_distinct_rows(domain: Domain) -> int:

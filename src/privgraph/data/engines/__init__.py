@@ -13,7 +13,7 @@ restricts the count to a selection of rows (indices into the data, e.g. a sub-sa
 DuckDB and Spark run the same GROUP BY query, built by :func:`group_by_query`.
 """
 
-from privgraph.data.engines.base import CountEngine, check_columns, count_tables, marginal
+from privgraph.data.engines.base import CountEngine, check_columns, marginal
 from privgraph.data.engines.duckdb_engine import DuckDBEngine
 from privgraph.data.engines.numpy_engine import NumpyEngine
 from privgraph.data.engines.spark_engine import SparkEngine
@@ -25,7 +25,6 @@ __all__ = [
     "NumpyEngine",
     "SparkEngine",
     "check_columns",
-    "count_tables",
     "group_by_query",
     "marginal",
     "table_from_groups",

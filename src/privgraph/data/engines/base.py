@@ -6,7 +6,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from privgraph.data.domain import Domain, Kind
+from privgraph.data.domain import Domain
 from privgraph.validation import InvalidInput, UnknownName
 
 #: The one limit on a joint table counted once so that other tables are its marginals
@@ -54,6 +54,7 @@ def check_no_bins(domain: Domain | None, engine: str) -> None:
     they are (an engine without an ``invalid`` policy): bins are coded by the front door.
 
     >>> from privgraph.data.bins import make_bins
+    >>> from privgraph.data.domain import Kind
     >>> check_no_bins(Domain(("x",), (2,), (Kind.CONTINUOUS,), bins=(make_bins((0.0, 1.0), 2),)), "E")
     Traceback (most recent call last):
     ...
@@ -80,32 +81,6 @@ def marginal(table: np.ndarray, table_columns: Sequence[str], columns: Sequence[
     return np.transpose(summed, [kept.index(c) for c in columns])
 
 
-def count_tables(
-    engine: CountEngine,
-    column_sets: Sequence[Sequence[str]],
-    rows: np.ndarray | None = None,
-    *,
-    max_cells: int = JOINT_TABLE_CELLS,
-) -> list[np.ndarray]:
-    """Tables over each of ``column_sets``, through :class:`~privgraph.data.tables.Tables`:
-    the joint table counted once when it has at most ``max_cells`` cells, every other table
-    counted once (from the distinct rows where that is cheaper) in one bounded cache.
-    With a row selection each table is counted on those rows. Fresh arrays are returned.
-
-    Examples
-    --------
-    >>> from privgraph.data.engines.numpy_engine import NumpyEngine
-    >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 1], [1, 1, 0]]))
-    >>> [t.tolist() for t in count_tables(e, [["a"], ["c", "b"]])]
-    [[1, 1], [[0, 1], [0, 1]]]
-    """
-    from privgraph.data.tables import Tables
-
-    sets = [check_columns(engine.domain, s) for s in column_sets]
-    if rows is not None:
-        return [np.asarray(engine.counts(s, rows), dtype=np.int64) for s in sets]
-    tables = Tables.from_engine(engine, max_cells=max_cells)
-    return [np.array(tables.table(s), dtype=np.int64, copy=True) for s in sets]
 
 
 def check_rows(rows, n: int | None = None) -> np.ndarray:

@@ -21,7 +21,6 @@ from privgraph.data.engines.sql import (
     table_from_codes,
     table_from_groups,
 )
-from privgraph.data.frontdoor import check_columns_present
 from privgraph.data.files import (
     check_path,
     complete_filter,
@@ -31,6 +30,7 @@ from privgraph.data.files import (
     file_columns,
     file_format,
 )
+from privgraph.data.names import check_columns_present
 from privgraph.validation import InvalidInput
 
 _SELECTION = "privgraph_selected_rows"

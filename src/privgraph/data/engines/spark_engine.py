@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
+import itertools
+import os
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
 from privgraph.data.engines.sql import COUNT, backquote, code_of, group_by_query, level_lookup, table_from_groups
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format, null_count_query
-from privgraph.data.records import Dialect
+from privgraph.data.records import Dialect, header_of, spark_records
 from privgraph.validation import InvalidInput
 
 ROW = "privgraph_row"
@@ -117,8 +119,7 @@ class SparkEngine:
         return codes, np.asarray(table.column(COUNT).to_numpy(), dtype=np.int64)
 
     def _numbered_view(self) -> str:
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
+        from pyspark.sql import Window, functions as F
 
         name = f"{self._view}_numbered"
         df = self.spark.sql(f"SELECT * FROM {self._view} {self._where}")
@@ -127,7 +128,6 @@ class SparkEngine:
         return name
 
     def _selection(self, rows) -> str:
-        import pandas as pd
 
         name = f"{self._view}_selection"
         pdf = pd.DataFrame({"r": row_indices(rows)})
@@ -148,7 +148,6 @@ def spark_session(master: str | None = None):
     ``local-cluster[2,1,1024]`` (two worker JVMs, as CI runs the Spark tests) makes closures,
     broadcast values and results cross process boundaries as on a real cluster.
     """
-    import os
 
     try:
         from pyspark.sql import SparkSession
@@ -169,7 +168,6 @@ def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
         path = check_path(data)
         if file_format(path) == "parquet":
             return spark.read.parquet(str(path)), domain or domain_of_file(path, missing=missing)
-        from privgraph.data.records import header_of, spark_records
 
         dialect = domain.dialect if domain is not None else Dialect()
         records = spark_records(spark, path, header_of(path, dialect), dialect)  # text: matched to levels by text

@@ -8,8 +8,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from privgraph.data.bins import bin_sql, numeric_sql
+from privgraph.data.codebook import level_text
 from privgraph.data.domain import Domain
-from privgraph.data.files import quote
+from privgraph.data.names import quote, sql_literal
 from privgraph.validation import InvalidInput
 
 #: Name of the count column in :func:`group_by_query`'s result.
@@ -96,7 +97,6 @@ def level_spellings(level) -> tuple[str, ...]:
     >>> level_spellings(1), level_spellings(True), level_spellings("yes")
     (('1', '1.0'), ('true', 'True', 'TRUE'), ('yes',))
     """
-    from privgraph.data.codebook import level_text
 
     canonical = level_text(level)
     if canonical in ("true", "false"):
@@ -141,7 +141,6 @@ def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi") -
     >>> level_case('"a"', ("x",), "NULL")
     'CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'x\\') THEN 0 ELSE NULL END'
     """
-    from privgraph.data.files import sql_literal
 
     text = f"trim(CAST({column} AS {'VARCHAR' if style == 'ansi' else 'STRING'}))"
     whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
