@@ -38,3 +38,11 @@ def test_every_table_names_an_existing_result_file_and_its_command():
             assert (ROOT / name).is_file(), f"{page.name} names {name}, which is not in the repository"
             assert commit != "uncommitted", f"{page.name}: {name} is not committed (git add -f it first)"
 
+
+
+def test_each_benchmark_page_is_linked_from_its_reference_page_and_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for page in PAGES.glob("*.md"):
+        assert f"benchmarks/{page.name}" in (ROOT / "docs" / page.name).read_text(), \
+            f"docs/{page.name} does not link docs/benchmarks/{page.name}"
+        assert f"docs/benchmarks/{page.name}" in readme, f"README.md does not link docs/benchmarks/{page.name}"
