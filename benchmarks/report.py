@@ -238,7 +238,7 @@ def direction_real_table(key: str) -> str:
     for score in ("reci", "kendall", "spearman", "iqr", "combined"):
         if f"{score} eps=1" not in d[key]:
             continue
-        cells = [score]
+        cells = ["two-score map (SIM-fitted)" if score == "combined" else score]
         for e in EPS:
             entry = d[key][f"{score} eps={e}"]
             weighted = d["real_weighted"].get(f"{score} eps={e}") if key == "real" else None
