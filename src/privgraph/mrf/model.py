@@ -63,12 +63,6 @@ class MarkovRandomField:
     def potentials(self) -> tuple[np.ndarray, ...]:
         return tuple(f.values for f in self.factors)
 
-    def with_potentials(self, potentials: Sequence[np.ndarray]) -> "MarkovRandomField":
-        """The same structure with new log-potentials (same shapes)."""
-        return MarkovRandomField(
-            self.domain, tuple(Factor(f.domain, p) for f, p in zip(self.factors, potentials))
-        )
-
     def log_unnormalised(self, codes: np.ndarray) -> np.ndarray:
         """``sum_C theta_C(x_C)`` for each row of integer codes (columns in domain order)."""
         codes = np.asarray(codes)

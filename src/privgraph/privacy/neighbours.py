@@ -78,15 +78,6 @@ def histogram_l2_sensitivity(neighbours: Neighbours) -> float:
     ]
 
 
-def count_sensitivity(neighbours: Neighbours) -> int:
-    """Sensitivity of the number of records n: 1 under add/remove, 0 under replace-one.
-
-    >>> count_sensitivity(Neighbours.REPLACE_ONE)
-    0
-    """
-    return {Neighbours.ADD_REMOVE: 1, Neighbours.REPLACE_ONE: 0}[Neighbours.parse(neighbours)]
-
-
 # --- argument checks shared by every mechanism (one place, one wording: privgraph.validation) ---
 
 

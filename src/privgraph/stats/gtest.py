@@ -52,13 +52,6 @@ def strata_dof(strata: np.ndarray) -> int:
     return int(np.maximum(rows - 1, 0) @ np.maximum(cols - 1, 0))
 
 
-def expected_counts(strata: np.ndarray) -> np.ndarray:
-    """Counts expected under independence within each stratum (0 in empty strata)."""
-    n = strata.sum(axis=(1, 2), keepdims=True).astype(np.float64)
-    outer = strata.sum(axis=2, keepdims=True) * strata.sum(axis=1, keepdims=True)
-    return np.divide(outer, n, out=np.zeros(strata.shape), where=n > 0)
-
-
 def g_test(table) -> ChiSquareResult:
     """The G test (likelihood ratio): ``G = 2 sum O ln(O / E)`` over cells with O > 0.
 
