@@ -203,27 +203,27 @@ class PrivPC(PrivateEstimator):
         *privacy_params(
             epsilon="Total privacy budget epsilon (the whole run).",
             delta="Total privacy budget delta.",
-            neighbours="replace_one (one row changed; the number of rows public) | add_remove (one row added or "
-                       "removed; the number of rows is released first with 1% of epsilon and the tests run on a "
-                       "secret subset of that size)."),
+            neighbours="replace_one: one row changed, the number of rows public; add_remove: one row added or "
+                       "removed, the number of rows released first with 1% of epsilon and the tests run on a secret "
+                       "subset of that size."),
         Param("alpha", "Level of each independence test.", kind=check_share),
-        Param("ci_test", "auto (default: fisher-z when every column is continuous, kendall when every column is "
-                         "ordinal or binary, else g) | kendall | kendall-ties (Kendall corrected for ties: for "
-                         "categorical columns with rare levels) | spearman | g | chi-square | fisher-z (continuous "
-                         "columns with codebook bounds: one private covariance, PC on it for free).",
+        Param("ci_test", "auto: fisher-z when every column is continuous, kendall when every column is ordinal or "
+                         "binary, else g; kendall-ties: Kendall corrected for ties (categorical columns with rare "
+                         "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
+                         "on it for free.",
               choices=("auto", *CI_TESTS, FISHER_Z)),
         Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count),
-        Param("method", "priv-pc | gauss-pc (wide tables) | svt-pc | em-pc | laplace-pc | sg-pc | pc (not private).",
+        Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
               choices=METHODS),
         Param("max_rounds", "Cap of rounds/tests reserved in advance (default per method).", kind=positive_count),
         Param("forbidden", "Background knowledge: pairs of columns never joined (never tested)."),
         Param("required", "Background knowledge: pairs of columns always joined (kept untested)."),
-        Param("orient", "cpdag (colliders and Meek's rules) or direction (then private direction tests on the "
-                        "undirected edges).", choices=ORIENTS),
+        Param("orient", "cpdag: colliders and Meek's rules; direction: then private direction tests on the "
+                        "undirected edges.", choices=ORIENTS),
         Param("orient_share", "With --orient direction: the share of epsilon for the direction tests.",
               kind=check_share),
-        Param("degenerate", "A test with no information (every stratum degenerate): dependent (keep the edge) or "
-                            "independent (causal-learn's convention).", choices=CONVENTIONS),
+        Param("degenerate", "What a test with no information (every stratum degenerate) decides: dependent keeps the "
+                            "edge, independent is causal-learn's convention.", choices=CONVENTIONS),
         Param("record_norm", "With --ci-test fisher-z: the L2 norm each record's scaled vector is shrunk to "
                              "(default: a quarter of the box's, sqrt(d)/4)."),
     )

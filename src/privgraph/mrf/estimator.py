@@ -114,16 +114,17 @@ class PrivateMRF(PrivateEstimator):
         *privacy_params(
             epsilon="Total privacy budget epsilon.",
             delta="delta, for Gaussian noise and PSGD.",
-            neighbours="add_remove (the number of units private, estimated from the noisy tables) | replace_one "
-                       "(one unit changed, the number public)."),
+            neighbours="add_remove: the number of units private, estimated from the noisy tables; replace_one: "
+                       "one unit changed, the number public."),
         Param("cliques", 'Cliques as "a,b;b,c" (columns within a clique by commas).'),
-        Param("method", "cgm-em | naive-mle | psgd (from Python also a function of the released tables).",
+        Param("method", "The model's fit (from Python also a function of the released tables).",
               choices=METHODS),
-        Param("noise", "laplace | gaussian (needs delta).", choices=NOISES),
+        Param("noise", "The tables' noise: laplace (pure DP) or gaussian (needs delta).", choices=NOISES),
         Param("individual", "Column naming the individual (the privacy unit)."),
         Param("ties", "Tied potentials: a group label per clique (the table methods only)."),
         Param("null", "The individual column's null code (the table methods only)."),
-        Param("invalid", "Missing/out-of-domain values: drop (default under add_remove) | recode (to the first level).",
+        Param("invalid", "Missing/out-of-domain values: drop (default under add_remove) or recode (to the first "
+                         "level, default under replace_one).",
               choices=INVALID_POLICIES),
         Param("options", "Extra keywords for the method (e.g. {'discrepancy': 1.5} for cgm-em)."),
     )

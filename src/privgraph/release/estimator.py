@@ -187,24 +187,24 @@ class PrivateRelease(PrivateEstimator):
         *privacy_params(
             epsilon="Total privacy budget epsilon of the whole release.",
             delta="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP).",
-            neighbours="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and "
-                       "Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the "
-                       "tree needs none) | replace_one (one row changed, the number of rows public)."),
+            neighbours="add_remove: one row added or removed, the number of rows private (Gauss-PC and Priv-PC "
+                       "first release it with 1% of the budget and run on a secret subset of that size; the tree "
+                       "needs none); replace_one: one row changed, the number of rows public."),
         Param("split", "Structure's share of epsilon for Priv-PC (default: the planner's recommendation).",
               kind=check_share),
         Param("cap", "Largest number of cells of one model table (public).", kind=positive_count),
         Param("alpha", "Level of Priv-PC's tests.", kind=check_share),
         Param("max_rounds", "Priv-PC's cap of rounds, or auto (its default if the budget affords it, else the "
                             "largest cap the planner finds affordable)."),
-        Param("method", "The model's fit from the released tables: cgm-em | naive-mle (from Python also a function).",
+        Param("method", "The model's fit from the released tables (from Python also a function).",
               choices=tuple(TABLE_METHODS)),
         Param("orient", "A hook orient(cpdag, engine, budget) -> cpdag for a private orientation step (from Python); "
                         "None: colliders and Meek's rules only."),
         Param("tree_cap", "Public model-size cap: the most cells the model's junction tree may hold, so that the "
                           "model is fitted and sampled exactly (at least the domain's one-way cells).",
               kind=positive_count),
-        Param("structure", "Stage 1: auto | gauss-pc | priv-pc | tree (auto: Gauss-PC where the planner finds it "
-                           "affordable and delta > 0, else Priv-PC where affordable, else a private spanning tree).",
+        Param("structure", "Stage 1; auto: Gauss-PC where the planner finds it affordable and delta > 0, else "
+                           "Priv-PC where affordable, else a private spanning tree.",
               choices=STRUCTURES),
     )
 

@@ -555,10 +555,11 @@ class PrivateANM(PrivateEstimator):
             epsilon="Privacy budget epsilon per pair.",
             delta="Delta per pair (the iqr score only).",
             neighbours="replace_one only (one record changed; n public: the split and the scores' sensitivities use it)."),
-        Param("score", "Score: reci (default: regression errors, with a probability), kendall, spearman, hsic or iqr.",
+        Param("score", "The dependence score: reci (regression errors, with a probability), kendall, spearman, hsic "
+                       "or iqr.",
               choices=ds.SCORES),
-        Param("privacy", "'record' (default: every record protected), 'test' (test records only: NOT private for the "
-                         "training part) or 'train+test' (every record, hsic only, needs ~1e7 rows).",
+        Param("privacy", "record: every record protected; test: test records only (NOT private for the training "
+                         "part); train+test: every record, hsic only, needs ~1e7 rows.",
               choices=PRIVACY_MODES),
         Param("bounds", "Public clipping bounds ((x_low, x_high), (y_low, y_high)), instead of a domain."),
         Param("test_fraction", "Share of the rows in the test part (public).", kind=check_share),
