@@ -25,7 +25,7 @@ from privgraph.cli import domain
 from privgraph.cli import sample
 from privgraph.cli import release
 from privgraph.cli import plan
-from privgraph.cli.params import built
+from privgraph.cli.params import build
 
 #: The commands by name, in the order ``privgraph --help`` lists them.
 COMMANDS = {"demo": demo.demo, "audit": audit.audit, "direction": direction.direction, "discover": discover.discover,
@@ -43,7 +43,7 @@ class Commands(TyperGroup):
     def get_command(self, ctx, cmd_name: str):
         if cmd_name in COMMANDS and cmd_name not in self.commands:
             self.commands[cmd_name] = get_command_from_info(
-                CommandInfo(name=cmd_name, callback=built(COMMANDS[cmd_name])),
+                CommandInfo(name=cmd_name, callback=build(COMMANDS[cmd_name])),
                 pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
         return self.commands.get(cmd_name)
 

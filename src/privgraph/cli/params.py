@@ -7,10 +7,12 @@ PRIVPC.option()``: the command's parameter is named after the estimator's (the f
 (:class:`~privgraph.estimator.Param`), its metavar the declared choices (``[auto|kendall|...]``).
 Options of the command line alone (paths, ``--seed``, ``--format``, ...) stay written out.
 
-The placeholders become typer options when the command is built (:func:`built`, called by the
+The placeholders become typer options when the command is built (:func:`build`, called by the
 command group on first use), which imports the estimator: ``privgraph --help`` lists the
-commands without importing any. The built command checks each such option by its declaration,
-naming the flag (``--alpha must lie in (0, 1), got 0.0``), before the command's body runs.
+commands without importing any, while a command's own ``--help`` imports its estimator (and
+the numerical stack: about a second more on a fresh process). The built command checks each
+such option by its declaration, naming the flag (``--alpha must lie in (0, 1), got 0.0``),
+before the command's body runs.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class EstimatorOptions:
 @dataclass(frozen=True)
 class EstimatorOption:
     """A command parameter's placeholder default: the option of the estimator's parameter of the
-    same name (:func:`built` makes it a typer option)."""
+    same name (:func:`build` makes it a typer option)."""
 
     estimator: EstimatorOptions
     required: bool = False
@@ -72,7 +74,7 @@ def typer_option(param, required: bool = False):
     return typer.Option(... if required else param.default, help=param.help, metavar=metavar)
 
 
-def built(command):
+def build(command):
     """``command`` (a function left untouched) as typer reads it: a wrapper whose signature has
     each :class:`EstimatorOption` replaced by its typer option, and which checks those options
     by their declarations (a value of None, not given, is not checked) before calling it.
@@ -80,9 +82,9 @@ def built(command):
     >>> PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")
     >>> def command(alpha: float = PRIVPC.option(), seed: int = 0):
     ...     return alpha
-    >>> inspect.signature(built(command)).parameters["alpha"].default.default
+    >>> inspect.signature(build(command)).parameters["alpha"].default.default
     0.05
-    >>> built(command)(alpha=0.0, seed=0)
+    >>> build(command)(alpha=0.0, seed=0)
     Traceback (most recent call last):
     ...
     privgraph.validation.InvalidInput: --alpha must lie in (0, 1), got 0.0
