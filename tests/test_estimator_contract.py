@@ -52,6 +52,24 @@ def test_parameters_are_keyword_only_and_led_by_the_privacy_ones(cls):
     assert list(inspect.signature(cls.privacy_plan).parameters) == ["self", "domain", "n_rows"]
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+def test_every_parameter_is_declared_once_and_every_declaration_is_a_parameter(cls):
+    import inspect
+
+    declared = [p.name for p in cls.PARAMS]
+    assert len(declared) == len(set(declared)), declared
+    assert declared == list(inspect.signature(cls.__init__).parameters)[1:]  # in the signature's order
+    assert all(p.help and "\n" not in p.help and p.default is inspect.Parameter.empty for p in cls.PARAMS)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_every_default_passes_its_declared_check(cls):
+    """A declaration agrees with its default: the kind or the choices accept it."""
+    for param in cls.declared_params().values():
+        if param.default is not None and (param.kind or param.choices):
+            param.check(param.default)
+
+
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_clone_params_and_repr_follow_scikit_learn(make):
     base = pytest.importorskip("sklearn.base")

@@ -15,6 +15,10 @@
   ``plan.epsilon(delta)``, ``plan.check(budget)``) from public facts only, before any data is
   read, and equal to the ledger ``fit`` then charges (``plan == est.fit(X).ledger_``;
   ``n_rows`` is a public guess under add/remove, None where the plan needs no n).
+* **Declarations**: ``PARAMS``, one :class:`Param` per constructor parameter (its one-line
+  help, its closed set of choices, its kind of check); :meth:`PrivateEstimator.declared_params`
+  adds each default, read from the signature. The command line builds its options from them
+  (``privgraph.cli.params``), so a flag's default, choices and help are the estimator's.
 * **Randomness**: ``random_state=None`` draws noise from the SecureSampler; an integer, a
   numpy Generator or a SeededSampler makes it reproducible and therefore NOT private, and
   every fit says so with a :class:`UserWarning`.
@@ -38,11 +42,61 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from dataclasses import dataclass, replace
+from typing import Callable
+
 from privgraph.privacy import resolve_sampler
-from privgraph.validation import InvalidInput
+from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
+from privgraph.validation import InvalidInput, one_of
 
 #: Message of the warning a fit with seeded noise gives.
 SEEDED_WARNING = "random_state seeds the noise: reproducible and NOT private (tests and experiments only)"
+
+
+@dataclass(frozen=True)
+class Param:
+    """The declaration of one constructor parameter, beside its estimator's ``__init__``.
+
+    ``help`` is one user-facing line (the command line's option help); ``choices`` the closed
+    set of values where there is one (read from the registry that holds them); ``kind`` a check
+    ``kind(value, name) -> value`` that raises InvalidInput naming ``name`` (as
+    :func:`~privgraph.privacy.neighbours.check_epsilon` does). ``default`` is never declared:
+    :meth:`PrivateEstimator.declared_params` reads it from the signature.
+
+    >>> Param("noise", "Noise of the tables.", choices=("laplace", "gaussian")).check("gauss", "--noise")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --noise must be one of ('laplace', 'gaussian'), got 'gauss'
+    """
+
+    name: str
+    help: str
+    choices: tuple = ()
+    kind: Callable | None = None
+    default: object = inspect.Parameter.empty
+
+    def check(self, value, name: str | None = None):
+        """``value`` checked by ``kind``, else against ``choices``; the message names ``name``
+        (default: the parameter's)."""
+        name = name or self.name
+        if self.kind is not None:
+            return self.kind(value, name)
+        return one_of(name, value, self.choices) if self.choices else value
+
+
+#: ``random_state``'s help, the same on every estimator.
+RANDOM_STATE_HELP = "Seed the noise (tests and experiments only: seeded noise is NOT private); None: secure noise."
+
+
+def privacy_params(epsilon: str, delta: str, neighbours: str, random_state: str = RANDOM_STATE_HELP) -> tuple[Param, ...]:
+    """The declarations of the four privacy parameters every estimator leads with, by their helps.
+
+    >>> [(p.name, p.choices) for p in privacy_params("e", "d", "n")][2]
+    ('neighbours', ('add_remove', 'replace_one'))
+    """
+    return (Param("epsilon", epsilon, kind=check_epsilon), Param("delta", delta, kind=check_delta),
+            Param("neighbours", neighbours, choices=tuple(m.value for m in Neighbours), kind=Neighbours.parse),
+            Param("random_state", random_state))
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -70,6 +124,23 @@ class PrivateEstimator:
     ...
     privgraph.estimator.NotFittedError: Toy is not fitted yet: call fit first (no attribute 'ledger_')
     """
+
+    #: One :class:`Param` per constructor parameter (a test holds the two lists equal).
+    PARAMS: tuple[Param, ...] = ()
+
+    @classmethod
+    def declared_params(cls) -> dict[str, Param]:
+        """The declarations of :attr:`PARAMS` by name, each with its default from ``__init__``.
+
+        >>> class Toy(PrivateEstimator):
+        ...     PARAMS = (Param("epsilon", "Total privacy budget epsilon.", kind=check_epsilon),)
+        ...     def __init__(self, *, epsilon=1.0):
+        ...         self.epsilon = epsilon
+        >>> Toy.declared_params()["epsilon"].default
+        1.0
+        """
+        defaults = {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()}
+        return {p.name: replace(p, default=defaults[p.name]) for p in cls.PARAMS}
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -131,4 +202,4 @@ def _same(value, default) -> bool:
         return False
 
 
-__all__ = ["NotFittedError", "PrivateEstimator", "SEEDED_WARNING"]
+__all__ = ["NotFittedError", "Param", "PrivateEstimator", "RANDOM_STATE_HELP", "SEEDED_WARNING", "privacy_params"]

@@ -81,6 +81,30 @@ def positive_int(name: str, value, minimum: int = 1, *, or_none: bool = False, w
     return int(value)
 
 
+def positive_count(value, name: str = "count") -> int:
+    """A parameter kind: an integer >= 1 (a whole float too), as :func:`positive_int` says it.
+
+    >>> positive_count(3.0, "cap")
+    3
+    >>> positive_count(0, "--cap")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --cap must be an integer >= 1, got 0
+    """
+    return positive_int(name, value, whole_floats=True)
+
+
+def count(value, name: str = "count") -> int:
+    """A parameter kind: an integer >= 0 (a whole float too).
+
+    >>> count(-1, "--max-cond-size")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --max-cond-size must be an integer >= 0, got -1
+    """
+    return positive_int(name, value, 0, whole_floats=True)
+
+
 def in_range(name: str, value, low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> float:
     """``value`` as a float if it is a real number in the interval from ``low`` to ``high``
     (each end closed unless ``low_open`` / ``high_open``); else InvalidInput naming the
@@ -110,4 +134,4 @@ def is_real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-__all__ = ["InvalidInput", "UnknownName", "in_range", "is_real", "one_of", "positive_int"]
+__all__ = ["InvalidInput", "UnknownName", "count", "in_range", "is_real", "one_of", "positive_count", "positive_int"]

@@ -94,4 +94,4 @@ def test_default_prints_the_probability_and_undecided_below_the_threshold(tmp_pa
     assert rows["noise"]["direction"] == "undecided" and 0.5 <= rows["noise"]["p_error_order"] < 0.99
     assert "P(error order)" in result.output and "undecided" in result.output
     refused = CliRunner().invoke(app, [*args, "--abstain-below", "1.5"])
-    assert refused.exit_code != 0 and "abstain_below must be in" in str(refused.exception)
+    assert refused.exit_code != 0 and "--abstain-below must be in" in str(refused.exception)

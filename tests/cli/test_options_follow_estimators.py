@@ -9,7 +9,10 @@ import typer
 
 from privgraph.causal import PrivPC
 from privgraph.causal.direction import PrivateANM
-from privgraph.cli import app
+from typer.testing import CliRunner
+
+from privgraph.cli import COMMANDS as CLI_COMMANDS, app
+from privgraph.cli.params import EstimatorOption, flag
 from privgraph.mrf import PrivateMRF
 from privgraph.release import PrivateRelease
 
@@ -18,7 +21,7 @@ COMMANDS = {"discover": PrivPC, "direction": PrivateANM, "fit-mrf": PrivateMRF, 
 
 def shared_options(command: str):
     """(option name, CLI default, estimator default, required) of each option named after a parameter."""
-    click_command = typer.main.get_command(app).commands[command]
+    click_command = typer.main.get_command(app).get_command(None, command)
     parameters = inspect.signature(COMMANDS[command].__init__).parameters
     return [(p.name, p.default, parameters[p.name].default, p.required)
             for p in click_command.params if p.name in parameters]
@@ -32,11 +35,34 @@ def test_every_shared_option_has_the_estimators_default(command):
     assert not drifted, f"{command}: options whose default is not the estimator's: {drifted}"
 
 
-def test_a_drifted_default_is_seen(monkeypatch):
-    """The check has teeth: an estimator default changed under the CLI shows as drift."""
-    original = PrivPC.__init__
-    signature = inspect.signature(original)
+def test_a_changed_estimator_default_is_the_clis(monkeypatch):
+    """The CLI reads its defaults from the signature: a default changed in ``PrivPC.__init__``
+    (the drift the review found) is the option's default too."""
+    signature = inspect.signature(PrivPC.__init__)
     changed = signature.replace(parameters=[p.replace(default="kendall") if p.name == "ci_test" else p
                                             for p in signature.parameters.values()])
     monkeypatch.setattr(PrivPC.__init__, "__signature__", changed, raising=False)
-    assert ("ci_test", "auto", "kendall", False) in shared_options("discover")
+    assert ("ci_test", "kendall", "kendall", False) in shared_options("discover")
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS) + ["plan"])
+def test_every_option_named_after_a_parameter_is_read_from_its_declaration(command):
+    """No hand-written copy: each such parameter of the command's function has the placeholder
+    default, and its option carries the declaration's help and choices."""
+    estimator = COMMANDS.get(command, PrivateRelease)
+    function = CLI_COMMANDS[command]
+    declared = estimator.declared_params()
+    shared = [p for p in inspect.signature(function).parameters.values() if p.name in declared]
+    assert shared and all(isinstance(p.default, EstimatorOption) for p in shared), \
+        [p.name for p in shared if not isinstance(p.default, EstimatorOption)]
+    options = {p.name: p for p in typer.main.get_command(app).get_command(None, command).params}
+    for p in shared:
+        option, param = options[p.name], declared[p.name]
+        assert option.help == param.help and option.opts == [flag(p.name)]
+        assert option.metavar == (f"[{'|'.join(param.choices)}]" if param.choices else None)
+
+
+def test_a_declared_choice_is_checked_with_the_flag_named():
+    result = CliRunner().invoke(app, ["discover", "--network", "asia", "--degenerate", "skip"])
+    assert result.exit_code != 0
+    assert str(result.exception) == "--degenerate must be one of ('dependent', 'independent'), got 'skip'"

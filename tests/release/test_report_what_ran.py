@@ -81,8 +81,11 @@ def test_ledger_json_compares_methods_apart_from_the_guarantee(files):
 
 
 def test_the_cli_tree_cap_default_is_the_estimators():
-    from privgraph.cli import release as cli_release
+    import typer
+
+    from privgraph.cli import app
     from privgraph.release import PrivateRelease
     from privgraph.release.cliques import DEFAULT_TREE_CAP
 
-    assert cli_release.DEFAULT_TREE_CAP == DEFAULT_TREE_CAP == PrivateRelease().tree_cap
+    options = {p.name: p for p in typer.main.get_command(app).get_command(None, "release").params}
+    assert options["tree_cap"].default == DEFAULT_TREE_CAP == PrivateRelease().tree_cap

@@ -48,19 +48,19 @@ from privgraph.data.relation import is_duckdb_relation, is_spark_frame
 from privgraph.data.resized import resize_engine
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine, resolve_domain
-from privgraph.estimator import PrivateEstimator
+from privgraph.estimator import Param, PrivateEstimator, privacy_params
 from privgraph.graphs import orient
 from privgraph.privacy import (
     Budget, Charge, Ledger, Neighbours, PrivacyPlan, laplace_scale, reserve_plan, resolve_sampler,
 )
-from privgraph.privacy.neighbours import check_delta, check_epsilon
+from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
 from privgraph.privacy.resize import (
     RESIZED, as_add_remove, public_size, release_public_size, size_charge, size_epsilons, whole_epsilon,
 )
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
-from privgraph.stats.strata import check_convention
-from privgraph.validation import InvalidInput, one_of, positive_int
+from privgraph.stats.strata import CONVENTIONS, check_convention
+from privgraph.validation import InvalidInput, count, one_of, positive_count, positive_int
 
 #: CI tests by name.
 CI_TESTS = {"kendall": KendallTest, "kendall-ties": partial(KendallTest, tie_corrected=True),
@@ -81,6 +81,10 @@ AR = Neighbours.ADD_REMOVE
 
 #: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
 ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}
+
+#: How the released skeleton is oriented (``orient``).
+ORIENTS = ("cpdag", "direction")
+
 
 class PrivPC(PrivateEstimator):
     """Private PC (Priv-PC and its baselines) with a total budget (epsilon, delta).
@@ -193,6 +197,36 @@ class PrivPC(PrivateEstimator):
     >>> ar.ledger_.neighbours == {Neighbours.ADD_REMOVE}, [c.mechanism for c in ar.ledger_][:2], 49_000 < ar.n_rows_ < 50_000
     (True, ['laplace', 'sieve'], True)
     """
+
+    #: The parameters' declarations (the CLI's ``discover`` options are built from them).
+    PARAMS = (
+        *privacy_params(
+            epsilon="Total privacy budget epsilon (the whole run).",
+            delta="Total privacy budget delta.",
+            neighbours="replace_one: one row changed, the number of rows public; add_remove: one row added or "
+                       "removed, the number of rows released first with 1% of epsilon and the tests run on a secret "
+                       "subset of that size."),
+        Param("alpha", "Level of each independence test.", kind=check_share),
+        Param("ci_test", "auto: fisher-z when every column is continuous, kendall when every column is ordinal or "
+                         "binary, else g; kendall-ties: Kendall corrected for ties (categorical columns with rare "
+                         "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
+                         "on it for free.",
+              choices=("auto", *CI_TESTS, FISHER_Z)),
+        Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count),
+        Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
+              choices=METHODS),
+        Param("max_rounds", "Cap of rounds/tests reserved in advance (default per method).", kind=positive_count),
+        Param("forbidden", "Background knowledge: pairs of columns never joined (never tested)."),
+        Param("required", "Background knowledge: pairs of columns always joined (kept untested)."),
+        Param("orient", "cpdag: colliders and Meek's rules; direction: then private direction tests on the "
+                        "undirected edges.", choices=ORIENTS),
+        Param("orient_share", "With --orient direction: the share of epsilon for the direction tests.",
+              kind=check_share),
+        Param("degenerate", "What a test with no information (every stratum degenerate) decides: dependent keeps the "
+                            "edge, independent is causal-learn's convention.", choices=CONVENTIONS),
+        Param("record_norm", "With --ci-test fisher-z: the L2 norm each record's scaled vector is shrunk to "
+                             "(default: a quarter of the box's, sqrt(d)/4)."),
+    )
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
                  ci_test="auto", max_cond_size=None, method="priv-pc", max_rounds=None, forbidden=(), required=(),
@@ -495,8 +529,7 @@ class PrivPC(PrivateEstimator):
             raise InvalidInput(f"gauss-pc composes in zCDP and needs delta > 0, got delta={self.delta!r}")
         positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True)
         check_convention(self.degenerate)
-        if self.orient not in ("cpdag", "direction"):
-            raise InvalidInput(f"orient must be 'cpdag' or 'direction', got {self.orient!r}")
+        one_of("orient", self.orient, ORIENTS)
         if self.orient == "direction":
             if self.method == "pc":
                 raise InvalidInput("orient='direction' spends budget on private direction tests: use a private method")

@@ -1,12 +1,20 @@
 """The ``privgraph`` command line: one sub-command per module in this package.
 
 The only module that imports everything; each command lives in its own module and is
-registered below.
+listed in :data:`COMMANDS`. A command is built (its estimator's options read from the
+estimator's declarations, :mod:`privgraph.cli.params`) when it runs or shows its help, so
+``privgraph --help`` and ``--version`` import no numerical stack.
 """
 
 from __future__ import annotations
 
+import inspect
+
+import click
 import typer
+from typer.core import TyperGroup
+from typer.main import get_command_from_info
+from typer.models import CommandInfo
 
 from privgraph.cli import demo
 from privgraph.cli import audit
@@ -17,10 +25,40 @@ from privgraph.cli import domain
 from privgraph.cli import sample
 from privgraph.cli import release
 from privgraph.cli import plan
+from privgraph.cli.params import build
+
+#: The commands by name, in the order ``privgraph --help`` lists them.
+COMMANDS = {"demo": demo.demo, "audit": audit.audit, "direction": direction.direction, "discover": discover.discover,
+            "fit-mrf": fit_mrf.fit_mrf, "sample": sample.sample, "domain": domain.domain, "release": release.release,
+            "plan": plan.plan}
+
+
+class Commands(TyperGroup):
+    """The group of :data:`COMMANDS`, each built on first use; the list in ``--help`` reads only
+    their docstrings."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            self.commands[cmd_name] = get_command_from_info(
+                CommandInfo(name=cmd_name, callback=build(COMMANDS[cmd_name])),
+                pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx, formatter) -> None:
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        rows = [(name, click.Command(name, help=inspect.getdoc(command)).get_short_help_str(limit))
+                for name, command in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="privgraph",
     help="Causal and graphical models from sensitive data, under differential privacy.",
+    cls=Commands,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -48,17 +86,6 @@ def _root(
 
     # every command prints its own notice for --seed; the estimators' UserWarning would repeat it
     warnings.filterwarnings("ignore", message="random_state seeds the noise")
-
-
-app.command("demo")(demo.demo)
-app.command("audit")(audit.audit)
-app.command("direction")(direction.direction)
-app.command("discover")(discover.discover)
-app.command("fit-mrf")(fit_mrf.fit_mrf)
-app.command("sample")(sample.sample)
-app.command("domain")(domain.domain)
-app.command("release")(release.release)
-app.command("plan")(plan.plan)
 
 
 def main() -> None:

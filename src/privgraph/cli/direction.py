@@ -40,6 +40,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from privgraph.cli.guarantee import COMPOSITIONS
+from privgraph.cli.params import EstimatorOptions
 from privgraph.outputs import check_outputs, write_atomically
 from privgraph.validation import InvalidInput, UnknownName
 
@@ -114,17 +115,21 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
     return row
 
 
+#: The estimator whose declarations the options named after its parameters are read from.
+ANM = EstimatorOptions("privgraph.causal.direction", "PrivateANM")
+
+
 def direction(
     data: List[Path] = typer.Argument(..., help="CSV or Parquet file(s); several files = one pair per file."),
     domain: Optional[Path] = typer.Option(None, "--domain", help="Public domain codebook naming --x and --y (continuous with bounds, or ordinal)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Scale by the data instead of a domain: the result is then NOT private."),
     x: str = typer.Option(..., "--x", help="Column of the first variable."),
     y: str = typer.Option(..., "--y", help="Column of the second variable."),
-    epsilon: float = typer.Option(..., help="Privacy budget epsilon per pair."),
-    score: str = typer.Option("reci", help="Score: reci (default: regression errors, with a probability), kendall, spearman, hsic or iqr."),
-    abstain_below: float = typer.Option(0.6, help="Answer 'undecided' when P(error order) (reci) or P(causal, SIM) (kendall) is below this public threshold in [0.5, 1); 0.5 never abstains."),
-    privacy: str = typer.Option("record", help="'record' (default: every record protected), 'test' (test records only: NOT private for the training part) or 'train+test' (every record, hsic only, needs ~1e7 rows)."),
-    delta: float = typer.Option(1e-6, help="Delta per pair (the iqr score only)."),
+    epsilon: float = ANM.option(required=True),
+    score: str = ANM.option(),
+    abstain_below: float = ANM.option(),
+    privacy: str = ANM.option(),
+    delta: float = ANM.option(),
     x_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of x (instead of --domain)."),
     y_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of y (instead of --domain)."),
     pair_column: Optional[str] = typer.Option(None, help="Long table: the column naming each pair."),
@@ -136,17 +141,15 @@ def direction(
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
     from privgraph.causal.direction import PrivateANM, check_settings
-    from privgraph.causal.direction.estimator import check_abstain
     from privgraph.data import DomainRequired
     from privgraph.data.frontdoor import how_to_get_a_domain
 
     from privgraph.cli.options import check_options
 
-    check_options(epsilon=epsilon, delta=delta, seed=seed)
+    check_options(seed=seed)
     if x == y:
         raise InvalidInput(f"--x and --y name the same column {x!r}: a direction needs two variables")
     check_settings(score, privacy, epsilon, delta)
-    check_abstain(abstain_below)
     check_outputs({"--out": (out, (".json", ".csv"))}, overwrite=overwrite)
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):

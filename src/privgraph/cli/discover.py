@@ -19,7 +19,11 @@ from rich.table import Table
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+from privgraph.cli.params import EstimatorOptions
 from privgraph.validation import InvalidInput
+
+#: The estimator whose declarations the options named after its parameters are read from.
+PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")
 
 
 def discover(
@@ -30,17 +34,17 @@ def discover(
     spark_master: Optional[str] = SPARK_MASTER,
     network: Optional[str] = typer.Option(None, help="A bundled network to sample from instead (asia, cancer, ...)."),
     samples: int = typer.Option(100_000, help="Rows to sample from --network."),
-    epsilon: float = typer.Option(1.0, help="Total privacy budget epsilon (the whole run)."),
-    delta: float = typer.Option(1e-6, help="Total privacy budget delta."),
-    alpha: float = typer.Option(0.05, help="Level of each independence test."),
-    method: str = typer.Option("priv-pc", help="priv-pc | gauss-pc (wide tables) | svt-pc | em-pc | laplace-pc | sg-pc | pc (not private)."),
-    ci_test: str = typer.Option("auto", help="auto (default: fisher-z when every column is continuous, kendall when every column is ordinal or binary, else g) | kendall | kendall-ties (Kendall corrected for ties: for categorical columns with rare levels) | spearman | g | chi-square | fisher-z (continuous columns with codebook bounds: one private covariance, PC on it for free)."),
-    max_cond_size: Optional[int] = typer.Option(None, help="Largest conditioning set (default: min(d-2, log2(n)-5))."),
-    max_rounds: Optional[int] = typer.Option(None, help="Cap of rounds/tests reserved in advance (default per method)."),
-    degenerate: str = typer.Option("dependent", help="A test with no information (every stratum degenerate): dependent (keep the edge) or independent (causal-learn's convention)."),
-    orient: str = typer.Option("cpdag", help="cpdag (colliders and Meek's rules) or direction (then private direction tests on the undirected edges)."),
-    orient_share: float = typer.Option(0.2, help="With --orient direction: the share of epsilon for the direction tests."),
-    neighbours: str = typer.Option("replace_one", help="replace_one (one row changed; the number of rows public) | add_remove (one row added or removed; the number of rows is released first with 1% of epsilon and the tests run on a secret subset of that size)."),
+    epsilon: float = PRIVPC.option(),
+    delta: float = PRIVPC.option(),
+    alpha: float = PRIVPC.option(),
+    method: str = PRIVPC.option(),
+    ci_test: str = PRIVPC.option(),
+    max_cond_size: Optional[int] = PRIVPC.option(),
+    max_rounds: Optional[int] = PRIVPC.option(),
+    degenerate: str = PRIVPC.option(),
+    orient: str = PRIVPC.option(),
+    orient_share: float = PRIVPC.option(),
+    neighbours: str = PRIVPC.option(),
     seed: Optional[int] = typer.Option(None, help="Seed the noise (experiments only: seeded noise is NOT private)."),
     data_seed: int = typer.Option(0, help="Seed for sampling --network (public synthetic data)."),
     out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml, or any name with --format)."),
@@ -56,9 +60,7 @@ def discover(
 
     from privgraph.cli.options import check_options
 
-    check_options(samples=samples if network is not None else None, epsilon=epsilon, delta=delta, alpha=alpha,
-                  max_cond_size=max_cond_size, max_rounds=max_rounds, orient_share=orient_share, seed=seed,
-                  data_seed=data_seed)
+    check_options(samples=samples if network is not None else None, seed=seed, data_seed=data_seed)
     console = Console()
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise InvalidInput(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")

@@ -18,8 +18,13 @@ from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+from privgraph.cli.params import EstimatorOptions
 from privgraph.outputs import check_outputs, write_all
 from privgraph.validation import InvalidInput
+
+
+#: The estimator whose declarations the options named after its parameters are read from.
+MRF = EstimatorOptions("privgraph.mrf", "PrivateMRF")
 
 
 def fit_mrf(
@@ -28,14 +33,14 @@ def fit_mrf(
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
     engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark (cgm-em and naive-mle without --individual)."),
     spark_master: Optional[str] = SPARK_MASTER,
-    invalid: Optional[str] = typer.Option(None, help="Missing/out-of-domain values: drop (default under add_remove) | recode (to the first level)."),
-    cliques: str = typer.Option(..., help='Cliques as "a,b;b,c" (columns within a clique by commas).'),
-    epsilon: float = typer.Option(..., help="Total privacy budget epsilon."),
-    method: str = typer.Option("cgm-em", help="cgm-em | naive-mle | psgd."),
-    neighbours: str = typer.Option("add_remove", help="add_remove | replace_one."),
-    noise: str = typer.Option("laplace", help="laplace | gaussian (needs --delta)."),
-    delta: Optional[float] = typer.Option(None, help="delta, for Gaussian noise and PSGD."),
-    individual: Optional[str] = typer.Option(None, help="Column naming the individual (the privacy unit)."),
+    invalid: Optional[str] = MRF.option(),
+    cliques: str = MRF.option(required=True),
+    epsilon: float = MRF.option(required=True),
+    method: str = MRF.option(),
+    neighbours: str = MRF.option(),
+    noise: str = MRF.option(),
+    delta: Optional[float] = MRF.option(),
+    individual: Optional[str] = MRF.option(),
     out: Optional[Path] = typer.Option(None, help="Write the model here: .json (with its ledger) or .uai (the UAI MARKOV format)."),
     synthetic: Optional[Tuple[int, Path]] = typer.Option(None, help="N PATH: write N synthetic records as CSV."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
@@ -51,7 +56,7 @@ def fit_mrf(
     from privgraph.cli.options import check_options
 
     console = Console()
-    check_options(epsilon=epsilon, delta=delta, seed=seed, synthetic=synthetic[0] if synthetic else None)
+    check_options(seed=seed, synthetic=synthetic[0] if synthetic else None)
     check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))},
                   overwrite=overwrite)
     if engine == "spark" and (method == "psgd" or individual is not None):

@@ -1,54 +1,47 @@
-"""The commands' numeric options, checked in one place before anything is read or spent.
+"""The commands' own numeric options, checked in one place before anything is read or spent.
 
-Every command passes the options it has to :func:`check_options`, which applies one check
-per kind (a positive count, a non-negative count, a share in (0, 1), delta, epsilon) with
-one wording, naming the flag: ``--cap must be an integer >= 1, got 0``. The estimators
-check their own arguments again (they are public entry points too); the CLI checks first
-so that the message names the flag the user typed. :func:`check_sample_memory` refuses a
-``--samples`` the machine cannot hold before numpy tries to allocate it.
+An option that is an estimator's parameter is checked by the estimator's declaration
+(:mod:`privgraph.cli.params`); the options of the command line alone (``--samples``,
+``--rows``, ``--seed``, ...; ``demo``'s and ``audit``'s budget) are passed to
+:func:`check_options`, which applies their kind of :data:`KINDS`. Both use the same kinds
+(:func:`~privgraph.validation.positive_count`, :func:`~privgraph.privacy.neighbours.check_share`,
+...) with the same wording, naming the flag: ``--cap must be an integer >= 1, got 0``.
+:func:`check_sample_memory` refuses a ``--samples`` the machine cannot hold before numpy tries
+to allocate it.
 """
 
 from __future__ import annotations
 
 import os
 
+from privgraph.cli.params import flag
 from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
-from privgraph.validation import InvalidInput, positive_int
+from privgraph.validation import InvalidInput, count, positive_count
 
-
-def _positive(value, flag: str) -> None:
-    positive_int(flag, value)
-
-
-def _non_negative(value, flag: str) -> None:
-    positive_int(flag, value, 0)
-
-
-#: The kind of each option, by its parameter name (the flag is ``--`` and the name with dashes).
+#: The kind of each option of the command line alone, by its parameter name.
 KINDS = {
-    "samples": _positive, "cap": _positive, "tree_cap": _positive, "rows": _positive, "max_rounds": _positive, "synthetic": _positive,
-    "max_cond_size": _non_negative, "seed": _non_negative, "data_seed": _non_negative,
-    "split": check_share, "effect": check_share, "cell": check_share, "alpha": check_share,
-    "orient_share": check_share, "delta": check_delta, "epsilon": check_epsilon,
+    "samples": positive_count, "rows": positive_count, "synthetic": positive_count,
+    "seed": count, "data_seed": count,
+    "effect": check_share, "cell": check_share, "alpha": check_share, "delta": check_delta, "epsilon": check_epsilon,
 }
 
 
 def check_options(**values) -> None:
     """Check each given option by its kind (:data:`KINDS`); ``None`` (not given) is skipped.
 
-    >>> check_options(cap=5000, split=None, epsilon=1.0, delta=0.0)
-    >>> check_options(cap=0)
+    >>> check_options(rows=5000, effect=None, epsilon=1.0, delta=0.0)
+    >>> check_options(rows=0)
     Traceback (most recent call last):
     ...
-    privgraph.validation.InvalidInput: --cap must be an integer >= 1, got 0
-    >>> check_options(orient_share=1.0)
+    privgraph.validation.InvalidInput: --rows must be an integer >= 1, got 0
+    >>> check_options(data_seed=-1)
     Traceback (most recent call last):
     ...
-    privgraph.validation.InvalidInput: --orient-share must lie in (0, 1), got 1.0
+    privgraph.validation.InvalidInput: --data-seed must be an integer >= 0, got -1
     """
     for name, value in values.items():
         if value is not None:
-            KINDS[name](value, "--" + name.replace("_", "-"))
+            KINDS[name](value, flag(name))
 
 
 #: Bytes a command allocates per sampled value (a row's codes, its DataFrame's codes and the

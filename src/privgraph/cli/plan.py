@@ -13,18 +13,24 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from privgraph.cli.params import EstimatorOptions
+
+
+#: The estimator whose declarations the options named after its parameters are read from.
+RELEASE = EstimatorOptions("privgraph.release", "PrivateRelease")
+
 
 def plan(
     domain: Path = typer.Option(..., "--domain", help="The public domain codebook (JSON)."),
     rows: int = typer.Option(..., help="Number of rows of the table to release (public under replace-one; under add/remove a public guess the predictions use)."),
-    epsilon: float = typer.Option(..., help="Total privacy budget epsilon."),
-    delta: float = typer.Option(1e-6, help="delta (Priv-PC's composition)."),
-    split: Optional[float] = typer.Option(None, help="Structure's share of epsilon (default: the recommendation)."),
-    cap: int = typer.Option(5000, help="Largest number of cells of one model table."),
+    epsilon: float = RELEASE.option(required=True),
+    delta: float = RELEASE.option(),
+    split: Optional[float] = RELEASE.option(),
+    cap: int = RELEASE.option(),
     effect: float = typer.Option(0.1, help="Dependence (phi coefficient) the structure stage must detect."),
     cell: float = typer.Option(0.01, help="Probability of the cell whose relative error the parameters must bound."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
-    neighbours: str = typer.Option("add_remove", help="add_remove (default: n private, --rows is a public guess; a PC structure releases the size first) | replace_one (n public)."),
+    neighbours: str = RELEASE.option(),
 ) -> None:
     """Predict, without reading data, what a release with this budget can afford."""
     import json
@@ -35,7 +41,7 @@ def plan(
 
     from privgraph.cli.options import check_options
 
-    check_options(rows=rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell)
+    check_options(rows=rows, effect=effect, cell=cell)
     neighbours = Neighbours.parse(neighbours).value  # one spelling in the output
     if not domain.is_file():
         raise FileNotFoundError(f"--domain {str(domain)!r}: no such codebook file")

@@ -20,31 +20,32 @@ from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+from privgraph.cli.params import EstimatorOptions
 from privgraph.validation import one_of
 
-#: ``--tree-cap``'s default: ``privgraph.release.cliques.DEFAULT_TREE_CAP`` (written out so that
-#: ``--help`` imports no numerical stack; a test holds the two equal).
-DEFAULT_TREE_CAP = 400_000
+
+#: The estimator whose declarations the options named after its parameters are read from.
+RELEASE = EstimatorOptions("privgraph.release", "PrivateRelease")
 
 
 def release(
     data: Path = typer.Argument(..., help="CSV or Parquet file of discrete columns (needs --domain)."),
     domain: Optional[Path] = typer.Option(None, "--domain", help="The public domain codebook of DATA (JSON; draft one with `privgraph domain`)."),
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
-    epsilon: float = typer.Option(..., help="Total privacy budget epsilon of the whole release."),
-    delta: float = typer.Option(1e-6, help="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP)."),
+    epsilon: float = RELEASE.option(required=True),
+    delta: float = RELEASE.option(),
     out: Path = typer.Option(..., help="Existing directory the outputs are written into."),
-    split: Optional[float] = typer.Option(None, help="Structure's share of epsilon for Priv-PC (default: the planner's recommendation)."),
-    structure: str = typer.Option("auto", help="Stage 1: auto | gauss-pc | priv-pc | tree (auto: Gauss-PC where the planner finds it affordable and delta > 0, else Priv-PC where affordable, else a private spanning tree)."),
-    cap: int = typer.Option(5000, help="Largest number of cells of one model table (public)."),
-    tree_cap: int = typer.Option(DEFAULT_TREE_CAP, "--tree-cap", help="Public model-size cap: the most cells the model's junction tree may hold, so that the model is fitted and sampled exactly (at least the domain's one-way cells)."),
+    split: Optional[float] = RELEASE.option(),
+    structure: str = RELEASE.option(),
+    cap: int = RELEASE.option(),
+    tree_cap: int = RELEASE.option(),
     rows: Optional[int] = typer.Option(None, help="Number of synthetic rows (default: as many as DATA, public under replace-one; under add/remove the released estimate)."),
     data_format: str = typer.Option("csv", "--format", help="Synthetic rows as csv | parquet."),
     sampling: str = typer.Option("round", help="Synthetic rows from the model: round (controlled rounding, as Private-PGM) | sample (i.i.d.)."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark."),
     spark_master: Optional[str] = SPARK_MASTER,
-    neighbours: str = typer.Option("add_remove", help="add_remove (default: one row added or removed, the number of rows private: Gauss-PC and Priv-PC first release it with 1% of the budget and run on a secret subset of that size; the tree needs none) | replace_one (one row changed, the number of rows public)."),
+    neighbours: str = RELEASE.option(),
     compositions: bool = COMPOSITIONS,
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Public time cap (wall-clock seconds) on the model fits and sampling after the data pass: past it the release stops, nothing written (the budget is spent)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
@@ -61,7 +62,7 @@ def release(
     from privgraph.cli.options import check_options
 
     console = Console()
-    check_options(epsilon=epsilon, delta=delta, split=split, cap=cap, tree_cap=tree_cap, rows=rows, seed=seed)
+    check_options(rows=rows, seed=seed)
     check_seconds(max_seconds)
     from privgraph.privacy import Neighbours
     from privgraph.release.planner import check_splittable

@@ -35,8 +35,9 @@ class Neighbours(enum.Enum):
     REPLACE_ONE = "replace_one"
 
     @classmethod
-    def parse(cls, value: "Neighbours | str") -> "Neighbours":
-        """Accept a member or its name/value (case-insensitive); reject anything else."""
+    def parse(cls, value: "Neighbours | str", name: str = "neighbours") -> "Neighbours":
+        """Accept a member or its name/value (case-insensitive); reject anything else (the
+        message names ``name``)."""
         if isinstance(value, cls):
             return value
         if isinstance(value, str):
@@ -44,7 +45,7 @@ class Neighbours(enum.Enum):
             for member in cls:
                 if key in (member.value, member.name.lower()):
                     return member
-        raise InvalidInput(f"neighbours must be one of {[m.value for m in cls]}, got {value!r}")
+        raise InvalidInput(f"{name} must be one of {[m.value for m in cls]}, got {value!r}")
 
 
 def histogram_l1_sensitivity(neighbours: Neighbours) -> int:
