@@ -240,7 +240,7 @@ class PrivateRelease(PrivateEstimator):
         its charges are :meth:`privacy_plan`'s."""
         return self._predict(domain, n_rows)[1]
 
-    def fit(self, X, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
+    def fit(self, X, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
         """Release the graph and the model of ``X`` (DataFrame, CSV/Parquet path, count engine).
 
         ``domain``: the public domain (Domain, codebook path or dict); ``budget``: an outside
