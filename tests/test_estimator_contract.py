@@ -52,6 +52,19 @@ def test_parameters_are_keyword_only_and_led_by_the_privacy_ones(cls):
     assert list(inspect.signature(cls.privacy_plan).parameters) == ["self", "domain", "n_rows"]
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+def test_fit_takes_the_data_positionally_and_the_rest_by_keyword(cls):
+    """One fit shape: ``fit(X, *, domain=None, infer_domain=False, budget=None)`` (PrivPC keeps
+    scikit-learn's ignored ``y``; the pair estimator takes its two columns)."""
+    import inspect
+
+    params = inspect.signature(cls.fit).parameters
+    data = {PrivPC: ["X", "y"], PrivateANM: ["x", "y"]}.get(cls, [list(params)[1]])
+    assert [n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD] == ["self", *data]
+    assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in ("domain", "infer_domain", "budget"))
+    assert [params[n].default for n in ("domain", "infer_domain", "budget")] == [None, False, None]
+
+
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_clone_params_and_repr_follow_scikit_learn(make):
     base = pytest.importorskip("sklearn.base")

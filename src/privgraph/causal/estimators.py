@@ -1,8 +1,9 @@
 """``PrivPC``: the PC family as a scikit-learn-style estimator.
 
 ``PrivPC(epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="kendall", method="priv-pc").fit(X)``
-finds the skeleton with the chosen decider (:mod:`privgraph.causal.deciders`, or EM-PC's
-own loop), orients it (:func:`privgraph.graphs.orient`, post-processing, no budget), and
+finds the skeleton with the chosen method (an object of the registry
+:data:`privgraph.causal.methods.METHODS`: a decider of :mod:`privgraph.causal.deciders`, or
+Gauss-PC's or EM-PC's own loop), orients it (:func:`privgraph.graphs.orient`, post-processing, no budget), and
 keeps the ledger. Parameters are stored verbatim and checked in :meth:`PrivPC.fit`, so
 ``sklearn.base.clone`` works (``get_params``/``set_params``, no sklearn import).
 
