@@ -475,7 +475,7 @@ class PrivPC(PrivateEstimator):
         if method.is_private:
             check_epsilon(self.epsilon)
             check_delta(self.delta)
-            method.check(Search(self.epsilon, self.delta, self.alpha, 0))
+            method.check(self.delta)
         positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True)
         check_convention(self.degenerate)
         if self.orient not in ("cpdag", "direction"):

@@ -135,8 +135,8 @@ class SkeletonMethod:
             return "basic"
         return "rdp" if self.is_zcdp and delta > 0 else composition_for(delta)
 
-    def check(self, search: Search) -> None:
-        """Refuse parameters this method cannot run with (public facts only)."""
+    def check(self, delta: float) -> None:
+        """Refuse a ``delta`` this method cannot run with (public facts only)."""
 
     def plan(self, shape: PublicShape, test, search: Search) -> Ledger:
         """The charges :meth:`run` reserves on data of this public shape (no data read)."""
@@ -225,9 +225,9 @@ class GaussPC(OwnLoop):
     """Gauss-PC: one Gaussian release per level (replace-one, L2 sensitivity of the margins'
     vector; :mod:`privgraph.causal.gauss_pc`), composed in zCDP; needs delta > 0."""
 
-    def check(self, search):
-        if search.delta <= 0:
-            raise InvalidInput(f"gauss-pc composes in zCDP and needs delta > 0, got delta={search.delta!r}")
+    def check(self, delta):
+        if delta <= 0:
+            raise InvalidInput(f"gauss-pc composes in zCDP and needs delta > 0, got delta={delta!r}")
 
     def plan(self, shape, test, search):
         return gauss_pc_plan(shape, make_margin(test, search.alpha), epsilon=search.epsilon, delta=search.delta,
