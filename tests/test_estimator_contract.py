@@ -70,6 +70,19 @@ def test_every_default_passes_its_declared_check(cls):
             param.check(param.default)
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+def test_fit_takes_the_data_positionally_and_the_rest_by_keyword(cls):
+    """One fit shape: ``fit(X, *, domain=None, infer_domain=False, budget=None)`` (PrivPC keeps
+    scikit-learn's ignored ``y``; the pair estimator takes its two columns)."""
+    import inspect
+
+    params = inspect.signature(cls.fit).parameters
+    data = {PrivPC: ["X", "y"], PrivateANM: ["x", "y"]}.get(cls, [list(params)[1]])
+    assert [n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD] == ["self", *data]
+    assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in ("domain", "infer_domain", "budget"))
+    assert [params[n].default for n in ("domain", "infer_domain", "budget")] == [None, False, None]
+
+
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_clone_params_and_repr_follow_scikit_learn(make):
     base = pytest.importorskip("sklearn.base")
@@ -101,7 +114,7 @@ def test_check_is_fitted_passes_after_fit(asia, small):
     validation = pytest.importorskip("sklearn.utils.validation")
     validation.check_is_fitted(PrivPC(method="laplace-pc", epsilon=5.0, random_state=0).fit(asia))
     df, d = small
-    validation.check_is_fitted(PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, d))
+    validation.check_is_fitted(PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, domain=d))
     x = np.random.default_rng(3).uniform(-2, 2, 2000)
     validation.check_is_fitted(PrivateANM(epsilon=1.0, bounds=((-2, 2), (-2, 2)), random_state=0).fit(x, np.tanh(x)))
     validation.check_is_fitted(PrivateRelease(epsilon=2.0, structure="tree", random_state=0).fit(asia))
@@ -112,7 +125,7 @@ def test_seeded_noise_warns_and_a_generator_is_accepted(asia, small):
         PrivPC(method="laplace-pc", epsilon=5.0, random_state=np.random.default_rng(0)).fit(asia)
     df, d = small
     with pytest.warns(UserWarning, match="NOT private"):
-        PrivateMRF(epsilon=1.0, cliques="a,b", random_state=2).fit(df, d)
+        PrivateMRF(epsilon=1.0, cliques="a,b", random_state=2).fit(df, domain=d)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # secure noise: no warning
         PrivPC(method="laplace-pc", epsilon=5.0).fit(asia)
@@ -123,13 +136,13 @@ def test_one_budget_shared_by_several_fits(asia, small):
     df, d = small
     budget = Budget(3.0, 1e-6, composition="basic")
     mrf = PrivateMRF(epsilon=1.0, cliques="a,b", neighbours="replace_one", random_state=0)
-    mrf.fit(df, d, budget=budget)
+    mrf.fit(df, domain=d, budget=budget)
     PrivPC(method="laplace-pc", epsilon=1.0, delta=0.0, max_rounds=20, random_state=0).fit(asia, budget=budget)
     assert budget.spent().epsilon == pytest.approx(2.0)
     with pytest.raises(Exception, match="budget exceeded"):
-        mrf.set_params(epsilon=1.5).fit(df, d, budget=budget)
+        mrf.set_params(epsilon=1.5).fit(df, domain=d, budget=budget)
     with pytest.raises(ValueError, match="cannot join a budget spent under"):  # one relation per budget
-        PrivateMRF(epsilon=0.5, cliques="a,b", random_state=0).fit(df, d, budget=budget)
+        PrivateMRF(epsilon=0.5, cliques="a,b", random_state=0).fit(df, domain=d, budget=budget)
 
 
 def _same_epsilon(plan: PrivacyPlan, fitted, delta: float) -> bool:
@@ -168,7 +181,7 @@ def test_mrf_plan_is_the_ledger_fit_charges(small, kw):
     df, d = small
     mrf = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0, **kw)
     plan = mrf.privacy_plan(d, len(df))
-    fitted = mrf.fit(df, d)
+    fitted = mrf.fit(df, domain=d)
     assert plan == fitted.ledger_ and plan.relation is Neighbours.parse(mrf.neighbours)
     assert plan.composition == fitted.composition_ and _same_epsilon(plan, fitted, kw.get("delta", 1e-6))
 

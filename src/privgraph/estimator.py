@@ -23,19 +23,29 @@
   numpy Generator or a SeededSampler makes it reproducible and therefore NOT private, and
   every fit says so with a :class:`UserWarning`.
 
-The one ``fit`` shape of each estimator (``domain``: a public
-:class:`~privgraph.data.Domain`, a codebook path or dict; ``budget``: an outside Budget):
+The one ``fit`` shape: ``fit(X, *, domain=None, infer_domain=False, budget=None)``, the data
+the only positional argument (a pair estimator's two columns), everything else keyword-only
+(``domain``: a public :class:`~privgraph.data.Domain`, a codebook path or dict; ``budget``: an
+outside Budget); an estimator adds keywords of its own after these:
 
 * ``PrivPC.fit(X, y=None, *, names=None, domain=None, infer_domain=False, budget=None, on_level=None)``:
   X a DataFrame, a 2-D array with ``names``, a CSV/Parquet path or a count engine (``y`` is
   ignored, as in scikit-learn's unsupervised estimators).
-* ``PrivateMRF.fit(X, domain=None, *, infer_domain=False, budget=None)``: X a DataFrame,
+* ``PrivateMRF.fit(X, *, domain=None, infer_domain=False, budget=None)``: X a DataFrame,
   a CSV/Parquet path, a count engine, or integer codes with a Domain.
-* ``PrivateRelease.fit(X, domain=None, *, infer_domain=False, budget=None)``: X a DataFrame,
+* ``PrivateRelease.fit(X, *, domain=None, infer_domain=False, budget=None)``: X a DataFrame,
   a CSV/Parquet path or a count engine.
 * ``PrivateANM.fit(x, y, *, domain=None, infer_domain=False, budget=None)``: the pair
   estimator takes its two columns (arrays or Series); ``privacy_plan(domain, n_rows)`` takes
   the pair's domain or None.
+
+**Methods inside an estimator** are objects, not strings branched on: PrivPC's skeleton
+methods are :data:`privgraph.causal.methods.METHODS` (each with ``relations``,
+``composition``, ``plan`` and ``run``), which its ``fit`` and ``privacy_plan`` and the
+release's planner all read. **Add/remove**: any estimator with this contract (a replace-one
+``fit`` and ``privacy_plan``) gets its add/remove form from
+:class:`privgraph.privacy.add_remove.AddRemove` (the size released, the data resized secretly
+to the public size it gives, the replace-one fit on it, its ledger relabelled).
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def test_a_column_made_constant_by_one_record_fits_alike():
     for frame in (d, d2):
         est = PrivPC(epsilon=2.0, method="laplace-pc", random_state=0).fit(frame, domain=DOMAIN)
         assert est.ledger_.is_private and est.n_rows_ == len(frame)
-        mrf = PrivateMRF(epsilon=1.0, cliques="a,b;b,c", random_state=0).fit(frame, DOMAIN)
+        mrf = PrivateMRF(epsilon=1.0, cliques="a,b;b,c", random_state=0).fit(frame, domain=DOMAIN)
         assert mrf.ledger_.is_private and mrf.model_.domain.size_of("c") == 2
 
 
@@ -115,8 +115,8 @@ def test_out_of_domain_and_missing_values_never_raise(bad):
     d2.loc[5, "a"] = bad
     for frame in (d, d2):
         PrivPC(epsilon=2.0, method="laplace-pc", random_state=0).fit(frame, domain=DOMAIN)
-        PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(frame, DOMAIN)
-        PrivateMRF(epsilon=1.0, cliques="a,b", neighbours="replace_one", random_state=0).fit(frame, DOMAIN)
+        PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(frame, domain=DOMAIN)
+        PrivateMRF(epsilon=1.0, cliques="a,b", neighbours="replace_one", random_state=0).fit(frame, domain=DOMAIN)
 
 
 def test_the_policies_drop_and_recode():

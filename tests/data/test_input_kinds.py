@@ -75,7 +75,7 @@ def test_every_kind_through_the_estimators(labelled):
         mrf = PrivateMRF(epsilon=1.0, cliques="smoke,lung;lung,xray", random_state=0)
         if name == "array":
             continue  # an object array of labels: PrivateMRF takes integer codes with a Domain
-        tables = mrf.fit(x, root / "d.json").marginals_.tables
+        tables = mrf.fit(x, domain=root / "d.json").marginals_.tables
         assert np.isclose(sum(t.sum() for t in tables), 2 * 3999, atol=200), name
     engine = NumpyEngine(NET.domain, np.where(codes < 0, 0, codes))
     assert {frozenset(e) for e in PrivPC(method="pc").fit(engine).skeleton_.edges} == truth

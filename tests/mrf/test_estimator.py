@@ -24,7 +24,7 @@ def frame():
 @pytest.mark.parametrize("method", ["cgm-em", "naive-mle"])
 def test_ledger_total_is_the_budget(frame, method):
     df, model = frame
-    est = PrivateMRF(epsilon=0.7, cliques=model.cliques, method=method, random_state=1).fit(df, model.domain)
+    est = PrivateMRF(epsilon=0.7, cliques=model.cliques, method=method, random_state=1).fit(df, domain=model.domain)
     assert est.ledger_.total().epsilon == pytest.approx(0.7)
     assert est.model_.cliques == model.cliques
     assert est.marginal(["x0", "x4"]).sum() == pytest.approx(1.0)
@@ -33,11 +33,11 @@ def test_ledger_total_is_the_budget(frame, method):
 
 def test_gaussian_and_psgd_ledgers(frame):
     df, model = frame
-    est = PrivateMRF(epsilon=1.0, cliques=model.cliques, noise="gaussian", delta=1e-5, random_state=1).fit(df, model.domain)
+    est = PrivateMRF(epsilon=1.0, cliques=model.cliques, noise="gaussian", delta=1e-5, random_state=1).fit(df, domain=model.domain)
     assert est.ledger_.total().delta == pytest.approx(1e-5)
     # same public parameters as psgd's doctest, so the cached noise calibration is reused
     est = PrivateMRF(epsilon=1.0, cliques=model.cliques, method="psgd", delta=1e-4, random_state=1,
-                     options={"steps": 50}).fit(df, model.domain)
+                     options={"steps": 50}).fit(df, domain=model.domain)
     assert est.ledger_.total("rdp", delta=1e-4).epsilon <= 1.0
     assert est.marginals_ is None
 
@@ -53,7 +53,7 @@ def test_bad_input_raises_before_any_noise(frame, cliques, match):
     state = sampler._bits.state
     with pytest.raises((KeyError, ValueError), match=match):
         PrivateMRF(epsilon=1.0, cliques=cliques, random_state=sampler).fit(
-            df, Domain(tuple(df.columns), (2,) * 5 + (10**6,)))
+            df, domain=Domain(tuple(df.columns), (2,) * 5 + (10**6,)))
     assert sampler._bits.state == state  # no noise drawn
 
 
@@ -84,7 +84,7 @@ def test_individuals_are_the_privacy_unit():
     df = pd.DataFrame(rng.integers(0, 3, size=(300, 4)), columns=names).assign(user=rng.integers(0, 40, 300))
     cliques, ties = time_homogeneous_chain(names)
     est = PrivateMRF(epsilon=1.0, cliques=cliques, ties=ties, individual="user", null=0, random_state=2).fit(
-        df, Domain.of(**{n: 3 for n in names}))
+        df, domain=Domain.of(**{n: 3 for n in names}))
     assert est.marginals_.unit.startswith("individual")
     assert "individual" in est.ledger_.charges[0].note
     assert est.ledger_.charges[0].sensitivity == 2  # two tables: pairs and first node
@@ -122,7 +122,7 @@ def test_psgd_fits_a_tied_chain_of_individuals_under_replace_one():
     cliques, ties = time_homogeneous_chain(names)
     est = PrivateMRF(epsilon=2.0, cliques=cliques, ties=ties, method="psgd", delta=1e-3, individual="user",
                      neighbours="replace_one", random_state=2, options={"steps": 20}).fit(
-        df, Domain.of(**{n: 3 for n in names}))
+        df, domain=Domain.of(**{n: 3 for n in names}))
     (charge,) = est.ledger_.charges
     assert charge.neighbours is Neighbours.REPLACE_ONE and "unit=individual" in charge.note
     assert charge.sampling == ("without_replacement", round(0.05 * users), users)
@@ -130,7 +130,7 @@ def test_psgd_fits_a_tied_chain_of_individuals_under_replace_one():
     np.testing.assert_array_equal(est.model_.potentials[0], est.model_.potentials[2])
     with pytest.raises(ValueError, match="null=0"):
         PrivateMRF(epsilon=2.0, cliques=cliques, method="psgd", delta=1e-3, individual="user", null=0).fit(
-            df, Domain.of(**{n: 3 for n in names}))
+            df, domain=Domain.of(**{n: 3 for n in names}))
 
 
 def test_uai_export_is_the_fitted_distribution(tmp_path):
@@ -138,7 +138,7 @@ def test_uai_export_is_the_fitted_distribution(tmp_path):
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2, 3000)
     df = pd.DataFrame({"a": a, "b": (a + rng.integers(0, 2, 3000)) % 3, "c": rng.integers(0, 2, 3000)})
-    est = PrivateMRF(epsilon=5.0, cliques="a,b;b,c", random_state=0).fit(df, Domain.of(a=2, b=3, c=2))
+    est = PrivateMRF(epsilon=5.0, cliques="a,b;b,c", random_state=0).fit(df, domain=Domain.of(a=2, b=3, c=2))
     lines = est.to_uai().splitlines()
     assert lines[:6] == ["MARKOV", "3", "2 3 2", "2", "2 0 1", "2 1 2"]
     assert "e" not in est.to_uai().split("2 1 2", 1)[1]  # no exponents

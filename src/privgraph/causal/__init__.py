@@ -2,7 +2,8 @@
 
 The PC family lives in :mod:`privgraph.causal.skeleton` (one stable-PC driver),
 :mod:`privgraph.causal.deciders` (non-private and private deciders),
-:mod:`privgraph.causal.em_pc` (EM-PC's own loop) and :mod:`privgraph.causal.estimators`
+:mod:`privgraph.causal.em_pc` (EM-PC's own loop), :mod:`privgraph.causal.methods` (the skeleton
+methods as objects, in the one registry ``METHODS``) and :mod:`privgraph.causal.estimators`
 (:class:`PrivPC`). Causal direction (another module of this package) is imported from its
 own module, not from here.
 """

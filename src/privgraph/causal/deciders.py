@@ -43,6 +43,7 @@ from privgraph.privacy import (
     reserve_plan,
     sieve_rate,
 )
+from privgraph.privacy.budget import BudgetTooSmall
 from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
 from privgraph.stats import ChiSquareTest, CITest, GTest
 from privgraph.stats.ci_test import check_alpha
@@ -55,19 +56,6 @@ FIRST_BATCH = 4
 MIN_SAMPLE = 100
 
 _PLANS: dict = {}  # per-round epsilons already fitted, by public parameters
-
-
-class BudgetTooSmall(InvalidInput):
-    """The budget cannot pay for the cap at a noise level that leaves the tests any power.
-
-    ``needed``: the epsilon the refused mechanism would need (None where there is none to
-    name), so that a caller that gave it a share of a larger budget can say what that
-    budget must be.
-    """
-
-    def __init__(self, message: str, needed: float | None = None):
-        super().__init__(message)
-        self.needed = needed
 
 
 class NonPrivate:

@@ -1,8 +1,9 @@
 """``PrivPC``: the PC family as a scikit-learn-style estimator.
 
 ``PrivPC(epsilon=1.0, delta=1e-6, alpha=0.05, ci_test="kendall", method="priv-pc").fit(X)``
-finds the skeleton with the chosen decider (:mod:`privgraph.causal.deciders`, or EM-PC's
-own loop), orients it (:func:`privgraph.graphs.orient`, post-processing, no budget), and
+finds the skeleton with the chosen method (an object of the registry
+:data:`privgraph.causal.methods.METHODS`: a decider of :mod:`privgraph.causal.deciders`, or
+Gauss-PC's or EM-PC's own loop), orients it (:func:`privgraph.graphs.orient`, post-processing, no budget), and
 keeps the ledger. Parameters are stored verbatim and checked in :meth:`PrivPC.fit`, so
 ``sklearn.base.clone`` works (``get_params``/``set_params``, no sklearn import).
 
@@ -17,26 +18,14 @@ from __future__ import annotations
 import math
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from privgraph.causal.deciders import (
-    BudgetTooSmall,
-    LaplacePerTest,
-    NonPrivate,
-    SieveExamineDecider,
-    SparseVectorPC,
-    SubsampledGaussian,
-    composition_for,
-    spent,
-)
+from privgraph.causal.deciders import BudgetTooSmall, spent
 from privgraph.causal.direction.orient import orient_by_direction
-from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
-from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton
-from privgraph.causal.margins import make_margin
+from privgraph.causal.methods import FISHER_Z_METHODS, METHODS, LevelNoise, PublicShape, Search, SkeletonMethod
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.data.domain import check_countable
 from privgraph.data.files import read_table
@@ -50,13 +39,9 @@ from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine, resolve_domain
 from privgraph.estimator import Param, PrivateEstimator, privacy_params
 from privgraph.graphs import orient
-from privgraph.privacy import (
-    Budget, Charge, Ledger, Neighbours, PrivacyPlan, laplace_scale, reserve_plan, resolve_sampler,
-)
+from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, resolve_sampler
+from privgraph.privacy.add_remove import AddRemove
 from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
-from privgraph.privacy.resize import (
-    RESIZED, as_add_remove, public_size, release_public_size, size_charge, size_epsilons, whole_epsilon,
-)
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
 from privgraph.stats.strata import CONVENTIONS, check_convention
@@ -67,20 +52,11 @@ CI_TESTS = {"kendall": KendallTest, "kendall-ties": partial(KendallTest, tie_cor
             "spearman": SpearmanTest, "g": GTest, "g-test": GTest, "chi-square": ChiSquareTest,
             "chisq": ChiSquareTest}
 
-#: Deciders by method name (EM-PC has its own loop; "pc" is not private).
-DECIDERS: dict[str, Callable] = {"priv-pc": SieveExamineDecider, "svt-pc": SparseVectorPC,
-                                 "laplace-pc": LaplacePerTest, "sg-pc": SubsampledGaussian}
-METHODS = ("priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "pc")
-
 #: The test on one private covariance (:mod:`privgraph.causal.fisher_pc`): not a table test,
-#: so not in CI_TESTS; the methods it runs with (the private default, and "pc": not private).
+#: so not in CI_TESTS; it runs with the methods of :data:`~privgraph.causal.methods.FISHER_Z_METHODS`.
 FISHER_Z = "fisher-z"
-FISHER_Z_METHODS = ("priv-pc", "pc")
 
 AR = Neighbours.ADD_REMOVE
-
-#: Default cap of rounds (tests for laplace-pc and sg-pc) per unordered pair of variables.
-ROUNDS_PER_PAIR = {"priv-pc": 2, "svt-pc": 1, "laplace-pc": 4, "sg-pc": 4}
 
 #: How the released skeleton is oriented (``orient``).
 ORIENTS = ("cpdag", "direction")
@@ -214,7 +190,7 @@ class PrivPC(PrivateEstimator):
               choices=("auto", *CI_TESTS, FISHER_Z)),
         Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count),
         Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
-              choices=METHODS),
+              choices=tuple(METHODS)),
         Param("max_rounds", "Cap of rounds/tests reserved in advance (default per method).", kind=positive_count),
         Param("forbidden", "Background knowledge: pairs of columns never joined (never tested)."),
         Param("required", "Background knowledge: pairs of columns always joined (kept untested)."),
@@ -269,16 +245,15 @@ class PrivPC(PrivateEstimator):
             public = _domain_of(X, names, domain, infer_domain)
             if is_fisher_z("auto", public):
                 return self._fit_fisher_z(X, names=names, domain=public, budget=budget, on_level=on_level)
-        if relation is AR and self.method != "pc":
+        if relation is AR and self._method().is_private:
             return self._fit_add_remove(X, names=names, domain=domain, infer_domain=infer_domain, budget=budget,
                                         on_level=on_level)
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain)
         self._plan_before_reading(engine)
         tables = Tables.from_engine(engine)
         check_data(tables)
-        method, test = self.method, choose_ci_test(self.ci_test, tables.domain, self.degenerate)
-        cond = self._max_cond_size(tables)
-        sampler = self._noise_sampler() if method != "pc" else resolve_sampler(None)
+        method, test = self._method(), self.ci_test_for(tables.domain)
+        sampler = self._noise_sampler() if method.is_private else resolve_sampler(None)
         self.composition_ = self._composition()
         raw = None
         if self.orient == "direction":  # a table with continuous columns: their own values where X has them
@@ -287,21 +262,10 @@ class PrivPC(PrivateEstimator):
                 raw = orientation_values(X, names, tables.domain)
             rows = None if raw is not None else _record_codes(tables.engine)  # refuses an engine without rows
         outer = budget
-        if method != "pc" and budget is None:
+        if method.is_private and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
-        kw = dict(max_cond_size=cond, forbidden=self.forbidden, required=self.required, on_level=on_level)
-        if method == "gauss-pc":
-            sk, ledger = gauss_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
-                                           delta=self.delta, sampler=sampler, budget=budget, **kw)
-            self.rounds_, self.rounds_used_ = None, None
-        elif method == "em-pc":
-            sk, ledger = em_pc_skeleton(tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
-                                        delta=self.delta, sampler=sampler, budget=budget, **kw)
-            self.rounds_, self.rounds_used_ = None, None
-        else:
-            decider = self._decider(method, test, tables, sampler, budget)
-            sk, ledger = stable_pc_skeleton(tables.names, decider, **kw), decider.ledger
-            self.rounds_, self.rounds_used_ = getattr(decider, "rounds", None), getattr(decider, "rounds_used", None)
+        sk, ledger, self.rounds_, self.rounds_used_ = method.run(tables, test, self._search(tables), sampler=sampler,
+                                                                 budget=budget, on_level=on_level)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
         self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
@@ -319,7 +283,7 @@ class PrivPC(PrivateEstimator):
         """Fisher-z PC: the moments in one pass, ONE private release of them (the only charge),
         then stable PC and the orientation as post-processing (:mod:`privgraph.causal.fisher_pc`)."""
         neighbours = self._check_fisher_z()
-        private = self.method != "pc"
+        private = self._method().is_private
         if len(domain.names) < 2:
             raise InvalidInput(f"causal discovery needs at least 2 variables, got {list(domain.names)}")
         moment_scaling(domain, need_bounds=private)  # refuses nominal columns (and, private, unbounded ones) unread
@@ -364,7 +328,7 @@ class PrivPC(PrivateEstimator):
             raise InvalidInput("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
                                "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
         positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
-        if self.method != "pc":
+        if self._method().is_private:
             check_epsilon(self.epsilon)
             check_delta(self.delta)
             if self.delta <= 0:
@@ -389,38 +353,29 @@ class PrivPC(PrivateEstimator):
         decider's refusal needs only the domain and n (public under replace-one, one count).
         So its plan is made first; a plan that is affordable is remembered by the decider.
         """
-        if self.method in ("pc", "em-pc") or engine.domain.cells(engine.domain.names) <= MAX_JOINT_CELLS:
+        method = self._method()
+        if not (method.is_private and method.plans_ahead) or engine.domain.cells(engine.domain.names) <= MAX_JOINT_CELLS:
             return
         self.privacy_plan(engine.domain, int(engine.counts([])))
 
     def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
         """Add/remove: the size released, then the replace-one method on the data resized to
-        the public m it gives, with the rest of the budget (:func:`fit_resized`)."""
+        the public m it gives, with the rest of the budget (:class:`~privgraph.privacy.add_remove.AddRemove`)."""
         engine = as_engine(X, names, domain=domain, infer_domain=infer_domain, neighbours=AR)
         check_columns(engine.domain)
-        composition = self._composition()
-        size_epsilon, rest = size_epsilons(self.epsilon, self.delta, composition)
-        sampler = self._noise_sampler()
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=composition)
-        m, n_hat, sized = release_public_size(engine, epsilon=size_epsilon, sampler=sampler, budget=budget,
-                                              minimum=len(engine.domain.names))
-        inner = self._replace_one(rest, sampler)
-        try:
-            resized = fit_resized(inner, engine, m, sampler=sampler, budget=budget, size_epsilon=size_epsilon,
-                                  on_level=on_level)
-        except BudgetTooSmall as err:  # a function of the released size: say it in the caller's epsilon
-            if err.needed is None:
-                raise
-            whole = whole_epsilon(err.needed, self.delta, composition)
-            raise BudgetTooSmall(f"--epsilon {self.epsilon:g} is too small for this table: {err}; the whole "
-                                 f"budget must then be epsilon >= {whole:.3g}", whole) from err
+        wrapper = self._add_remove(engine.domain)
+        inner, self.ledger_, m, n_hat = wrapper.fit(self._replace_one, engine, resize=resize_engine,
+                                                    sampler=self._noise_sampler(), budget=budget, on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
                      "ci_test_", "sampler_"):
             setattr(self, name, getattr(inner, name))
-        self.ledger_ = sized + resized
-        self.composition_, self.n_rows_, self.size_estimate_ = composition, m, n_hat
-        self.epsilon_spent_ = spent(self.ledger_, composition, self.delta)
+        self.composition_, self.n_rows_, self.size_estimate_ = wrapper.composition, m, n_hat
+        self.epsilon_spent_ = spent(self.ledger_, wrapper.composition, self.delta)
         return self
+
+    def _add_remove(self, domain: Domain) -> AddRemove:
+        """The add/remove reduction of this estimator's replace-one form over ``domain``."""
+        return AddRemove(self.epsilon, self.delta, self._composition(), minimum=len(domain.names))
 
     def _replace_one(self, epsilon: float, sampler) -> "PrivPC":
         """This estimator under replace-one with ``epsilon``, drawing from ``sampler``."""
@@ -447,45 +402,66 @@ class PrivPC(PrivateEstimator):
         domain = resolve_domain(None, domain)
         ledger = self._plan_ledger(domain, n_rows)
         fisher_z = is_fisher_z(self.ci_test, domain)
-        composition = ("rdp" if self.method != "pc" else "basic") if fisher_z else self._composition()
+        composition = ("rdp" if self._method().is_private else "basic") if fisher_z else self._composition()
         return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), composition, self.delta)
 
     def _plan_ledger(self, domain: Domain, n_rows: int) -> Ledger:
         """The charges of :meth:`privacy_plan` on a resolved ``domain``."""
         if is_fisher_z(self.ci_test, domain):
             neighbours = self._check_fisher_z()
-            if self.method == "pc":
+            if not self._method().is_private:
                 return Ledger()
 
             moment_scaling(domain)  # the same refusals as fit, before any data
             return fisher_z_plan(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, neighbours=neighbours,
                                  norm=self._record_norm(len(domain.names)))
-        if self.method == "pc":
-            self._checked()
+        relation, method = self._checked(), self._method()
+        if not method.is_private:
             return Ledger()
-        if self._checked() is AR:
-            size_epsilon, rest = size_epsilons(self.epsilon, self.delta, self._composition())
-            m = public_size(int(n_rows), laplace_scale(size_epsilon, 1.0), minimum=len(domain.names))
-            inner = self._replace_one(rest, None)._plan_ledger(domain, m)
-            return Ledger.of(size_charge(size_epsilon)) + as_add_remove(inner, RESIZED)
-        shape = PublicShape(domain.project(domain.discrete_names), int(n_rows))
-        check_data(shape)
-        test = choose_ci_test(self.ci_test, shape.domain, self.degenerate)
-        if self.method == "em-pc":
-            raise InvalidInput("em-pc chooses its removals offline: its plan is its levels' exponential "
-                               "mechanisms, known only once the level sizes are; use another method to plan")
-        if self.method == "gauss-pc":
-            levels = self._max_cond_size(shape) + 1
-            plan = gauss_pc_plan(shape, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
-                                 delta=self.delta, max_cond_size=levels - 1, forbidden=self.forbidden,
-                                 required=self.required)
-        else:
-            plan = self._decider(self.method, test, shape, resolve_sampler(None), None).ledger
+        if relation is AR:
+            return self._add_remove(domain).plan(self._replace_one, domain, n_rows)
+        shape = self._public_shape(domain, n_rows)
+        plan = method.plan(shape, self.ci_test_for(shape.domain), self._search(shape))
         if self.orient == "direction":  # a cap: the tests split it over the released CPDAG's undirected edges
 
             plan = plan + Ledger.of(Charge("direction orientation (at most)", self.epsilon * self.orient_share, 0.0,
                                            Neighbours.REPLACE_ONE, note="basic composition over the tests"))
         return plan
+
+    @staticmethod
+    def _public_shape(domain: Domain, n_rows: int) -> PublicShape:
+        """What a plan sees of the data (its discrete columns' domain, n), checked as fit checks."""
+        shape = PublicShape(domain.project(domain.discrete_names), int(n_rows))
+        check_data(shape)
+        return shape
+
+    def ci_test_for(self, domain) -> object:
+        """The CI test this estimator runs on ``domain`` (``ci_test`` resolved from the public
+        kinds, :func:`choose_ci_test`); not for the Fisher-z path (no table test).
+
+        >>> from privgraph.data import Domain, Kind
+        >>> type(PrivPC().ci_test_for(Domain(("z", "y"), (3, 2), (Kind.CATEGORICAL, Kind.CATEGORICAL)))).__name__
+        'GTest'
+        """
+        return choose_ci_test(self.ci_test, resolve_domain(None, domain), self.degenerate)
+
+    def test_noise(self, domain, n_rows: int) -> LevelNoise:
+        """The noise the skeleton method's tests will carry on data of this public ``domain``
+        and ``n_rows`` (in margin units; :meth:`~privgraph.causal.methods.SkeletonMethod.noise`),
+        with this estimator's CI test, budget and conditioning cap; public facts only, under
+        replace-one (n public). Methods without a per-level prediction refuse.
+
+        >>> from privgraph.datasets import load_network
+        >>> noise = PrivPC(method="gauss-pc").test_noise(load_network("asia").domain, 100_000)
+        >>> noise.first < noise.bearable
+        True
+        """
+        domain = resolve_domain(None, domain)
+        if self._checked() is AR:  # the replace-one method at the public size a guess of n gives
+            m, rest = self._add_remove(domain).at_guess(n_rows)
+            return self._replace_one(rest, None).test_noise(domain, m)
+        shape = self._public_shape(domain, n_rows)
+        return self._method().noise(shape, self.ci_test_for(shape.domain), self._search(shape))
 
     def _structure_epsilon(self) -> float:
         return self.epsilon * (1 - self.orient_share) if self.orient == "direction" else self.epsilon
@@ -510,28 +486,35 @@ class PrivPC(PrivateEstimator):
                                    rng=np.random.default_rng(None if seed is None else (int(seed), 2)),
                                    budget=Budget(share, 0.0, composition="basic"), untestable="skip")
 
+    def _method(self) -> SkeletonMethod:
+        """The skeleton method ``method`` names (:data:`~privgraph.causal.methods.METHODS`)."""
+        return METHODS[one_of("method", self.method, tuple(METHODS))]
+
     def _composition(self) -> str:
-        return ("basic" if self.method == "pc" else "rdp" if self.method in ("sg-pc", "gauss-pc") and self.delta > 0
-                else composition_for(self.delta))
+        return self._method().composition(self.delta)
+
+    def _search(self, tables) -> Search:
+        """The skeleton search's public parameters on ``tables`` (or a public shape)."""
+        return Search(self._structure_epsilon(), self.delta, self.alpha, self._max_cond_size(tables),
+                      self.max_rounds, self.forbidden, self.required)
 
     def _checked(self):
-        one_of("method", self.method, METHODS)
+        method = self._method()
         if self.ci_test == FISHER_Z:
             raise InvalidInput("ci_test='fisher-z' needs the records' values (a DataFrame, an array with names, a "
                                "CSV/Parquet file or a DuckDB relation), not a count engine")
         if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
             raise InvalidInput(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z])}, got {self.ci_test!r}")
         check_alpha(self.alpha)
-        if self.method != "pc":
+        if method.is_private:
             check_epsilon(self.epsilon)
             check_delta(self.delta)
-        if self.method == "gauss-pc" and self.delta <= 0:
-            raise InvalidInput(f"gauss-pc composes in zCDP and needs delta > 0, got delta={self.delta!r}")
+            method.check(self.delta)
         positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True)
         check_convention(self.degenerate)
         one_of("orient", self.orient, ORIENTS)
         if self.orient == "direction":
-            if self.method == "pc":
+            if not method.is_private:
                 raise InvalidInput("orient='direction' spends budget on private direction tests: use a private method")
             if not 0 < self.orient_share < 1:
                 raise InvalidInput(f"orient_share must lie in (0, 1), got {self.orient_share!r}")
@@ -539,11 +522,11 @@ class PrivPC(PrivateEstimator):
 
     def _relation(self) -> Neighbours:
         """The guarantee's relation, refusing what has no add/remove form."""
-        neighbours = Neighbours.parse(self.neighbours)
-        why = {"em-pc": "it has no plan to reserve ahead", "sg-pc": "its accountant is replace-one sub-sampling's"}
-        if neighbours is AR and self.method in why:
-            raise InvalidInput(f"method={self.method!r} has no add/remove form here ({why[self.method]}); use "
-                               "'priv-pc', 'gauss-pc', 'svt-pc' or 'laplace-pc', or neighbours='replace_one'")
+        neighbours, method = Neighbours.parse(self.neighbours), self._method()
+        if neighbours not in method.relations:
+            others = [f"'{name}'" for name, m in METHODS.items() if neighbours in m.relations and m.is_private]
+            raise InvalidInput(f"method={self.method!r} has no add/remove form here ({method.replace_one_only}); "
+                               f"use {', '.join(others[:-1])} or {others[-1]}, or neighbours='replace_one'")
         if neighbours is AR and self.orient == "direction":
             raise InvalidInput("orient='direction' needs neighbours='replace_one' (its tests are calibrated with n public)")
         return neighbours
@@ -552,56 +535,6 @@ class PrivPC(PrivateEstimator):
         if self.max_cond_size is not None:
             return positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
         return default_max_cond_size(tables.n, len(tables.names))
-
-    def _decider(self, method, test, tables, sampler, budget):
-        if method == "pc":
-            return NonPrivate(tables, test, self.alpha)
-        d = len(tables.names)
-        rounds = self.max_rounds or ROUNDS_PER_PAIR[method] * d * (d - 1) // 2
-        try:
-            return DECIDERS[method](tables, make_margin(test, self.alpha), epsilon=self._structure_epsilon(),
-                                    delta=self.delta, rounds=rounds, sampler=sampler, budget=budget)
-        except BudgetTooSmall as err:  # public parameters only: say what scales on a wide table
-            if method == "gauss-pc" or self.max_rounds is not None:
-                raise
-            raise BudgetTooSmall(f"{err}; or method='gauss-pc' (--method gauss-pc), one release per level of "
-                                 f"PC, whose noise grows with the square root of the number of tests, not with "
-                                 f"the {d * (d - 1) // 2} pairs", err.needed) from err
-
-
-def resized_plan(estimator: PrivPC, domain: Domain, m: int, size_epsilon: float) -> Ledger:
-    """``estimator``'s replace-one plan at ``m`` rows, relabelled add/remove
-    (:func:`privgraph.privacy.resize.as_add_remove`): what running it on the data resized to
-    m rows, after the size's release at ``size_epsilon``, will charge. A plan refused at m
-    says that the size was spent (:func:`refused_after_size`)."""
-    try:
-        return as_add_remove(estimator.privacy_plan(domain, m), RESIZED)
-    except BudgetTooSmall as err:  # a function of the released size only
-        raise refused_after_size(err, size_epsilon, m) from err
-
-
-def fit_resized(estimator: PrivPC, engine, m: int, *, sampler, budget: Budget, size_epsilon: float,
-                plan: Ledger | None = None, on_level=None) -> Ledger:
-    """Fit the replace-one ``estimator`` on ``engine``'s data resized secretly to ``m`` rows
-    (:func:`privgraph.data.resized.resize_engine`), its whole plan (``plan``, if the caller
-    has made it: :func:`resized_plan`) reserved on the add/remove ``budget`` first; its
-    ledger, relabelled add/remove (:mod:`privgraph.privacy.resize` has the reduction and its
-    proof)."""
-    plan = plan if plan is not None else resized_plan(estimator, engine.domain, m, size_epsilon)
-    reserve_plan(plan.charges, budget)
-    estimator.fit(resize_engine(engine, m, sampler), on_level=on_level)  # its own replace-one budget
-    return as_add_remove(estimator.ledger_, RESIZED)
-
-
-def refused_after_size(err: BudgetTooSmall, size_epsilon: float, m: int) -> BudgetTooSmall:
-    """``err`` (a plan refused at m rows under add/remove) saying that the size was spent.
-
-    >>> str(refused_after_size(BudgetTooSmall("too small"), 0.01, 990))
-    'too small (add/remove: the number of rows was released first, at epsilon 0.01, and the plan made at 990 rows)'
-    """
-    return BudgetTooSmall(f"{err} (add/remove: the number of rows was released first, at epsilon "
-                          f"{size_epsilon:.3g}, and the plan made at {m} rows)", err.needed)
-
 
 def orientation_values(X, names, domain: Domain) -> tuple[dict, dict]:
     """``(values, bounds)`` of the records for the direction tests: a continuous column's own
@@ -643,26 +576,6 @@ def _record_codes(engine) -> np.ndarray:
         return np.repeat(np.asarray(codes), np.asarray(counts), axis=0)
     raise InvalidInput("orient='direction' needs the records (a DataFrame, an array or a file read by DuckDB), "
                        f"not only counts from {type(engine).__name__}")
-
-
-class PublicShape:
-    """What a decider may learn before the data is read: the domain and n (for plans)."""
-
-    def __init__(self, domain: Domain, n: int):
-        self.domain, self.n, self.names = domain, n, domain.names
-        self.engine = None
-
-    def table(self, columns):
-        raise RuntimeError("a privacy plan reads no data")
-
-    def subsample(self, m: int, sampler) -> "PublicShape":
-        return PublicShape(self.domain, m)
-
-    def blocks(self, count: int, sampler) -> "PublicShape":
-        """The public shape of ``count`` disjoint blocks (subsample-and-aggregate): no draw."""
-        shape = PublicShape(self.domain, self.n // count * count)
-        shape.count, shape.parts = count, [PublicShape(self.domain, self.n // count)] * count
-        return shape
 
 
 def is_fisher_z(ci_test: str, domain: Domain) -> bool:
@@ -768,4 +681,4 @@ def check_columns(domain: Domain) -> None:
 
 
 __all__ = ["BudgetTooSmall", "CI_TESTS", "FISHER_Z", "METHODS", "is_fisher_z", "PrivPC", "as_engine", "check_columns", "check_data",
-           "choose_ci_test", "default_max_cond_size", "fit_resized", "refused_after_size", "resized_plan"]
+           "choose_ci_test", "default_max_cond_size"]

@@ -99,7 +99,7 @@ def check_useful(d: int, n: int, *, epsilon: float, delta: float, neighbours, no
     >>> check_useful(50, 200, epsilon=0.1, delta=1e-6, neighbours="replace_one")
     Traceback (most recent call last):
     ...
-    privgraph.causal.deciders.BudgetTooSmall: epsilon=0.1 (delta=1e-06) on 200 rows and 50 columns gives the covariance release noise of standard deviation ... on a correlation (columns spread over their bounds), above 1: every test would read noise. It needs about ... times the rows (or about ... times epsilon), or fewer columns
+    privgraph.privacy.budget.BudgetTooSmall: epsilon=0.1 (delta=1e-06) on 200 rows and 50 columns gives the covariance release noise of standard deviation ... on a correlation (columns spread over their bounds), above 1: every test would read noise. It needs about ... times the rows (or about ... times epsilon), or fewer columns
     """
     tau = correlation_noise(d, n, epsilon=epsilon, delta=delta, neighbours=neighbours, norm=norm)
     if tau > MAX_CORRELATION_NOISE:

@@ -139,7 +139,7 @@ def gauss_pc_skeleton(
 ) -> tuple[Skeleton, Ledger]:
     """Gauss-PC's skeleton and the ledger of its whole plan (see the module docstring).
 
-    Raises :class:`~privgraph.causal.deciders.BudgetTooSmall` (before any spend) when the
+    Raises :class:`~privgraph.privacy.budget.BudgetTooSmall` (before any spend) when the
     level-0 noise would drown a marginal test at n rows.
 
     Examples
@@ -187,7 +187,7 @@ def gauss_pc_plan(shape, margin, *, epsilon: float, delta: float, max_cond_size:
     """The ledger :func:`gauss_pc_skeleton` reserves, from public facts only (``shape``: the
     domain's names and n; no data is read).
 
-    >>> from privgraph.causal.estimators import PublicShape
+    >>> from privgraph.causal.methods import PublicShape
     >>> from privgraph.datasets import load_network
     >>> from privgraph.stats import KendallTest
     >>> plan = gauss_pc_plan(PublicShape(load_network("alarm").domain, 100_000), RankMargin(KendallTest(), 0.05),
@@ -208,7 +208,7 @@ def level_noise(shape, margin, *, epsilon: float, delta: float, max_cond_size: i
     is bearable (:meth:`Level0.share_needed`), which can starve the later levels: sigma1
     says whether they are left enough.
 
-    >>> from privgraph.causal.estimators import PublicShape
+    >>> from privgraph.causal.methods import PublicShape
     >>> from privgraph.datasets import load_network
     >>> from privgraph.stats import KendallTest
     >>> s0, s1, bearable = level_noise(PublicShape(load_network("asia").domain, 100_000),

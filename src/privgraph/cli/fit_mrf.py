@@ -67,7 +67,7 @@ def fit_mrf(
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
                      delta=delta, individual=individual, invalid=invalid, random_state=seed)
     with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
-        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), public, infer_domain=infer_domain)
+        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public, infer_domain=infer_domain)
     console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
     writers = {}
     if out is not None:

@@ -85,7 +85,7 @@ def release(
                          neighbours=neighbours, tree_cap=tree_cap)
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
             progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds):
-        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), public,
+        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public,
                 infer_domain=infer_domain)
         synthetic = est.sample(rows, random_state=seed, method=sampling)
         writers = release_writers(est, synthetic, paths)

@@ -158,7 +158,7 @@ class PrivateMRF(PrivateEstimator):
         self.invalid = invalid
         self.options = options
 
-    def fit(self, data, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateMRF":
+    def fit(self, data, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateMRF":
         """Fit to a DataFrame, a CSV/Parquet path (counted by DuckDB for the table methods,
         never loaded whole), a count engine, or integer codes; returns ``self``.
 
@@ -335,7 +335,7 @@ class PrivateMRF(PrivateEstimator):
 
         >>> rng = np.random.default_rng(0)
         >>> df = pd.DataFrame({"a": rng.integers(0, 2, 300), "b": rng.integers(0, 3, 300)})
-        >>> est = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, Domain.of(a=2, b=3))
+        >>> est = PrivateMRF(epsilon=1.0, cliques="a,b", random_state=0).fit(df, domain=Domain.of(a=2, b=3))
         >>> print("\n".join(est.to_uai().splitlines()[:5]))
         MARKOV
         2

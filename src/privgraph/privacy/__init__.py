@@ -14,7 +14,7 @@ from privgraph.privacy.amplification import (
     amplify_without_replacement,
     epsilon_before_amplification,
 )
-from privgraph.privacy.budget import Budget, BudgetExceeded, check_affordable, reserve_plan
+from privgraph.privacy.budget import Budget, BudgetExceeded, BudgetTooSmall, check_affordable, reserve_plan
 from privgraph.privacy.gaussian_sums import (
     GaussianSums,
     clipped_sum_sensitivity,
@@ -58,6 +58,7 @@ from privgraph.privacy.stability import (
 __all__ = [
     "Budget",
     "BudgetExceeded",
+    "BudgetTooSmall",
     "Charge",
     "GaussianSums",
     "Ledger",

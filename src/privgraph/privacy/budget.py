@@ -34,6 +34,24 @@ class BudgetExceeded(RuntimeError):
         )
 
 
+class BudgetTooSmall(InvalidInput):
+    """The budget cannot pay for a mechanism at a noise level that leaves its output any use
+    (e.g. a cap of PC's tests whose noise would make them coin flips); raised before any
+    budget is spent.
+
+    ``needed``: the epsilon the refused mechanism would need (None where there is none to
+    name), so that a caller that gave it a share of a larger budget can say what that
+    budget must be.
+
+    >>> BudgetTooSmall("too small", 2.0).needed
+    2.0
+    """
+
+    def __init__(self, message: str, needed: float | None = None):
+        super().__init__(message)
+        self.needed = needed
+
+
 class Budget:
     """A total (epsilon, delta) and the ledger of what has been reserved against it.
 

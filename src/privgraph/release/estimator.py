@@ -40,8 +40,6 @@ from typing import Callable
 
 import numpy as np
 
-from privgraph.causal import PrivPC
-from privgraph.causal.estimators import fit_resized, resized_plan
 from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine, resolve_domain
 from privgraph.data.domain import check_countable
 from privgraph.estimator import Param, PrivateEstimator, privacy_params
@@ -53,6 +51,7 @@ from privgraph.privacy import (
 )
 from privgraph.privacy.composition import composition_for
 from privgraph.data.bins import decode_codes
+from privgraph.data.resized import resize_engine
 from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.mrf.cgm import clear_inference_cache
@@ -60,9 +59,11 @@ from privgraph.release.levels import identity_levels
 from privgraph.release.model_size import check_tree_cap, model_cells
 from privgraph.release.tree import fit_tree_structure, joined, plan_tree
 from privgraph.timecap import check_time
-from privgraph.privacy.resize import RESIZED, as_add_remove, release_public_size, size_charge
+from privgraph.privacy.add_remove import AddRemove, fit_resized, resized_plan
+from privgraph.privacy.resize import RESIZED, as_add_remove, size_charge
 from privgraph.release.planner import (
-    STRUCTURES, ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release, size_epsilon,
+    STRUCTURES, ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release, size_composition,
+    structure_estimator,
 )
 from privgraph.validation import InvalidInput, positive_count, positive_int
 
@@ -265,7 +266,7 @@ class PrivateRelease(PrivateEstimator):
         its charges are :meth:`privacy_plan`'s."""
         return self._predict(domain, n_rows)[1]
 
-    def fit(self, X, domain=None, *, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
+    def fit(self, X, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
         """Release the graph and the model of ``X`` (DataFrame, CSV/Parquet path, count engine).
 
         ``domain``: the public domain (Domain, codebook path or dict); ``budget``: an outside
@@ -286,12 +287,13 @@ class PrivateRelease(PrivateEstimator):
     def _fit_sized(self, engine, budget: Budget | None) -> "PrivateRelease":
         """Add/remove with a PC structure possible: the size released (its charge checked
         first), the plan made at the public m it gives, then stages 1 to 3 with the rest
-        (:mod:`privgraph.privacy.resize`)."""
-        epsilon = size_epsilon(self.epsilon, self.delta)
-        check_affordable([size_charge(epsilon)], budget or Budget(self.epsilon, self.delta))
+        (:class:`~privgraph.privacy.add_remove.AddRemove`'s steps: the structure alone runs on the
+        resized data)."""
+        stage0 = AddRemove(self.epsilon, self.delta, size_composition(self.delta),
+                           minimum=max(3, len(engine.domain.names)))
+        check_affordable([size_charge(stage0.epsilons[0])], budget or Budget(self.epsilon, self.delta))
         sampler = self._noise_sampler()
-        m, _, sized = release_public_size(engine, epsilon=epsilon, sampler=sampler, budget=budget,
-                                          minimum=max(3, len(engine.domain.names)))
+        m, _, sized = stage0.release_size(engine, sampler=sampler, budget=budget)
         domain, prediction = self._predict(engine.domain, m)
         if budget is None:
             budget = Budget(self.epsilon, self.delta, composition=self._composition(prediction))
@@ -316,7 +318,8 @@ class PrivateRelease(PrivateEstimator):
             structure.fit(engine, budget=budget)
             structure_ledger = structure.ledger_
         else:
-            structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, sampler=sampler, budget=budget,
+            structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, resize=resize_engine,
+                                                   sampler=sampler, budget=budget,
                                                    size_epsilon=prediction.size_epsilon, plan=structure_plan)
         graph = structure.graph_
         _progress(f"stage 1 ({prediction.structure}):", len(graph.directed_edges) + len(graph.undirected_edges), "edges")
@@ -471,11 +474,9 @@ class PrivateRelease(PrivateEstimator):
     def _structure(self, plan: ReleasePlan, random_state=None):
         """Stage 1's replace-one estimator (under add/remove it runs on the resized data)."""
         rest = self._stages_epsilon(plan)
-        if plan.structure == "gauss-pc":
-            return PrivPC(epsilon=gauss_epsilons(rest, self.delta, plan.split)[0], delta=self.delta,
-                          alpha=self.alpha, method="gauss-pc", random_state=random_state)
-        return PrivPC(epsilon=plan.split * rest, delta=self.delta, alpha=self.alpha, max_rounds=plan.rounds,
-                      random_state=random_state)
+        epsilon = gauss_epsilons(rest, self.delta, plan.split)[0] if plan.structure == "gauss-pc" else plan.split * rest
+        return structure_estimator(plan.structure, epsilon, self.delta, self.alpha, rounds=plan.rounds,
+                                   random_state=random_state)
 
     def _structure_plan(self, structure, domain, plan: ReleasePlan) -> Ledger:
         """Stage 1's charges at ``plan.n_rows`` rows (relabelled add/remove after a size)."""

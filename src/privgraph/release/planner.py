@@ -44,8 +44,9 @@ measured default, docs/release.md) with the largest cap stage 1 can afford.
 Gauss-PC (:mod:`privgraph.causal.gauss_pc`) gets ``split * rho`` and the parameters'
 tables, Gaussian, the rest, so the two stages compose by RDP instead of adding epsilons
 (at epsilon 1 and delta 1e-6, half of rho is worth epsilon 0.69 alone, not 0.5). Stage 1's
-prediction: level 0's Gaussian noise ``sigma`` (margin units,
-:func:`~privgraph.causal.gauss_pc.level_noise`) against the margin of a marginal test at
+prediction: level 0's Gaussian noise ``sigma`` (margin units, from the Gauss-PC the
+release builds, :func:`structure_estimator`, through its public
+:meth:`~privgraph.causal.PrivPC.test_noise`) against the margin of a marginal test at
 phi = ``effect`` (as for Priv-PC); a dependent pair is removed with probability
 ``Phi(-margin / sigma)``; affordable when Gauss-PC accepts its plan (level 0's noise at most
 what a marginal test can bear), level 1's noise would be bearable too with every pair still
@@ -76,14 +77,10 @@ import numpy as np
 from scipy.stats import ncx2, norm
 
 from privgraph.causal import PrivPC
-from privgraph.causal.deciders import BudgetTooSmall
-from privgraph.causal.estimators import PublicShape, choose_ci_test, default_max_cond_size
-from privgraph.causal.gauss_pc import level_noise
-from privgraph.causal.margins import make_margin
 from privgraph.data import Domain
 from privgraph.data.domain import check_countable
 from privgraph.mrf.release import release_sensitivity
-from privgraph.privacy import Neighbours, gaussian_calibration, histogram_l1_sensitivity, laplace_scale
+from privgraph.privacy import BudgetTooSmall, Neighbours, gaussian_calibration, histogram_l1_sensitivity, laplace_scale
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import TAIL, round_up, size_epsilons
 from privgraph.privacy.zcdp import MARGIN, rdp_epsilon, total_rho, zcdp_epsilon
@@ -225,7 +222,7 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
 def _sized(domain: Domain, n: int, *, epsilon: float, delta: float, **options) -> ReleasePlan:
     """Add/remove with a PC structure possible: stage 0 releases the size, the rest is planned
     at ``n`` rows with add/remove tables (:mod:`privgraph.privacy.resize`)."""
-    size_epsilon, rest = size_epsilons(epsilon, delta, _size_composition(delta))
+    size_epsilon, rest = size_epsilons(epsilon, delta, size_composition(delta))
     scale = laplace_scale(size_epsilon, 1.0)
     margin = scale * math.log(1 / (2 * TAIL))
     # zCDP stages (Gauss-PC, the tree at delta > 0) get the rest of rho; Priv-PC's pure rounds,
@@ -254,7 +251,7 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
     >>> check_splittable(1e-4, 1e-6, sized=True)
     Traceback (most recent call last):
     ...
-    privgraph.causal.deciders.BudgetTooSmall: epsilon=0.0001 (delta=1e-06), the whole release's budget (--epsilon), is too small to split into its stages (the size, the structure, the parameters): one of them would get no positive epsilon; a release needs epsilon >= 0.0026
+    privgraph.privacy.budget.BudgetTooSmall: epsilon=0.0001 (delta=1e-06), the whole release's budget (--epsilon), is too small to split into its stages (the size, the structure, the parameters): one of them would get no positive epsilon; a release needs epsilon >= 0.0026
     """
     if _is_splittable(epsilon, delta, sized):
         return
@@ -272,7 +269,7 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
 
 def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
     """Whether every stage of a release at ``epsilon`` gets an epsilon above the zCDP margin."""
-    rest = size_epsilons(epsilon, delta, _size_composition(delta))[1] if sized else epsilon
+    rest = size_epsilons(epsilon, delta, size_composition(delta))[1] if sized else epsilon
     if rest <= 2 * MARGIN:
         return False
     return delta <= 0 or min(gauss_epsilons(rest, delta, min(SPLIT_GRID))) > 2 * MARGIN
@@ -285,10 +282,16 @@ def size_epsilon(epsilon: float, delta: float) -> float:
     >>> 0.015 < size_epsilon(1.0, 1e-6) < 0.025, size_epsilon(1.0, 0.0)
     (True, 0.01)
     """
-    return size_epsilons(epsilon, delta, _size_composition(delta))[0]
+    return size_epsilons(epsilon, delta, size_composition(delta))[0]
 
 
-def _size_composition(delta: float) -> str:
+def size_composition(delta: float) -> str:
+    """The composition the size's share is taken under in a release (stage 0): zCDP's when
+    ``delta > 0``, else basic.
+
+    >>> size_composition(1e-6), size_composition(0.0)
+    ('rdp', 'basic')
+    """
     return "rdp" if delta > 0 else "basic"
 
 
@@ -351,11 +354,10 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     share = check_split(share)
     eps_s, eps_p = gauss_epsilons(epsilon, delta, share)
     d = len(domain.names)
-    margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect)
+    structure = structure_estimator("gauss-pc", eps_s, delta, alpha)
+    margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect, structure=structure)
     try:
-        sigma, sigma1, bearable = level_noise(PublicShape(domain, n),
-                                              make_margin(choose_ci_test("auto", domain), alpha), epsilon=eps_s,
-                                              delta=delta, max_cond_size=default_max_cond_size(n, d))
+        sigma, sigma1, bearable = structure.test_noise(domain, n)
     except BudgetTooSmall as err:  # e.g. n too small for the test's public threshold
         sigma, sigma1, bearable = math.inf, math.inf, 0.0
         note = f"Gauss-PC refuses: {err}"
@@ -408,6 +410,21 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
 
 
+def structure_estimator(structure: str, epsilon: float, delta: float, alpha: float, *, rounds: int | None = None,
+                        random_state=None) -> PrivPC:
+    """Stage 1's replace-one estimator, as the release fits it and the planner predicts it:
+    Gauss-PC (``structure="gauss-pc"``) or Priv-PC with its cap of ``rounds``, at the
+    structure's ``epsilon``; every other parameter PrivPC's default, so a changed default
+    changes the plan and the fit alike.
+
+    >>> structure_estimator("gauss-pc", 0.5, 1e-6, 0.05).method, structure_estimator("priv-pc", 0.5, 1e-6, 0.05).method
+    ('gauss-pc', 'priv-pc')
+    """
+    if structure == "gauss-pc":
+        return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, method="gauss-pc", random_state=random_state)
+    return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, max_rounds=rounds, random_state=random_state)
+
+
 def check_structure(structure: str) -> str:
     """``structure`` if it names a stage-1 algorithm of :data:`STRUCTURES`."""
     one_of("structure", structure, STRUCTURES)
@@ -437,13 +454,14 @@ def _structure(domain, n, epsilon, delta, alpha, effect, miss, rounds, search=Tr
     caps = [rounds] if rounds is not None else [None] + (_smaller_caps(d) if search else [])
     for cap in caps:
         try:
-            plan = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, max_rounds=cap).privacy_plan(domain, n)
+            structure = structure_estimator("priv-pc", epsilon, delta, alpha, rounds=cap)
+            plan = structure.privacy_plan(domain, n)
         except BudgetTooSmall as err:
             last = str(err)
             continue
         examine = [c for c in plan if c.mechanism == "examine"] or list(plan)
         b = 1.0 / examine[0].epsilon
-        margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect)
+        margin, test = marginal_margin(domain, n, alpha=alpha, effect=effect, structure=structure)
         error = 0.5 * math.exp(-margin / b) if margin > 0 else 1.0
         note = (f"{test} test; cap of {examine[0].count} rounds" + ("" if cap is None else
                 " (reduced: PC stops early and keeps the edges it did not test)"))
@@ -457,15 +475,17 @@ def _smaller_caps(d: int) -> list[int]:
     return sorted({c for c in (pairs, 2 * d, d, max(1, d // 2), max(1, d // 4), 2, 1) if c >= 1}, reverse=True)
 
 
-def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: float = 0.1, blocks: int = 50):
-    """(margin in sensitivity units, test name) of a marginal test at phi = ``effect``.
+def marginal_margin(domain: Domain, n: int, *, alpha: float = 0.05, effect: float = 0.1, blocks: int = 50,
+                    structure: PrivPC | None = None):
+    """(margin in sensitivity units, test name) of a marginal test at phi = ``effect``, by the
+    CI test ``structure`` (default: a default PrivPC) runs on ``domain`` (:meth:`PrivPC.ci_test_for`).
 
     >>> from privgraph.data import Domain, Kind
     >>> m, name = marginal_margin(Domain(("a", "b"), (2, 2), (Kind.ORDINAL, Kind.ORDINAL)), 100_000)
     >>> name, 1500 < m < 1600
     ('kendall', True)
     """
-    test = choose_ci_test("auto", domain)
+    test = (structure if structure is not None else PrivPC()).ci_test_for(domain)
     if test.bounded_margin:
         z, ro = effect * math.sqrt(n), Neighbours.REPLACE_ONE
         unit = test.sensitivity(n, ro, (2, 2)) + test.threshold_sensitivity(alpha, n, ro, (2, 2))
@@ -505,4 +525,4 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness, t
 
 
 __all__ = ["DEFAULT_SPLIT", "GAUSS_SPLIT", "ReleasePlan", "SPLIT_GRID", "STRUCTURES", "StagePlan", "check_split", "gauss_epsilons",
-           "marginal_margin", "useful_cap", "plan_release", "recommend_split", "size_epsilon"]
+           "marginal_margin", "size_composition", "structure_estimator", "useful_cap", "plan_release", "recommend_split", "size_epsilon"]
