@@ -43,7 +43,7 @@ import numpy as np
 
 from direction_pairs import FAMILIES, TUEBINGEN_WEIGHTS, discretise, sim_pair, standardise, tie, tuebingen_pairs
 from privgraph.causal import direction as dr
-from privgraph.causal.direction import release as rel
+from privgraph.causal.direction import noisy_table as rel
 from privgraph.causal.direction.data import inferred_bounds, validate_pair
 from privgraph.privacy import SeededSampler
 from privgraph.threads import single_threaded_blas

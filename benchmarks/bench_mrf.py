@@ -41,14 +41,14 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data import NumpyEngine, count_tables
-from privgraph.mrf import calibration, cgm as cgm_module, junction
+from privgraph.mrf import cgm as cgm_module, junction, junction_calibration as calibration
 from privgraph.mrf.baselines import naive_mle, nonprivate_mle, random_estimator
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.individuals import individual_tables, time_homogeneous_chain
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.psgd import psgd
-from privgraph.mrf.release import release_tables
+from privgraph.mrf.noisy_tables import release_tables
 from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import erdos_renyi, third_order_chain
 from privgraph.privacy import Neighbours, SeededSampler

@@ -47,10 +47,10 @@ import numpy as np
 
 from privgraph.data import NumpyEngine, count_tables
 from privgraph.datasets import load_network, sample as network_sample
-from privgraph.mrf import calibration, cgm, junction
+from privgraph.mrf import cgm, junction, junction_calibration as calibration
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.model import MarkovRandomField
-from privgraph.mrf.release import release_tables
+from privgraph.mrf.noisy_tables import release_tables
 from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Neighbours, SeededSampler

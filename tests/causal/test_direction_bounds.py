@@ -8,7 +8,7 @@ import pytest
 from privgraph.causal.direction import scores as ds
 from privgraph.causal.direction.regression import fit_fourier_ridge, fourier_features, stability_bound
 from privgraph.privacy import Neighbours, SeededSampler, log_iqr_release
-from privgraph.privacy.iqr_release import bin_distance, quartile_envelope
+from privgraph.privacy.log_iqr import bin_distance, quartile_envelope
 from privgraph.stats import hsic, iqr
 from privgraph.stats.iqr import quartile_ranks
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from privgraph.causal import direction as dr
-from privgraph.causal.direction import release as rel
+from privgraph.causal.direction import noisy_table as rel
 from privgraph.causal.direction import PrivateANM, private_direction
 from privgraph.causal.direction.data import split_indices, to_common_scale
 from privgraph.causal.direction.orient import orient_by_direction

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
-from privgraph.data import covers as covers_module
+from privgraph.data import pc_counting as covers_module
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 from privgraph.stats import ChiSquareTest, GTest, KendallTest

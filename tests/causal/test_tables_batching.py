@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
-from privgraph.data import covers as covers_module
+from privgraph.data import pc_counting as covers_module
 from privgraph.data import tables as tables_module
 from privgraph.data import Domain, NumpyEngine
 from privgraph.data.rowsets import nonempty_strata

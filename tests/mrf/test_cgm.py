@@ -66,7 +66,7 @@ def test_lbfgsb_stop_returns_the_iterate_it_is_asked_at(box, after):
 def _released(name: str, epsilon: float, noise: str):
     from privgraph.datasets import load_network, sample
     from privgraph.data import NumpyEngine, count_tables
-    from privgraph.mrf.release import release_tables
+    from privgraph.mrf.noisy_tables import release_tables
     from privgraph.privacy import Neighbours, SeededSampler
 
     net = load_network(name)

@@ -5,7 +5,7 @@ import pytest
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.inference import enumerate_beliefs, flat_inference, infer, infer_potentials
-from privgraph.mrf.calibration import calibrate_flat, calibrate_scaled, flat_plan, scaled_plan
+from privgraph.mrf.junction_calibration import calibrate_flat, calibrate_scaled, flat_plan, scaled_plan
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField

@@ -12,7 +12,7 @@ from privgraph.data.domain import Domain
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.estimator import PrivateMRF
 from privgraph.mrf.psgd import psgd
-from privgraph.mrf.release import NoisyMarginals
+from privgraph.mrf.noisy_tables import NoisyMarginals
 from privgraph.privacy import SeededSampler
 
 DOMAIN = Domain.of(a=2, b=3, c=3)

@@ -11,7 +11,7 @@ from privgraph.mrf.evaluation import kl_divergence
 from privgraph.mrf.fit import fit_mle
 from privgraph.mrf.inference import infer
 from privgraph.data import NumpyEngine, count_tables
-from privgraph.mrf.release import estimate_records, release_tables
+from privgraph.mrf.noisy_tables import estimate_records, release_tables
 from privgraph.mrf.sampling import sample_model
 from privgraph.mrf.synthetic import third_order_chain
 from privgraph.privacy import Budget, BudgetExceeded, Neighbours, SeededSampler

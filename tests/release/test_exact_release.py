@@ -28,7 +28,7 @@ import pytest
 
 from privgraph.datasets import load_network, sample_frame
 from privgraph.data.frontdoor import level_codes
-from privgraph.mrf.calibration import calibrate
+from privgraph.mrf.junction_calibration import calibrate
 from privgraph.mrf.junction import junction_tree
 from privgraph.release import PrivateRelease
 

@@ -75,7 +75,7 @@ so that one record moves the released quantity by (nearly) its full sensitivity:
   the claim. It documents the gap; it is not a correct case.
 * ``anm_record_test`` and ``anm_record_train``: the default ``privacy="record"`` (every
   record protected: the training part is released only as a noisy table, parallel
-  composition; :mod:`privgraph.causal.direction.release`), with public bounds.
+  composition; :mod:`privgraph.causal.direction.noisy_table`), with public bounds.
   ``anm_record_test``: 2,000 rows, test_fraction 0.05; 1,900 training rows (x uniform,
   y = 0) pin the released regressions near 0, the 100 test rows sit on the diagonal
   x = y, and the right dataset moves the top test record's y to 0: without noise both

@@ -17,13 +17,13 @@ tests. Otherwise (wide tables):
   (distinct rows with multiplicities, :mod:`privgraph.data.rowsets`): levels 1 and 2 as
   blocks of grams given x, later levels set by set (every table ``(x, v, *S)`` of the cover
   decided at once and kept for x's other edges, :meth:`Tables.set_verdicts`) or in batches
-  of many sets per pass (:meth:`Tables.strata`, :class:`privgraph.data.covers.Covers`);
+  of many sets per pass (:meth:`Tables.strata`, :class:`privgraph.data.pc_counting.Covers`);
 * otherwise the engine counts the table.
 
 **Memory budget**, whatever the number of tests: the joint table (at most
 :data:`MAX_JOINT_CELLS`, 32 MB), the pair tables, a least-recently-used cache of at most
 :data:`CACHE_BUDGET_CELLS` cells of tables (8 MB), the covers' rows and grams (64 + 32 MB,
-:mod:`privgraph.data.covers`) and one batch's temporaries (a few int64 arrays of
+:mod:`privgraph.data.pc_counting`) and one batch's temporaries (a few int64 arrays of
 max(2^20, rows of the cover) elements, a dense index of at most 2^22 cells), and for the
 verdicts by set at most 2^16 sets' verdicts (a bool per cover column each), the stratum
 ids of one set's prefixes and one cover's columns as int64 (32 MB each) and 2 MB of strata
@@ -41,7 +41,7 @@ from typing import Sequence
 
 import numpy as np
 
-from privgraph.data.covers import LRU, Covers
+from privgraph.data.pc_counting import LRU, Covers
 from privgraph.data.domain import Domain
 from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, check_columns, marginal
 from privgraph.data.engines.numpy_engine import bincount_codes
@@ -197,7 +197,7 @@ class Tables:
 
     def cover(self, columns: Sequence[str]) -> bool:
         """Name the data over ``columns`` as ``columns[0]``'s cover
-        (:class:`~privgraph.data.covers.Covers`): tables over subsets that start with
+        (:class:`~privgraph.data.pc_counting.Covers`): tables over subsets that start with
         ``columns[0]`` count from it. False if there are no rows (an out-of-core engine
         with too many distinct rows) or it is over budget."""
         key = tuple(columns)
@@ -207,7 +207,7 @@ class Tables:
         """The tables over ``(x, y, *S)`` for each S of ``sets`` (all of one size), as their
         nonempty strata: ``(strata, owner)``, int64 counts of shape (K, r, c) and the index
         in ``sets`` of each stratum's table. Counted in batches from x's cover
-        (:class:`~privgraph.data.covers.Covers`), from the pair tables, or one by one.
+        (:class:`~privgraph.data.pc_counting.Covers`), from the pair tables, or one by one.
 
         >>> from privgraph.data import Domain, NumpyEngine
         >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]]))
@@ -229,7 +229,7 @@ class Tables:
         """``decide(strata, owner, count)``'s verdicts on the tables over ``(x, y, *S)`` for
         the leading sets of ``sets`` that grams of x's cover serve (levels 1 and 2; every
         table of a gram decided at once and kept with it:
-        :meth:`privgraph.data.covers.Covers.verdicts`); empty if none. ``decide`` must be
+        :meth:`privgraph.data.pc_counting.Covers.verdicts`); empty if none. ``decide`` must be
         hashable, equal for equal verdicts."""
         sets = [tuple(S) for S in sets]
         if not sets or self._small_joint:
@@ -240,7 +240,7 @@ class Tables:
         """The same verdicts, set by set from x's cover, for the leading sets (all of one size
         >= 1) up to the first independent one: every table ``(x, v, *S)`` of the cover
         decided at once and kept for x's other edges
-        (:meth:`privgraph.data.covers.Covers.set_verdicts`); empty if x has no cover holding
+        (:meth:`privgraph.data.pc_counting.Covers.set_verdicts`); empty if x has no cover holding
         them, or the joint table is small enough to serve every table as a marginal."""
         if self._small_joint:
             return np.zeros(0, dtype=bool)
@@ -253,7 +253,7 @@ class Tables:
 
     def sets_per_batch(self, x: str, y: str) -> int:
         """Most sets one :meth:`strata` call should hold to keep its strata within budget
-        (:meth:`privgraph.data.covers.Covers.sets_per_batch`)."""
+        (:meth:`privgraph.data.pc_counting.Covers.sets_per_batch`)."""
         return self._covers.sets_per_batch(x, y)
 
     def whole_rows(self) -> tuple | None:

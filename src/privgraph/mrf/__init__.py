@@ -18,7 +18,7 @@ from privgraph.mrf.individuals import individual_tables, time_homogeneous_chain
 from privgraph.mrf.inference import Beliefs, infer
 from privgraph.mrf.model import MarkovRandomField, parse_cliques
 from privgraph.mrf.psgd import psgd
-from privgraph.mrf.release import NoisyMarginals, release_tables
+from privgraph.mrf.noisy_tables import NoisyMarginals, release_tables
 from privgraph.mrf.sampling import gibbs_sample, sample_model
 from privgraph.mrf.synthetic import erdos_renyi, third_order_chain
 

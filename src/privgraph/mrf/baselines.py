@@ -28,7 +28,7 @@ import numpy as np
 from privgraph.mrf.fit import fit_mle
 from privgraph.mrf.inference import infer
 from privgraph.mrf.model import MarkovRandomField, check_cliques
-from privgraph.mrf.release import NoisyMarginals
+from privgraph.mrf.noisy_tables import NoisyMarginals
 from privgraph.mrf.synthetic import dirichlet_potentials
 from privgraph.validation import InvalidInput
 
@@ -44,7 +44,7 @@ def naive_mle(noisy: NoisyMarginals, *, ridge_factor: float = RIDGE_FACTOR,
     Examples
     --------
     >>> from privgraph.data.domain import Domain
-    >>> from privgraph.mrf.release import release_tables
+    >>> from privgraph.mrf.noisy_tables import release_tables
     >>> from privgraph.privacy import Neighbours, SeededSampler
     >>> counts = [np.array([[40.0, 10], [10, 40]]), np.array([[45.0, 5], [5, 45]])]
     >>> noisy, _ = release_tables(counts, domain=Domain.of(a=2, b=2, c=2), cliques=["a,b", "b,c"],

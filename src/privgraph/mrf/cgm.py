@@ -68,7 +68,7 @@ from privgraph.timecap import check_time
 from privgraph.mrf.inference import flat_inference
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
-from privgraph.mrf.release import NoisyMarginals
+from privgraph.mrf.noisy_tables import NoisyMarginals
 from privgraph.validation import InvalidInput
 
 #: Default discrepancy factor of the stopping rule (settled on calibration seeds).
@@ -106,7 +106,7 @@ def cgm_em(
     Examples
     --------
     >>> from privgraph.data.domain import Domain
-    >>> from privgraph.mrf.release import release_tables
+    >>> from privgraph.mrf.noisy_tables import release_tables
     >>> from privgraph.privacy import Neighbours, SeededSampler
     >>> d = Domain.of(a=2, b=2, c=2)
     >>> counts = [np.array([[400.0, 100], [100, 400]]), np.array([[450.0, 50], [50, 450]])]
@@ -282,7 +282,7 @@ def dual_e_step(
     whether its accept/stop decision is already settled).
 
     >>> from privgraph.data.domain import Domain
-    >>> from privgraph.mrf.release import release_tables
+    >>> from privgraph.mrf.noisy_tables import release_tables
     >>> from privgraph.privacy import SeededSampler
     >>> noisy, _ = release_tables([np.array([[300.0, 100], [100, 500]])], domain=Domain.of(a=2, b=2),
     ...     cliques=["a,b"], epsilon=1.0, neighbours="add_remove", sampler=SeededSampler(0))
@@ -416,7 +416,7 @@ def expected_tables(noisy: NoisyMarginals, theta, max_cells: int | None = None) 
     """``N`` times the model's marginal of each group (mean over tied cliques).
 
     >>> from privgraph.data.domain import Domain
-    >>> from privgraph.mrf.release import release_tables
+    >>> from privgraph.mrf.noisy_tables import release_tables
     >>> from privgraph.privacy import SeededSampler
     >>> noisy, _ = release_tables([np.array([10.0, 30.0])], domain=Domain.of(a=2), cliques=["a"],
     ...     epsilon=1.0, neighbours="replace_one", sampler=SeededSampler(0), records=40)

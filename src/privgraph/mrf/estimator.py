@@ -34,7 +34,7 @@ from privgraph.mrf.inference import infer, is_exact
 from privgraph.mrf.model import MarkovRandomField, check_cliques, parse_cliques
 from privgraph.estimator import Param, PrivateEstimator, privacy_params
 from privgraph.mrf.psgd import psgd, psgd_plan
-from privgraph.mrf.release import NOISES, group_tables, plan_release, release_tables
+from privgraph.mrf.noisy_tables import NOISES, group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
 from privgraph.privacy import Budget, Neighbours, PrivacyPlan
 from privgraph.privacy.neighbours import check_delta, check_epsilon
@@ -56,7 +56,7 @@ class PrivateMRF(PrivateEstimator):
     cliques : sequence of column-name sequences, or ``"a,b;b,c"``
         The model's cliques (fixed in advance, as in the text).
     method : ``"cgm-em"`` (default), ``"naive-mle"`` or ``"psgd"``, or a function of a
-        :class:`~privgraph.mrf.release.NoisyMarginals` returning a model.
+        :class:`~privgraph.mrf.noisy_tables.NoisyMarginals` returning a model.
     neighbours : ``"add_remove"`` (default) or ``"replace_one"``
         The neighbouring relation of the guarantee. Under add/remove the number of units
         is private and estimated from the noisy tables (PSGD releases it with the Laplace

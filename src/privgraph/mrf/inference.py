@@ -15,7 +15,7 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import expand, logsumexp
-from privgraph.mrf.calibration import (calibrate, calibrate_scaled, cell_codes, clique_marginals, flat_plan,
+from privgraph.mrf.junction_calibration import (calibrate, calibrate_scaled, cell_codes, clique_marginals, flat_plan,
                                       scaled_plan)
 from privgraph.mrf.junction import JunctionTree, junction_tree
 from privgraph.mrf.loopy import loopy_beliefs

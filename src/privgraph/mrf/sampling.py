@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from privgraph.mrf.inference import tree_limit
-from privgraph.mrf.calibration import calibrate
+from privgraph.mrf.junction_calibration import calibrate
 from privgraph.mrf.junction import junction_tree
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.validation import InvalidInput, one_of

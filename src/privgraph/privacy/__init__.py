@@ -21,7 +21,7 @@ from privgraph.privacy.gaussian_sums import (
     sampled_gaussian_charge,
     sampled_gaussian_multiplier,
 )
-from privgraph.privacy.iqr_release import log_iqr_release, log_iqr_scale
+from privgraph.privacy.log_iqr import log_iqr_release, log_iqr_scale
 from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
 from privgraph.privacy.plan import PrivacyPlan
 from privgraph.privacy.mechanisms import (

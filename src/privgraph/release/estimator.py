@@ -45,7 +45,7 @@ from privgraph.data.domain import check_countable
 from privgraph.estimator import Param, PrivateEstimator, privacy_params
 from privgraph.mrf import PrivateMRF, inference
 from privgraph.mrf.estimator import TABLE_METHODS
-from privgraph.mrf.release import estimate_records, plan_release as plan_tables
+from privgraph.mrf.noisy_tables import estimate_records, plan_release as plan_tables
 from privgraph.privacy import (
     Budget, Charge, Ledger, Neighbours, PrivacyPlan, check_affordable, histogram_l1_sensitivity,
 )

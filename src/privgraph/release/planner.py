@@ -79,7 +79,7 @@ from scipy.stats import ncx2, norm
 from privgraph.causal import PrivPC
 from privgraph.data import Domain
 from privgraph.data.domain import check_countable
-from privgraph.mrf.release import release_sensitivity
+from privgraph.mrf.noisy_tables import release_sensitivity
 from privgraph.privacy import BudgetTooSmall, Neighbours, gaussian_calibration, histogram_l1_sensitivity, laplace_scale
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import TAIL, round_up, size_epsilons

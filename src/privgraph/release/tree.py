@@ -8,7 +8,7 @@ because the tree needs n nowhere but in its scores, where the noisy one-way tabl
 estimate of n stands in; Gauss-PC and Priv-PC run on data resized to a released size,
 :mod:`privgraph.privacy.resize`):
 
-1. **one-way tables**: every column's counts, noisy (:func:`privgraph.mrf.release.release_tables`:
+1. **one-way tables**: every column's counts, noisy (:func:`privgraph.mrf.noisy_tables.release_tables`:
    d histograms, L2 sensitivity ``sqrt(2 d)`` for Gaussian noise, L1 ``2 d`` for Laplace;
    ``sqrt(d)`` and ``d`` under add/remove);
 2. **selection**: each pair (i, j) is scored by ``u_ij = || C_ij - n q_i q_j^T ||_1``, the
@@ -55,7 +55,7 @@ from privgraph.data import Domain, count_tables
 from privgraph.graphs import CPDAG
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.inference import infer
-from privgraph.mrf.release import estimate_records, plan_release, release_sensitivity, release_tables
+from privgraph.mrf.noisy_tables import estimate_records, plan_release, release_sensitivity, release_tables
 from privgraph.mrf.sampling import sample_chunks
 from privgraph.privacy import (
     Budget, Charge, Ledger, Neighbours, NoiseSampler, exponential_mechanism, gaussian_calibration,
@@ -411,7 +411,7 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     need no privacy; their error, about ``sqrt(p / rows)`` per cell, is far below a released
     cell's noise).
 
-    >>> from privgraph.mrf.release import NoisyMarginals
+    >>> from privgraph.mrf.noisy_tables import NoisyMarginals
     >>> d = Domain.of(a=2, b=2, c=2)
     >>> t = NoisyMarginals(d, (("a", "b"), ("b", "c")), (0, 1), (np.array([[4e5, 1e5], [1e5, 4e5]]),
     ...                    np.array([[4.5e5, 5e4], [5e4, 4.5e5]])), "gaussian", 1.0, 1e6)
@@ -479,12 +479,12 @@ def tree_model_pairs(tables, edges, tree_cap: int = DEFAULT_TREE_CAP) -> dict:
 
 
 def joined(earlier, later, neighbours: Neighbours = RO):
-    """One :class:`~privgraph.mrf.release.NoisyMarginals` of two releases' tables for a model
+    """One :class:`~privgraph.mrf.noisy_tables.NoisyMarginals` of two releases' tables for a model
     fit (post-processing); its noise scale is the larger of the two. Under add/remove the
     number of records is estimated again from every table of both
-    (:func:`~privgraph.mrf.release.estimate_records`); under replace-one it is the public n.
+    (:func:`~privgraph.mrf.noisy_tables.estimate_records`); under replace-one it is the public n.
 
-    >>> from privgraph.mrf.release import NoisyMarginals
+    >>> from privgraph.mrf.noisy_tables import NoisyMarginals
     >>> d = Domain.of(a=2, b=2)
     >>> one = NoisyMarginals(d, (("a",), ("b",)), (0, 1), (np.ones(2), np.ones(2)), "gaussian", 2.0, 4.0)
     >>> two = NoisyMarginals(d, (("a", "b"),), (0,), (np.ones((2, 2)),), "gaussian", 2.1, 4.0)

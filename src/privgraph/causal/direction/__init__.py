@@ -2,7 +2,7 @@
 
 * :mod:`~privgraph.causal.direction.data`: the public checks, the split, the common scale.
 * :mod:`~privgraph.causal.direction.regression`: random-Fourier-feature ridge and its stability.
-* :mod:`~privgraph.causal.direction.release`: the training part released as a noisy table
+* :mod:`~privgraph.causal.direction.noisy_table`: the training part released as a noisy table
   (``privacy="record"``, every record protected) and the regressions fitted from it.
 * :mod:`~privgraph.causal.direction.scores`: the dependence scores, the regression-error
   score RECI (the default) and their sensitivities.

@@ -17,7 +17,7 @@ Guarantees, under replace-one neighbours (``privacy=`` names the records covered
 
 * ``privacy="record"`` (the default) protects **every record**. The data is clipped to
   public ``bounds``; the training part releases one noisy K x K table of the pair on a
-  public grid (:mod:`privgraph.causal.direction.release`), both regressions are computed
+  public grid (:mod:`privgraph.causal.direction.noisy_table`), both regressions are computed
   from that table (post-processing), and the test part releases the scores with their
   test-set sensitivities. A record is in one part only (the split is public randomness
   fixed before the data is read), so the two releases compose in parallel: the whole
@@ -61,13 +61,13 @@ from privgraph.causal.direction.data import (
     pair_on_public_domain,
     validate_pair,
 )
-from privgraph.causal.direction.release import default_bins, parallel_charge, released_fit
+from privgraph.causal.direction.noisy_table import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.estimator import Param, PrivateEstimator, privacy_params
 from privgraph.causal.direction.regression import stability_bound
 from privgraph.data import resolve_domain
 from privgraph.privacy.budget import check_affordable
-from privgraph.privacy.iqr_release import log_iqr_charge
+from privgraph.privacy.log_iqr import log_iqr_charge
 from privgraph.privacy import (
     Budget,
     Charge,
@@ -232,7 +232,7 @@ def release_laplace_scores(raw, sensitivity: float, epsilon: float, sampler, bud
 def release_iqr_scores(fit: FittedPair, epsilon, delta, sampler, budget) -> Release:
     """The four log-IQRs (x, y and both residuals: one test record enters all four).
 
-    Each is :func:`~privgraph.privacy.iqr_release.log_iqr_release` at (epsilon/4, delta/4);
+    Each is :func:`~privgraph.privacy.log_iqr.log_iqr_release` at (epsilon/4, delta/4);
     the ledger composes the four charges. The value is ``(scores or None, noise scale)``.
 
     >>> from privgraph.privacy import SeededSampler
@@ -332,7 +332,7 @@ def private_direction(
         The Fourier ridge of the ``"test"`` and ``"train+test"`` modes.
     bins : int, optional
         Grid of the ``"record"`` mode's training table; default the public rule
-        :func:`~privgraph.causal.direction.release.default_bins` (training size, epsilon).
+        :func:`~privgraph.causal.direction.noisy_table.default_bins` (training size, epsilon).
     budget : Budget, optional
         Checked for the whole decision before any noise is drawn.
     abstain_below : float

@@ -13,7 +13,7 @@ Scores (``m`` test rows):
   Theorem 5;
 * ``"reci"`` (the default; Bloebaum, Janzing, Washio, Shimizu, Schoelkopf, AISTATS 2018):
   the regression-error comparison, with cubic fits from the released training table
-  (:func:`~privgraph.causal.direction.release.polynomial_from_table`). On the bounds-scaled data (the common scale [-2, 2]
+  (:func:`~privgraph.causal.direction.noisy_table.polynomial_from_table`). On the bounds-scaled data (the common scale [-2, 2]
   divided by its width 4: every value in a range of width 1) the direction whose regression
   leaves the smaller mean squared test residual wins. Each squared residual is clipped at
   ``RECI_CLIP ** 2`` (a fixed per-record map), and only the difference of the two errors is
