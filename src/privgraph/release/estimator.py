@@ -16,7 +16,7 @@ calibrated with n public, run on a secret uniform subset of m rows
    tree (:mod:`privgraph.release.tree`), whose pair tables are then the parameters (stage 3)
    and whose one-way tables join the fit;
 2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
-   the CPDAG (Dor-Tarsi): post-processing, no budget. ``orient`` is a hook for a private
+   the CPDAG (Dor-Tarsi): post-processing, no budget. ``orientation`` is a hook for a private
    orientation step (e.g. direction tests on continuous columns), charged to the same
    budget; none is shipped yet (a continuous column is released through its public bins);
 3. **parameters**: the capped families of the DAG extension (:func:`family_cliques`),
@@ -116,12 +116,13 @@ class PrivateRelease(PrivateEstimator):
         ``"auto"`` (default): Gauss-PC where the planner finds it affordable (delta > 0), else
         Priv-PC where it is affordable at its default cap, else the tree
         (:func:`~privgraph.release.planner.plan_release`; public facts only). The tree ignores
-        ``split``, ``max_rounds``, ``alpha``, ``cap`` and ``orient`` (its shares are
+        ``split``, ``max_rounds``, ``alpha``, ``cap`` and ``orientation`` (its shares are
         :data:`~privgraph.release.tree.SELECTION_SHARE` and ``RESIDUAL_SHARE``; its graph is
         undirected) and needs at least three columns.
-    orient : callable or None
-        Hook ``orient(cpdag, engine, budget) -> cpdag`` for a private orientation step
-        charged to ``budget`` (future: direction tests); None: colliders and Meek only.
+    orientation : callable or None
+        Hook ``orientation(cpdag, engine, budget) -> cpdag`` for a private orientation step
+        charged to ``budget``; None: colliders and Meek only. (Not ``orient``: PrivPC's
+        ``orient`` names a built-in rule, "cpdag" or "direction"; this is a function.)
     random_state : None, int or Generator
         None: secure noise. Anything else: seeded, reproducible and NOT private.
     neighbours : str
@@ -199,7 +200,7 @@ class PrivateRelease(PrivateEstimator):
                             "largest cap the planner finds affordable)."),
         Param("method", "The model's fit from the released tables (from Python also a function).",
               choices=tuple(TABLE_METHODS)),
-        Param("orient", "A hook orient(cpdag, engine, budget) -> cpdag for a private orientation step (from Python); "
+        Param("orientation", "A hook orientation(cpdag, engine, budget) -> cpdag for a private orientation step (from Python); "
                         "None: colliders and Meek's rules only."),
         Param("tree_cap", "Public model-size cap: the most cells the model's junction tree may hold, so that the "
                           "model is fitted and sampled exactly (at least the domain's one-way cells).",
@@ -211,7 +212,7 @@ class PrivateRelease(PrivateEstimator):
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str = "add_remove", random_state=None,
                  split: float | None = None, cap: int = DEFAULT_CAP, alpha: float = 0.05, max_rounds="auto",
-                 method: str = "cgm-em", orient: Callable | None = None, tree_cap: int = DEFAULT_TREE_CAP,
+                 method: str = "cgm-em", orientation: Callable | None = None, tree_cap: int = DEFAULT_TREE_CAP,
                  structure: str = "auto"):
         self.epsilon = epsilon
         self.delta = delta
@@ -222,7 +223,7 @@ class PrivateRelease(PrivateEstimator):
         self.alpha = alpha
         self.max_rounds = max_rounds
         self.method = method
-        self.orient = orient
+        self.orientation = orientation
         self.tree_cap = tree_cap
         self.structure = structure
 
@@ -323,8 +324,8 @@ class PrivateRelease(PrivateEstimator):
                                                    size_epsilon=prediction.size_epsilon, plan=structure_plan)
         graph = structure.graph_
         _progress(f"stage 1 ({prediction.structure}):", len(graph.directed_edges) + len(graph.undirected_edges), "edges")
-        if self.orient is not None:
-            graph = self.orient(graph, engine, budget)
+        if self.orientation is not None:
+            graph = self.orientation(graph, engine, budget)
         self.graph_ = graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
         self.cliques_ = tractable_cliques(self.dag_, domain, prediction.cap, self.tree_cap)
@@ -449,8 +450,8 @@ class PrivateRelease(PrivateEstimator):
         if self.max_rounds != "auto":
             positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True, alternatives=" or 'auto'")
         check_structure(self.structure)
-        if self.orient is not None and not callable(self.orient):
-            raise InvalidInput(f"orient must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orient!r}")
+        if self.orientation is not None and not callable(self.orientation):
+            raise InvalidInput(f"orientation must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orientation!r}")
         return Neighbours.parse(self.neighbours)
 
     def _predict(self, domain, n_rows: int | None):
