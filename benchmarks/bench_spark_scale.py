@@ -63,8 +63,8 @@ def write_table(rows: int, folder: Path) -> tuple[Path, Path]:
                        for b in range(30 // BLOCK))
     columns = ", ".join(column_sql(j) for j in range(30))
     tmp = path.with_suffix(".part")
-    con = duckdb.connect(config={"memory_limit": "4GB", "threads": 2, "preserve_insertion_order": False,
-                                 "enable_progress_bar": False})
+    con = duckdb.connect(config={"memory_limit": "4GB", "threads": 2, "preserve_insertion_order": False})
+    con.execute("SET enable_progress_bar = false")  # a session option (DuckDB 2 refuses it at connect)
     con.execute(f"COPY (SELECT {columns} FROM (SELECT i, {latent} FROM range({rows}) t(i))) TO '{tmp}' "
                 "(FORMAT parquet, ROW_GROUP_SIZE 1000000)")
     tmp.rename(path)
