@@ -5,7 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgraph.data import Domain, DuckDBEngine, NumpyEngine, SparkEngine, count_tables, group_by_query
+from privgraph.data import (
+    Domain, DuckDBEngine, NumpyEngine, SparkEngine, count_tables, group_by_query, table_without_replacement,
+)
 from privgraph.data.engines import numpy_engine
 from privgraph.data.tables import Tables
 from privgraph.privacy import SeededSampler
@@ -242,6 +244,11 @@ def test_a_subsample_of_an_out_of_core_engine_thins_its_distinct_rows(tmp_path, 
     blocks = whole.blocks(3, SeededSampler(1))
     stacked = blocks.table(("a", "c", "d"))
     assert [int(t.sum()) for t in stacked] == [1333] * 3 and (stacked.sum(axis=0) <= full).all()
+    rest, again = whole._distinct_counts(), SeededSampler(1)  # the same draws, a Tables per block
+    for table in stacked:
+        block = table_without_replacement(rest, 1333, sampler=again)
+        rest -= block
+        assert (whole._of_distinct(1333, block).table(("a", "c", "d")) == table).all()
 
 
 def test_a_sub_sample_is_freed_without_the_garbage_collector():
