@@ -138,6 +138,16 @@ def measure(cmd: str, path: Path, book: Path, engine: str, folder: Path, driver_
             "argv": "privgraph " + " ".join(argv)}
 
 
+def commit() -> str | None:
+    """The checkout's commit (with "+" if it has uncommitted changes), or None outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         return run_child(sys.argv[4:], Path(sys.argv[2]))
@@ -159,7 +169,7 @@ def main() -> None:
         print(json.dumps(made), flush=True)
         for engine in args.engines.split(","):
             for cmd in args.commands.split(","):
-                row = {"rows": rows, "columns": 30, "file_mb": made["file_mb"],
+                row = {"rows": rows, "columns": 30, "file_mb": made["file_mb"], "commit": commit(),
                        **measure(cmd, path, book, engine, args.dir, args.driver_memory)}
                 print(json.dumps(row), flush=True)
                 with args.out.open("a") as f:
