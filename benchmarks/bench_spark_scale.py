@@ -139,10 +139,11 @@ def measure(cmd: str, path: Path, book: Path, engine: str, folder: Path, driver_
 
 
 def commit() -> str | None:
-    """The checkout's commit (with "+" if it has uncommitted changes), or None outside git."""
+    """The checkout's commit (with "+" if it has uncommitted changes, result files aside), or None outside git."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!benchmarks/results"],
+                               capture_output=True, text=True)
     except (OSError, subprocess.CalledProcessError):
         return None
     return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
