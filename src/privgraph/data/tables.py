@@ -32,7 +32,10 @@ being decided: about 300 MB at most, plus the engine's own data and its distinct
 Secret sub-samples (exactly m of n rows, the replace-one design) are drawn from the
 privacy core's sampler: a multivariate hypergeometric draw from the joint table, or a
 row selection when there is no joint table. Disjoint blocks (subsample-and-aggregate) are
-successive draws without replacement, i.e. a uniformly random partition.
+successive draws without replacement, i.e. a uniformly random partition; of an out-of-core
+engine's distinct rows they are one :class:`DistinctBlocks` (the rows once, 8 bytes a block
+and row). A Tables holds no reference cycle, so a round's sub-sample is freed as soon as the
+next replaces it.
 """
 
 from __future__ import annotations
