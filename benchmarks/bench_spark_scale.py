@@ -63,8 +63,8 @@ def write_table(rows: int, folder: Path) -> tuple[Path, Path]:
                        for b in range(30 // BLOCK))
     columns = ", ".join(column_sql(j) for j in range(30))
     tmp = path.with_suffix(".part")
-    con = duckdb.connect(config={"memory_limit": "4GB", "threads": 2, "preserve_insertion_order": False,
-                                 "enable_progress_bar": False})
+    con = duckdb.connect(config={"memory_limit": "4GB", "threads": 2, "preserve_insertion_order": False})
+    con.execute("SET enable_progress_bar = false")  # a session option (DuckDB 2 refuses it at connect)
     con.execute(f"COPY (SELECT {columns} FROM (SELECT i, {latent} FROM range({rows}) t(i))) TO '{tmp}' "
                 "(FORMAT parquet, ROW_GROUP_SIZE 1000000)")
     tmp.rename(path)
@@ -138,6 +138,17 @@ def measure(cmd: str, path: Path, book: Path, engine: str, folder: Path, driver_
             "argv": "privgraph " + " ".join(argv)}
 
 
+def commit() -> str | None:
+    """The checkout's commit (with "+" if it has uncommitted changes, result files aside), or None outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!benchmarks/results"],
+                               capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         return run_child(sys.argv[4:], Path(sys.argv[2]))
@@ -159,7 +170,7 @@ def main() -> None:
         print(json.dumps(made), flush=True)
         for engine in args.engines.split(","):
             for cmd in args.commands.split(","):
-                row = {"rows": rows, "columns": 30, "file_mb": made["file_mb"],
+                row = {"rows": rows, "columns": 30, "file_mb": made["file_mb"], "commit": commit(),
                        **measure(cmd, path, book, engine, args.dir, args.driver_memory)}
                 print(json.dumps(row), flush=True)
                 with args.out.open("a") as f:

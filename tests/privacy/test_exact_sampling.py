@@ -136,6 +136,33 @@ def test_hypergeometric_mean_on_a_larger_table(m):
     assert abs(np.mean(shares) - 3000 / 6400) <= hoeffding(reps)
 
 
+@pytest.mark.parametrize("m", [1, 63])
+def test_hypergeometric_is_exact_past_the_cap_on_direct_rows(monkeypatch, m):
+    monkeypatch.setattr(samplers, "_DIRECT_ROWS", 0)  # the Poisson sample and its fix-up instead
+    test_hypergeometric_matches_the_exact_law_on_tiny_tables([30, 0, 34], m)
+
+
+class _ChoiceSizes:
+    """A generator's ``choice`` that records the sizes asked for."""
+
+    def __init__(self, gen):
+        self.gen, self.sizes = gen, []
+
+    def choice(self, *args, size, **kwargs):
+        self.sizes.append(size)
+        return self.gen.choice(*args, size=size, **kwargs)
+
+
+def test_hypergeometric_memory_does_not_grow_with_the_rows():
+    """Past 2^20 rows (N/100 of N = 2^27 here) no row is chosen directly: the Poisson sample's
+    fix-up chooses about sqrt(N q) of them, so the draw's memory is bounded whatever N."""
+    s = SeededSampler(12)
+    spy = s._gen = _ChoiceSizes(s._gen)
+    table, m = np.array([2**26, 0, 2**26]), 2**27 // 100
+    t = s.multivariate_hypergeometric(table, m)
+    assert t.sum() == m and t[1] == 0 and max(spy.sizes, default=0) <= 30 * math.isqrt(m)
+
+
 def test_hypergeometric_edges():
     table = np.array([[5, 0], [3, 2]])
     s = SeededSampler(10)

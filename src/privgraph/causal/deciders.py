@@ -269,6 +269,7 @@ class SieveExamineDecider(_Capped):
         return self.session.rounds_used
 
     def _resample(self) -> None:
+        self._view = None  # the last round's sub-sample is freed before the next is drawn
         sub = self.tables.subsample(self.sample_size, self.sampler)
         self._view = self.margin.prepare(sub, self.sampler)
 

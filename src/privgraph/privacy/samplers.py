@@ -81,6 +81,9 @@ PURE_DP_SLACK = 2.0**-30
 _LN2 = math.log(2.0)
 _TWO_M52 = 2.0**-52
 _CHUNK_WORDS = 2**20  # binomial trials are drawn 64 * 2**20 at a time
+#: Most rows a multivariate hypergeometric draw chooses directly (Floyd's algorithm: some
+#: 40 bytes a row), so its memory never grows with the table's rows.
+_DIRECT_ROWS = 2**20
 
 
 class NoiseSampler:
@@ -318,8 +321,9 @@ class NoiseSampler:
         ``K < m`` add a uniform ``(m - K)``-subset of the other rows. Either way the result
         is a uniform m-subset of all ``N`` rows, and only its counts per cell are kept.
         O(N / 8) random words and O(cells + |K - m|) memory (``|K - m|`` is about
-        ``sqrt(N q (1 - q))``). When ``m`` or ``N - m`` is at most ``N/64``, those rows
-        are chosen directly instead (:meth:`choice`, Floyd's algorithm: O(m) work).
+        ``sqrt(N q (1 - q))``). When ``m`` or ``N - m`` is at most ``N/64`` and at most
+        2^20 (:data:`_DIRECT_ROWS`), those rows are chosen directly instead (:meth:`choice`,
+        Floyd's algorithm: O(m) work and memory), so memory never grows with N.
 
         >>> t = SeededSampler(0).multivariate_hypergeometric(np.array([[5, 0], [3, 2]]), 7)
         >>> int(t.sum()), int(t[0, 1]), bool((t <= [[5, 0], [3, 2]]).all())
@@ -330,7 +334,7 @@ class NoiseSampler:
         total, m = int(flat.sum()), int(m)
         if not 0 <= m <= total:
             raise InvalidInput(f"m must lie in [0, {total}] (the table's rows), got {m}")
-        if min(m, total - m) <= total // 64:  # few rows drawn or left out: choose them directly
+        if min(m, total - m) <= min(total // 64, _DIRECT_ROWS):  # few drawn or left out: choose them directly
             if m <= total // 2:
                 return self._uniform_cells(flat, m).reshape(colors.shape)
             return (flat - self._uniform_cells(flat, total - m)).reshape(colors.shape)
