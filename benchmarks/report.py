@@ -390,8 +390,10 @@ def spark_scale_table() -> str:
     body = [[f"{r['rows']:.0e}", r["engine"], r["command"], num(r["cpu_s"], 1), num(r["wall_s"], 1),
              r["python_peak_mb"], r["jvm_peak_mb"] if r["jvm_peak_mb"] is not None else "-",
              r.get("status", "done"), r.get("commit", "before 3e7a3c3")] for r in rows]
+    notes = "".join(f"\n\n{r['rows']:.0e} rows, {r['command']}: measured by {r['measured_by']}." for r in rows
+                    if "measured_by" in r)
     return ("Each row's own command line is in the file (`argv`); `code` is the commit it ran (rows before "
-            "3e7a3c3, when Priv-PC's rounds kept their sub-samples alive, name none).\n\n"
+            "3e7a3c3, when Priv-PC's rounds kept their sub-samples alive, name none)." + notes + "\n\n"
             + markdown(["rows", "engine", "command", "CPU s", "wall s", "peak MB (Python)", "peak MB (JVM)", "status",
                         "code"],
                        body))
