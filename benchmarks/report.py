@@ -54,6 +54,9 @@ COMMANDS = {
                                  "--out benchmarks/results/release_real_peers.jsonl && python3 "
                                  "benchmarks/bench_release_real.py --tables cces16 gss anes mpls --epsilon 1 "
                                  "--no-privgraph --peers dpmm:privbayes dpmm:aim --python VENV_WITH_DPMM --out "
+                                 "benchmarks/results/release_real_peers.jsonl && python3 "
+                                 "benchmarks/bench_release_real.py --tables gss --epsilon 1 --no-privgraph --peers "
+                                 "dpmm:aim --python VENV_WITH_DPMM --timeout 3600 --out "
                                  "benchmarks/results/release_real_peers.jsonl"),
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
