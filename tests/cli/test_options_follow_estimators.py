@@ -11,7 +11,7 @@ from privgraph.causal import PrivPC
 from privgraph.causal.direction import PrivateANM
 from typer.testing import CliRunner
 
-from privgraph.cli import COMMANDS as CLI_COMMANDS, app
+from privgraph.cli import app, command_function
 from privgraph.cli.params import EstimatorOption, flag
 from privgraph.mrf import PrivateMRF
 from privgraph.release import PrivateRelease
@@ -50,7 +50,7 @@ def test_every_option_named_after_a_parameter_is_read_from_its_declaration(comma
     """No hand-written copy: each such parameter of the command's function has the placeholder
     default, and its option carries the declaration's help and choices."""
     estimator = COMMANDS.get(command, PrivateRelease)
-    function = CLI_COMMANDS[command]
+    function = command_function(command)
     declared = estimator.declared_params()
     shared = [p for p in inspect.signature(function).parameters.values() if p.name in declared]
     assert shared and all(isinstance(p.default, EstimatorOption) for p in shared), \

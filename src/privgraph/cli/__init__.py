@@ -1,14 +1,17 @@
 """The ``privgraph`` command line: one sub-command per module in this package.
 
-The only module that imports everything; each command lives in its own module and is
-listed in :data:`COMMANDS`. A command is built (its estimator's options read from the
-estimator's declarations, :mod:`privgraph.cli.params`) when it runs or shows its help, so
-``privgraph --help`` and ``--version`` import no numerical stack.
+Each command lives in its own module, of the same name as its function, listed in
+:data:`COMMANDS`; the module is imported, and the command built (its estimator's options read
+from the estimator's declarations, :mod:`privgraph.cli.params`), only when the command runs or
+shows its help. ``privgraph --help`` reads the commands' docstrings from their source, so it
+imports neither a command module nor rich nor the numerical stack.
 """
 
 from __future__ import annotations
 
-import inspect
+import ast
+import importlib
+from pathlib import Path
 
 import click
 import typer
@@ -16,21 +19,30 @@ from typer.core import TyperGroup
 from typer.main import get_command_from_info
 from typer.models import CommandInfo
 
-from privgraph.cli import demo
-from privgraph.cli import audit
-from privgraph.cli import direction
-from privgraph.cli import discover
-from privgraph.cli import fit_mrf
-from privgraph.cli import domain
-from privgraph.cli import sample
-from privgraph.cli import release
-from privgraph.cli import plan
 from privgraph.cli.params import build
 
-#: The commands by name, in the order ``privgraph --help`` lists them.
-COMMANDS = {"demo": demo.demo, "audit": audit.audit, "direction": direction.direction, "discover": discover.discover,
-            "fit-mrf": fit_mrf.fit_mrf, "sample": sample.sample, "domain": domain.domain, "release": release.release,
-            "plan": plan.plan}
+#: The commands by name, in the order ``privgraph --help`` lists them: the module of this
+#: package that holds each, and its function of the same name.
+COMMANDS = {"demo": "demo", "audit": "audit", "direction": "direction", "discover": "discover",
+            "fit-mrf": "fit_mrf", "sample": "sample", "domain": "domain", "release": "release", "plan": "plan"}
+
+
+def command_function(name: str):
+    """The function of the command ``name`` (its module imported now)."""
+    module = COMMANDS[name]
+    return getattr(importlib.import_module(f"privgraph.cli.{module}"), module)
+
+
+def command_doc(name: str) -> str:
+    """The docstring of the command ``name``, read from its module's source (nothing imported).
+
+    >>> command_doc("discover")
+    'Learn a causal graph (CPDAG) under a total privacy budget.'
+    """
+    module = COMMANDS[name]
+    tree = ast.parse(Path(__file__).with_name(f"{module}.py").read_text())
+    function = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == module)
+    return ast.get_docstring(function) or ""
 
 
 class Commands(TyperGroup):
@@ -43,14 +55,13 @@ class Commands(TyperGroup):
     def get_command(self, ctx, cmd_name: str):
         if cmd_name in COMMANDS and cmd_name not in self.commands:
             self.commands[cmd_name] = get_command_from_info(
-                CommandInfo(name=cmd_name, callback=build(COMMANDS[cmd_name])),
+                CommandInfo(name=cmd_name, callback=build(command_function(cmd_name))),
                 pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx, formatter) -> None:
         limit = formatter.width - 6 - max(map(len, COMMANDS))
-        rows = [(name, click.Command(name, help=inspect.getdoc(command)).get_short_help_str(limit))
-                for name, command in COMMANDS.items()]
+        rows = [(name, click.Command(name, help=command_doc(name)).get_short_help_str(limit)) for name in COMMANDS]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
