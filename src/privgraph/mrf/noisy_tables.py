@@ -35,9 +35,12 @@ class NoisyMarginals:
 
     ``tables[g]`` is the noisy count table of parameter group ``g`` (a clique, or the sum
     of tied cliques' tables); ``ties`` maps each clique to its group. ``noise`` is
-    ``"laplace"`` (``scale`` = b) or ``"gaussian"`` (``scale`` = sigma). ``records`` is the
-    number of privacy units: estimated from the noisy tables under add/remove, the public
-    count under replace-one. ``unit`` names the privacy unit ("record" or "individual").
+    ``"laplace"`` (``scale`` = b) or ``"gaussian"`` (``scale`` = sigma). ``scales``: each
+    group's own scale when the tables came from releases of different noise (joined
+    releases, :func:`join_releases`); None when every group has ``scale``, which is then
+    the largest. ``records`` is the number of privacy units: estimated from the noisy
+    tables under add/remove, the public count under replace-one. ``unit`` names the privacy
+    unit ("record" or "individual").
     """
 
     domain: Domain
@@ -48,10 +51,20 @@ class NoisyMarginals:
     scale: float
     records: float
     unit: str = "record"
+    scales: tuple[float, ...] | None = None
 
     @property
     def group_sizes(self) -> tuple[int, ...]:
         return tuple(self.ties.count(g) for g in range(len(self.tables)))
+
+    @property
+    def group_scales(self) -> tuple[float, ...]:
+        """Each group's noise scale (``scales``, or ``scale`` for every group)."""
+        return self.scales if self.scales is not None else (float(self.scale),) * len(self.tables)
+
+    def cell_scales(self) -> np.ndarray:
+        """The noise scale of every cell, the groups' tables flattened in order."""
+        return np.repeat(np.asarray(self.group_scales, dtype=np.float64), [t.size for t in self.tables])
 
     def group_cliques(self) -> tuple[tuple[str, ...], ...]:
         """The first clique of each group (the shape and axis order of its table)."""
@@ -182,15 +195,42 @@ def group_tables(tables: Sequence[np.ndarray], ties: Sequence[int]) -> list[np.n
     return [sum(t for t, g in zip(tables, ties) if g == k) / list(ties).count(k) for k in groups]
 
 
-def estimate_records(tables: Sequence[np.ndarray]) -> float:
+def estimate_records(tables: Sequence[np.ndarray], scales: Sequence[float] | None = None) -> float:
     """The number of units from noisy tables: their totals averaged by inverse variance.
 
-    Each total carries noise of variance proportional to its number of cells, so table
-    ``g`` gets weight ``1 / cells_g``. Clamped below at 1.
+    Each total carries noise of variance ``cells_g scale_g^2``, so table ``g`` gets weight
+    ``1 / (cells_g scale_g^2)`` (``scales`` None: one scale for all). Clamped below at 1.
 
     >>> estimate_records([np.array([9.0, 1.0]), np.array([[2.0, 3.0], [2.0, 3.0]])])
     10.0
+    >>> estimate_records([np.array([9.0, 1.0]), np.array([[2.0, 3.0], [2.0, 3.0]])], scales=[1.0, 1e3])
+    10.0
     """
     totals = np.array([float(np.sum(t)) for t in tables])
-    weights = np.array([1.0 / np.size(t) for t in tables])
+    scales = np.ones(len(totals)) if scales is None else np.asarray(scales, dtype=np.float64)
+    weights = np.array([1.0 / np.size(t) for t in tables]) / scales**2
     return max(1.0, float(np.sum(weights * totals) / np.sum(weights)))
+
+
+def join_releases(earlier: NoisyMarginals, later: NoisyMarginals, *, records: float | None = None) -> NoisyMarginals:
+    """One :class:`NoisyMarginals` of two releases' tables (same domain and noise) for a model
+    fit (post-processing): each group keeps its own scale (``scales``; ``scale`` is the
+    largest). ``records``: the public n (replace-one); None: estimated again from every
+    table, each by its own noise (:func:`estimate_records`).
+
+    >>> d = Domain.of(a=2, b=2)
+    >>> one = NoisyMarginals(d, (("a",), ("b",)), (0, 1), (np.ones(2), np.ones(2)), "gaussian", 2.0, 4.0)
+    >>> two = NoisyMarginals(d, (("a", "b"),), (0,), (np.ones((2, 2)),), "gaussian", 2.1, 4.0)
+    >>> m = join_releases(one, two)
+    >>> m.cliques, m.ties, m.scale, m.scales
+    ((('a',), ('b',), ('a', 'b')), (0, 1, 2), 2.1, (2.0, 2.0, 2.1))
+    """
+    if earlier.noise != later.noise or earlier.domain != later.domain:
+        raise InvalidInput("joined releases must share their domain and their kind of noise")
+    groups = len(earlier.tables)
+    cliques, tables = earlier.cliques + later.cliques, earlier.tables + later.tables
+    ties = earlier.ties + tuple(g + groups for g in later.ties)
+    scales = earlier.group_scales + later.group_scales
+    n = records if records is not None else estimate_records(tables, scales)
+    return replace(later, cliques=cliques, ties=ties, tables=tables, scale=max(scales), records=n,
+                   scales=None if len(set(scales)) == 1 else scales)
