@@ -247,7 +247,9 @@ class PrivateRelease(PrivateEstimator):
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0).privacy_plan(asia, 100_000)][-2:]
         ['report_noisy_max', 'gaussian']
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(asia, 100)]
-        ['gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian', 'exponential', 'gaussian']
+        ['gaussian', 'exponential', 'gaussian', 'adaptive rounds (zCDP filter)', 'exponential', 'gaussian']
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, delta=0, structure="tree").privacy_plan(asia, 100)]
+        ['laplace', 'exponential', 'laplace', 'exponential', 'laplace', 'exponential', 'laplace', 'exponential', 'laplace']
         >>> set(PrivateRelease(epsilon=1.0, neighbours="add_remove").privacy_plan(asia, 100).neighbours)
         {<Neighbours.ADD_REMOVE: 'add_remove'>}
         """
@@ -335,7 +337,7 @@ class PrivateRelease(PrivateEstimator):
                             neighbours=prediction.neighbours, random_state=self._mrf_seed(),
                             options=self._exact_options(), **self._parameters_noise(prediction))
         params.fit(engine, budget=budget)
-        n = prediction.n_rows if sized is None else self._estimated_rows(params.marginals_.tables)
+        n = prediction.n_rows if sized is None else self._estimated_rows(params.marginals_)
         return self._fitted(structure, params, structure_ledger, prediction, self._composition(prediction), n, domain)
 
     def _fitted(self, structure, params, structure_ledger: Ledger, prediction: ReleasePlan, composition: str,
@@ -387,7 +389,7 @@ class PrivateRelease(PrivateEstimator):
                             random_state=self._mrf_seed())
         params.fit(structure.merged, budget=budget)
         if plan.neighbours is not RO:  # add/remove: n is estimated from every noisy table, as the model's fit does
-            n = self._estimated_rows(structure.tables.tables + params.marginals_.tables)
+            n = self._estimated_rows(joined(structure.tables, params.marginals_, plan.neighbours))
             prediction = prediction if prediction is not None else self._predict(domain, n)[1]
         else:
             n = prediction.n_rows
@@ -396,8 +398,9 @@ class PrivateRelease(PrivateEstimator):
 
     @staticmethod
     def _estimated_rows(tables) -> int:
-        """n from noisy tables (add/remove; post-processing: their totals by inverse variance)."""
-        return max(1, int(round(estimate_records(tables))))
+        """n from noisy tables (add/remove; post-processing: their totals by inverse variance,
+        each table by its own noise)."""
+        return max(1, int(round(estimate_records(tables.tables, tables.group_scales))))
 
     def _tree_fit(self, structure, plan):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""

@@ -7,11 +7,14 @@ every pair's table; each pair not in the tree is scored by the L1 distance betwe
 true count table and that prediction, ``r_ij = || C_ij - n P_model(i, j) ||_1``, and k of
 them are chosen by the exponential mechanism, one at a time without replacement (each
 round's candidates: the pairs neither in the tree nor chosen yet, a function of earlier
-releases only). Sensitivity: :func:`~privgraph.release.tree.pair_score_sensitivity` (the
-prediction is the same on both neighbours). AIM's size penalty (the score less the
-expected L1 noise of the pair's own release) was tried and not kept: no gain beyond the
-runs' spread (docs/release.md). Their tables are then released like the
-tree's.
+releases only). Each score is less the expected L1 noise of the pair's own release (AIM's size
+penalty, :func:`~privgraph.release.tree.noise_penalty`: a public constant per pair), so a wide
+pair whose table would be mostly noise is chosen only when the model misses it by more.
+Sensitivity: :func:`~privgraph.release.tree.pair_score_sensitivity` (the prediction and the
+penalty are the same on both neighbours). The penalty was tried on child and alarm alone and
+left out (no gain beyond the runs' spread); on the real tables it lowered the 2-way TVD by a
+fifth to a third (cces16, gss, mpls at epsilon 1; docs/release.md), so it is in. Their
+tables are then released like the tree's.
 
 Everything else here (the tree model's pairwise tables) is post-processing.
 """
@@ -26,15 +29,18 @@ from privgraph.privacy import Neighbours, NoiseSampler, exponential_mechanism
 from privgraph.release.tree import RO, pair_score_sensitivity
 
 
-def extra_pair_count(d: int) -> int:
-    """How many pairs step 3 adds to a tree over ``d`` columns (public): ``d``, or every pair
-    outside the tree when there are fewer. Settled on seeds 100-102 of child and alarm against
-    d/4, d/2, 3d/2 and 2d (docs/release.md), never on the reported runs.
+def extra_pair_count(d: int, *, adaptive: bool = False) -> int:
+    """How many pairs step 3 adds to a tree over ``d`` columns (public), or every pair outside
+    the tree when there are fewer: ``d`` in three rounds; ``2 d`` in the one last round after
+    AIM's adaptive rounds (``adaptive``, :mod:`privgraph.release.adaptive`). Settled on seeds
+    100-102 of child and alarm against d/4, d/2, 3d/2 and 2d, and (after the adaptive rounds) on
+    seeds 100-101 of the six real tables against d/2 and 3d/2 (docs/release.md), never on the
+    reported runs.
 
-    >>> extra_pair_count(3), extra_pair_count(4), extra_pair_count(37)
-    (1, 3, 37)
+    >>> extra_pair_count(3), extra_pair_count(4), extra_pair_count(37), extra_pair_count(16, adaptive=True)
+    (1, 3, 37, 32)
     """
-    return min(d, (d - 1) * (d - 2) // 2)
+    return min(d * (2 if adaptive else 1), (d - 1) * (d - 2) // 2)
 
 
 def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:

@@ -55,7 +55,7 @@ from privgraph.data import Domain, count_tables
 from privgraph.graphs import CPDAG
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.inference import infer
-from privgraph.mrf.noisy_tables import estimate_records, plan_release, release_sensitivity, release_tables
+from privgraph.mrf.noisy_tables import join_releases, plan_release, release_sensitivity, release_tables
 from privgraph.mrf.sampling import sample_chunks
 from privgraph.privacy import (
     Budget, Charge, Ledger, Neighbours, NoiseSampler, exponential_mechanism, gaussian_calibration,
@@ -84,6 +84,12 @@ SELECTION_SHARE, RESIDUAL_SHARE = 0.15, 0.1
 #: not budget. Settled on seeds 100-102 of child and alarm at 2e4 rows, never on the reported
 #: runs (docs/release.md).
 RESIDUAL_ROUNDS = 3
+#: Under zCDP (delta > 0), AIM's adaptive rounds (:mod:`privgraph.release.adaptive`) run between
+#: the tree's tables and the last round of residual pairs with this share of rho, their first
+#: rounds priced as ``ADAPTIVE_ROUNDS`` per column (AIM's 16 d). Settled on seeds 100-101 of the
+#: six real tables of docs/benchmarks/release.md (shares 0.3, 0.5 and 0.85; 4, 8 and 16 rounds
+#: per column), never on the reported runs.
+ADAPTIVE_SHARE, ADAPTIVE_ROUNDS = 0.3, 16
 #: Rows drawn from a round's model to predict every pair's table (post-processing; public),
 #: unless the domain has at most ``_CHUNK`` cells, where the model's joint is used exactly.
 PREDICTION_ROWS = 200_000
@@ -113,6 +119,7 @@ class TreePlan:
     rho: float | None  # the whole release's zCDP budget (Gaussian), None under Laplace
     neighbours: Neighbours = RO  # add/remove: n private (estimated from the one-way tables)
     batches: tuple[int, ...] = ()  # residual pairs per round (sum: extras)
+    adaptive: object = None  # AdaptivePlan (privgraph.release.adaptive): AIM's rounds after the tree, or None
 
     @property
     def extra_epsilon(self) -> float:
@@ -127,6 +134,8 @@ class TreePlan:
         ledger = (self.table_charge(domain, [(v,) for v in domain.names], self.one_way_epsilon)
                   + Ledger.of(self.selection_charge())
                   + self.table_charge(domain, chain, self.pair_epsilon))
+        if self.adaptive is not None:
+            ledger = ledger + Ledger.of(self.adaptive.charge(self.delta))
         for size, epsilon in zip(self.batches, self.extra_epsilons):
             ledger = ledger + Ledger.of(self.residual_charge(size)) + self.table_charge(domain, some[:size], epsilon)
         return ledger
@@ -202,10 +211,11 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     if not (0 < selection_share and 0 < residual_share and selection_share + residual_share < 1):
         raise InvalidInput(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
                            f"and {residual_share!r}")
-    k = extra_pair_count(d)
-    rounds = min(RESIDUAL_ROUNDS, k)
+    adaptive_share = ADAPTIVE_SHARE if delta > 0 else 0.0  # a zCDP filter: Gaussian noise only
+    k = extra_pair_count(d, adaptive=adaptive_share > 0)
+    rounds = min(RESIDUAL_ROUNDS if not adaptive_share else 1, k)
     batches = tuple(k // rounds + (1 if i < k % rounds else 0) for i in range(rounds))
-    tables = 1 - selection_share - residual_share
+    tables = 1 - selection_share - residual_share - adaptive_share
     counts = np.array([d, d - 1, *batches]) / (2 * d - 1 + k)  # equal noise on every table
     if delta == 0:
         eps = epsilon - MARGIN
@@ -217,8 +227,13 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     ones, pairs, *extra = (zcdp_epsilon(float(r), delta) for r in rho * tables * counts)
     select = math.sqrt(8 * rho * selection_share / (d - 1))  # epsilon^2 / 8 each (bounded range)
     residual = math.sqrt(8 * rho * residual_share / k)
+    adaptive = None
+    if adaptive_share:
+        from privgraph.release.adaptive import AdaptivePlan  # cycle: release.tree <-> release.adaptive
+
+        adaptive = AdaptivePlan(rho * adaptive_share, ADAPTIVE_ROUNDS * d, neighbours)
     return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, tuple(extra), d - 1, k, rho,
-                    neighbours, batches)
+                    neighbours, batches, adaptive)
 
 
 def pair_score_sensitivity(neighbours: Neighbours) -> float:
@@ -313,6 +328,8 @@ class TreeStructure:
     #: the data over the merged codes of the rare levels (tables are over them), its pair and
     #: one-way tables from the one data pass (counts, not released)
     merged: MergedEngine | None = None
+    #: what AIM's adaptive rounds did (:class:`~privgraph.release.adaptive.AdaptiveRounds`), None without them
+    adaptive: object = None
 
     @property
     def levels(self) -> MergedLevels:
@@ -361,16 +378,32 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     ledger = ledger + reserve_plan([plan.selection_charge()], budget)
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
     independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
-    edges = select_tree(domain.names, pairs, l1_scores(list(counted.values()), independent, n),
+    tree_scores = l1_scores(list(counted.values()), independent, n) - noise_penalty(
+        domain, pairs, plan, plan.pair_epsilon, len(domain.names) - 1)
+    edges = select_tree(domain.names, pairs, tree_scores,
                         epsilon=plan.select_epsilon, sampler=sampler, neighbours=plan.neighbours,
                         fits=lambda chosen, pair: fits(domain, chosen, pair, tree_cap))
     tree, spent = release(edges or _one_way(domain), plan.pair_epsilon, counts=_counts(edges, counted, ones_counts))
     tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent
     in_tree = set(edges)
-    rest = [p for p in pairs if p not in in_tree]
-    predicted = tree_model_pairs(tables, edges, tree_cap)
     extras: list = []
+    rounds = None
+    if plan.adaptive is not None:
+        from privgraph.release.adaptive import adaptive_rounds  # cycle: release.tree <-> release.adaptive
+
+        ledger = ledger + reserve_plan([plan.adaptive.charge(plan.delta)], budget)
+        tables, rounds = adaptive_rounds(tables, counted, plan.adaptive, delta=plan.delta, sampler=sampler,
+                                         rng=rng if rng is not None else np.random.default_rng(),
+                                         tree_cap=tree_cap, records=records)
+        extras += [p for p in dict.fromkeys(rounds.pairs) if p not in in_tree]
+        n = tables.records
+    # The last round's candidates: every pair outside the tree (a pair the adaptive rounds
+    # measured may be measured again), so the round always has its planned number of
+    # candidates and its charge never depends on the data.
+    rest = [p for p in pairs if p not in in_tree]
+    predicted = (tree_model_pairs(tables, edges, tree_cap) if plan.adaptive is None else
+                 round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(), tree_cap=tree_cap))
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
         check_time(f"the tree's round {i + 1} of residual pairs")
         ledger = ledger + reserve_plan([plan.residual_charge(size)], budget)
@@ -378,19 +411,37 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
             predicted = round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(),
                                           tree_cap=tree_cap)
             n = tables.records
-        scores = l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
+        scores = (l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
+                  - noise_penalty(domain, rest, plan, epsilon, size))
         base = edges + extras
         chosen = select_residual_pairs(rest, scores, size, epsilon=plan.residual_epsilon, sampler=sampler,
                                        neighbours=plan.neighbours,
                                        fits=lambda chosen, pair: fits(domain, base + chosen, pair, tree_cap))
-        extras += chosen
+        extras += [p for p in chosen if p not in extras]
         taken = set(chosen)
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
-            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged)
+            return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged,
+                                 rounds)
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
     raise InvalidInput("a tree plan needs at least one round of residual pairs")
+
+
+def noise_penalty(domain: Domain, pairs, plan: TreePlan, epsilon: float, tables: int) -> np.ndarray:
+    """Each pair's expected L1 noise were its table released at ``epsilon`` with ``tables``
+    tables (AIM's size penalty): ``E|noise| * cells``, ``E|noise|`` = ``sqrt(2/pi) sigma``
+    (Gaussian) or ``b`` (Laplace). Public: sizes and the plan only, so a score less this is
+    as sensitive as the score.
+
+    >>> d = Domain.of(a=2, b=3, c=2)
+    >>> p = plan_tree(d, 1000, epsilon=1.0, delta=0.0)
+    >>> pen = noise_penalty(d, [("a", "b"), ("a", "c")], p, p.pair_epsilon, 2)
+    >>> round(float(pen[0] / pen[1]), 3), round(float(pen[1] / p.cell_noise(p.pair_epsilon, 2)), 3)
+    (1.5, 4.0)
+    """
+    scale = plan.cell_noise(epsilon, tables) * (math.sqrt(2 / math.pi) if plan.noise == "gaussian" else 1.0)
+    return np.array([scale * domain.cells(p) for p in pairs])
 
 
 def _one_way(domain: Domain) -> list[tuple[str]]:
@@ -424,9 +475,17 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     >>> bool(abs(p[("a", "b")][0, 0] - 0.1) < 0.005 and abs(p[("c", "d")][0, 0] - 0.01) < 0.002)
     True
     """
-    domain, model = tables.domain, cgm_em(tables, max_cells=tree_cap)
-    shapes = [(domain.size_of(a), domain.size_of(b)) for a, b in pairs]
-    columns = [(domain.names.index(a), domain.names.index(b)) for a, b in pairs]
+    return model_pair_tables(cgm_em(tables, max_cells=tree_cap), pairs, rng, rows, tree_cap=tree_cap)
+
+
+def model_pair_tables(model, cliques, rng: np.random.Generator, rows: int = PREDICTION_ROWS, *,
+                      tree_cap: int = DEFAULT_TREE_CAP) -> dict:
+    """Every clique's probability table (pairs, triples) under ``model``: exact from its joint
+    when the domain has at most ``_CHUNK`` cells, else estimated from ``rows`` draws
+    (:func:`round_predictions`)."""
+    domain = model.domain
+    shapes = [tuple(domain.size_of(v) for v in c) for c in cliques]
+    columns = [[domain.names.index(v) for v in c] for c in cliques]
     totals = [np.zeros(shape) for shape in shapes]
     sizes = [domain.size_of(v) for v in domain.names]
     if math.prod(sizes) <= _CHUNK:  # every record of the domain, weighted by the model
@@ -436,9 +495,10 @@ def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDI
     else:  # draws, a chunk at a time (memory of a chunk's codes)
         chunks = ((codes, None) for codes in sample_chunks(model, rows, _CHUNK, rng=rng, max_cells=tree_cap))
     for codes, weights in chunks:
-        for total, (i, j), (_, size) in zip(totals, columns, shapes):
-            total += np.bincount(codes[:, i] * size + codes[:, j], weights, total.size).reshape(total.shape)
-    return {p: t / t.sum() for p, t in zip(pairs, totals)}
+        for total, at, shape in zip(totals, columns, shapes):
+            cell = np.ravel_multi_index(tuple(codes[:, j] for j in at), shape)
+            total += np.bincount(cell, weights, total.size).reshape(shape)
+    return {c: t / t.sum() for c, t in zip(cliques, totals)}
 
 
 def one_way_counts(names, pair_counts: dict) -> list[np.ndarray]:
@@ -480,24 +540,20 @@ def tree_model_pairs(tables, edges, tree_cap: int = DEFAULT_TREE_CAP) -> dict:
 
 def joined(earlier, later, neighbours: Neighbours = RO):
     """One :class:`~privgraph.mrf.noisy_tables.NoisyMarginals` of two releases' tables for a model
-    fit (post-processing); its noise scale is the larger of the two. Under add/remove the
-    number of records is estimated again from every table of both
-    (:func:`~privgraph.mrf.noisy_tables.estimate_records`); under replace-one it is the public n.
+    fit (post-processing), each table with its own noise scale
+    (:func:`~privgraph.mrf.noisy_tables.join_releases`). Under add/remove the number of
+    records is estimated again from every table of both; under replace-one it is the public n.
 
     >>> from privgraph.mrf.noisy_tables import NoisyMarginals
     >>> d = Domain.of(a=2, b=2)
-    >>> one = NoisyMarginals(d, (("a",), ("b",)), (0, 1), (np.ones(2), np.ones(2)), "gaussian", 2.0, 4.0)
-    >>> two = NoisyMarginals(d, (("a", "b"),), (0,), (np.ones((2, 2)),), "gaussian", 2.1, 4.0)
-    >>> m = joined(one, two)
-    >>> m.cliques, m.ties, m.scale
-    ((('a',), ('b',), ('a', 'b')), (0, 1, 2), 2.1)
+    >>> one = NoisyMarginals(d, (("a",),), (0,), (np.full(2, 3.0),), "gaussian", 2.0, 4.0)
+    >>> two = NoisyMarginals(d, (("b",),), (0,), (np.full(2, 2.0),), "gaussian", 2.0, 4.0)
+    >>> joined(one, two).records, joined(one, two, Neighbours.ADD_REMOVE).records  # public n, or estimated
+    (4.0, 5.0)
     """
-    cliques, tables = earlier.cliques + later.cliques, earlier.tables + later.tables
-    records = later.records if neighbours is RO else estimate_records(tables)
-    return replace(later, cliques=cliques, ties=tuple(range(len(cliques))), tables=tables,
-                   scale=max(earlier.scale, later.scale), records=records)
+    return join_releases(earlier, later, records=later.records if neighbours is RO else None)
 
 
 __all__ = ["PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
            "fit_tree_structure", "joined", "l1_scores", "one_way_counts", "pair_score_sensitivity", "plan_tree",
-           "proportions", "release_counts", "round_predictions", "select_tree", "tree_model_pairs"]
+           "model_pair_tables", "proportions", "release_counts", "round_predictions", "select_tree", "tree_model_pairs"]

@@ -1,0 +1,201 @@
+"""AIM's adaptive rounds after the tree, within one zCDP budget fixed in advance (a filter).
+
+After the tree's tables (:mod:`privgraph.release.tree`), each round, as AIM (McKenna, Mullins,
+Sheldon, Miklau 2022, Algorithm 2):
+
+1. **select**: every pair is scored by how badly the model fitted to the tables released so far
+   (post-processing) answers it, less the noise its own measurement would add,
+   ``q_ij = || C_ij - n P_model(i, j) ||_1 - sqrt(2/pi) sigma_t cells_ij``; one pair is chosen by
+   the exponential mechanism at ``epsilon_t`` among the pairs that keep the model's junction
+   tree within the public cap (:func:`~privgraph.release.model_size.fits`). Sensitivity: that of
+   :func:`~privgraph.release.tree.pair_score_sensitivity` (the prediction and the penalty are
+   the same on both neighbours; the penalty is a public constant per pair);
+2. **measure**: its count table with the discrete Gaussian at ``rho_t``
+   (:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`: one table, L2 sensitivity 1 under
+   add/remove, ``sqrt 2`` under replace-one). A pair measured again is combined with its
+   earlier measurements by inverse variance (post-processing);
+3. **refit** the model (CGM-EM, warm-started from the last fit; post-processing), and
+   **anneal**: when the refitted model moved the measured pair's table by less than the
+   noise of that measurement (``|| n (P_after - P_before) ||_1 <= sqrt(2/pi) sigma_t cells``),
+   the next rounds spend four times the rho (sigma halves, epsilon doubles).
+
+**Budget.** The stage has a total ``rho`` fixed before any data is read (a share of the
+release's). Round ``t`` costs ``rho_t = Delta^2 / (2 sigma_t^2) + epsilon_t^2 / 8`` (the Gaussian
+measurement, and the exponential mechanism as ``epsilon^2/8``-zCDP, a bounded-range mechanism:
+Cesar and Rogers 2021), 90% and 10% of it as AIM; the first rounds are priced as
+``rounds`` equal ones. When what is left is less than two rounds at the current price, the last
+round spends exactly what is left. The rhos are chosen from earlier outputs only, and
+their sum is ``rho`` whatever the data: a zCDP *filter*. Each round is ``rho_t``-zCDP given the
+past, so at every Renyi order ``alpha`` the rounds are ``alpha rho_t``-RDP given the past with
+``sum_t alpha rho_t = alpha rho``, and Feldman and Zrnic (2021, Theorem 3.1: a Renyi filter)
+give ``(alpha, alpha rho)``-RDP at every order: the stage is ``rho``-zCDP, one charge of
+``rho`` in the ledger, reserved before the first round (AIM's own argument, its Theorem 1).
+
+**Rounds.** The number of rounds depends on the released tables (annealing) and is at most
+about ``rounds`` (each round costs at least ``rho / rounds``); it changes the time, never the
+privacy. A round in which no pair fits the cap measures nothing and its rho is left unused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from privgraph.data import Domain
+from privgraph.mrf.cgm import cgm_em
+from privgraph.mrf.inference import infer
+from privgraph.mrf.noisy_tables import NoisyMarginals, estimate_records
+from privgraph.privacy import Charge, Neighbours, NoiseSampler, exponential_mechanism
+from privgraph.privacy.neighbours import histogram_l2_sensitivity
+from privgraph.privacy.zcdp import zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
+from privgraph.release.model_size import fits
+from privgraph.release.tree import model_pair_tables, pair_score_sensitivity
+from privgraph.timecap import check_time
+
+#: AIM's split of a round's rho: this share measures, the rest selects.
+MEASURE_SHARE = 0.9
+#: The expected absolute value of a standard normal, ``sqrt(2/pi)``: a cell's expected L1 noise per sigma.
+ABS_NORMAL = math.sqrt(2 / math.pi)
+
+
+@dataclass(frozen=True)
+class AdaptivePlan:
+    """The adaptive stage's public plan: its total ``rho`` (zCDP), the ``rounds`` its first
+    price assumes, and the relation. ``charge(delta)`` is its one ledger entry."""
+
+    rho: float
+    rounds: int
+    neighbours: Neighbours
+
+    def charge(self, delta: float) -> Charge:
+        """The stage's one charge: ``rho``-zCDP whatever the rounds (module docstring).
+
+        >>> AdaptivePlan(0.01, 32, Neighbours.ADD_REMOVE).charge(1e-9).curve
+        ('zcdp', 0.01)
+        """
+        return zcdp_charge("adaptive rounds (zCDP filter)", self.rho, delta, self.neighbours,
+                           sensitivity=histogram_l2_sensitivity(self.neighbours),
+                           note=f"AIM's rounds after the tree: rho {self.rho:.6g} in all, first priced as "
+                                f"{self.rounds} rounds")
+
+
+@dataclass(frozen=True)
+class AdaptiveRounds:
+    """What the adaptive stage did (released facts, for the report): the pairs measured in
+    order (a pair measured again appears again), the rounds run and how many annealed."""
+
+    pairs: tuple[tuple[str, str], ...]
+    rounds: int
+    annealed: int
+
+
+def round_price(rho: float, rounds: int) -> tuple[float, float]:
+    """(measurement rho, selection epsilon) of one round priced at ``rho / rounds``.
+
+    >>> m, e = round_price(0.1, 10)
+    >>> round(m, 4), round(e**2 / 8, 4)
+    (0.009, 0.001)
+    """
+    each = rho / rounds
+    return MEASURE_SHARE * each, math.sqrt(8 * (1 - MEASURE_SHARE) * each)
+
+
+def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *, delta: float,
+                    sampler: NoiseSampler, rng: np.random.Generator, tree_cap: int,
+                    records: float | None) -> tuple[NoisyMarginals, "AdaptiveRounds"]:
+    """The adaptive stage on the tree's ``tables`` (one-way and pair tables, Gaussian), the true
+    pair ``counted`` tables (over the same codes) and its ``plan``: (every table released so
+    far, joined for the fit; what the rounds did, :class:`AdaptiveRounds`). ``records``: the public
+    n under replace-one, None under add/remove (estimated from the tables). The caller
+    reserved ``plan.charge(delta)`` before this runs; no charge is made here."""
+    domain = tables.domain
+    measured = _Measured(tables, records)
+    pairs = list(counted)
+    score_sensitivity = pair_score_sensitivity(plan.neighbours)
+    l2 = histogram_l2_sensitivity(plan.neighbours)
+    left = plan.rho
+    rho_m, eps = round_price(plan.rho, plan.rounds)
+    model = cgm_em(measured.noisy(), max_cells=tree_cap)
+    chosen: list[tuple[str, str]] = []
+    round_no = annealed = 0
+    while left > 1e-12 * plan.rho:
+        round_no += 1
+        check_time(f"the adaptive round {round_no}")
+        if left < 2 * (rho_m + eps**2 / 8):  # the last round spends exactly what is left
+            rho_m, eps = MEASURE_SHARE * left, math.sqrt(8 * (1 - MEASURE_SHARE) * left)
+        left -= rho_m + eps**2 / 8
+        predicted = model_pair_tables(model, pairs, rng, tree_cap=tree_cap)
+        n = measured.records()
+        sigma = [zcdp_gaussian_scale(rho_m, l2, domain.cells(p))[0] for p in pairs]
+        scores = np.array([np.abs(counted[p] - n * predicted[p]).sum() - ABS_NORMAL * s * domain.cells(p)
+                           for p, s in zip(pairs, sigma)])
+        cliques = measured.cliques()
+        pick, _ = exponential_mechanism(scores, epsilon=eps, sensitivity=score_sensitivity, neighbours=plan.neighbours,
+                                        sampler=sampler, admissible=lambda i: _fits(domain, cliques, pairs[i], tree_cap))
+        if pick is None:
+            continue
+        pair = pairs[pick]
+        noisy, _ = zcdp_gaussian_vector(counted[pair], rho=rho_m, delta=delta, sensitivity=l2,
+                                        neighbours=plan.neighbours, sampler=sampler)
+        measured.add(pair, noisy.reshape(counted[pair].shape), sigma[pick])
+        chosen.append(pair)
+        model = cgm_em(measured.noisy(), max_cells=tree_cap, start=measured.start(model))
+        after = _clique_marginal(model, pair, tree_cap)
+        if np.abs(measured.records() * (after - predicted[pair])).sum() <= ABS_NORMAL * sigma[pick] * after.size:
+            rho_m, eps = 4 * rho_m, 2 * eps  # annealing: sigma halves
+            annealed += 1
+    return measured.noisy(), AdaptiveRounds(tuple(chosen), round_no, annealed)
+
+
+def _fits(domain: Domain, cliques, pair, tree_cap: int) -> bool:
+    """A measured pair is always admissible (the model already holds it); a new one if the
+    junction tree stays within the cap (public)."""
+    return pair in cliques or fits(domain, cliques, pair, tree_cap)
+
+
+def _clique_marginal(model, clique, tree_cap: int) -> np.ndarray:
+    """The model's probability table of one of its cliques (exact: junction tree)."""
+    return infer(model, max_cells=tree_cap).marginals[model.cliques.index(tuple(clique))]
+
+
+class _Measured:
+    """The tables released so far, one per clique (a clique measured again: its tables
+    combined by inverse variance, post-processing), and their noise scales."""
+
+    def __init__(self, tables: NoisyMarginals, records: float | None):
+        self.domain, self.public_records, self.unit = tables.domain, records, tables.unit
+        self.tables: dict = {}
+        for clique, g in zip(tables.cliques, tables.ties):  # a clique released twice: combined
+            self.add(clique, np.asarray(tables.tables[g], dtype=float), tables.group_scales[g])
+
+    def add(self, clique, table: np.ndarray, sigma: float) -> None:
+        if clique in self.tables:
+            old, s = self.tables[clique]
+            w_old, w_new = 1 / s**2, 1 / sigma**2
+            table, sigma = (w_old * old + w_new * table) / (w_old + w_new), (w_old + w_new) ** -0.5
+        self.tables[clique] = (table, sigma)
+
+    def cliques(self) -> list:
+        return list(self.tables)
+
+    def records(self) -> float:
+        if self.public_records is not None:
+            return float(self.public_records)
+        return estimate_records([t for t, _ in self.tables.values()], [s for _, s in self.tables.values()])
+
+    def noisy(self) -> NoisyMarginals:
+        cliques = tuple(self.tables)
+        scales = tuple(float(s) for _, s in self.tables.values())
+        return NoisyMarginals(self.domain, cliques, tuple(range(len(cliques))),
+                              tuple(t for t, _ in self.tables.values()), "gaussian", max(scales), self.records(),
+                              self.unit, scales if len(set(scales)) > 1 else None)
+
+    def start(self, model) -> list[np.ndarray]:
+        """The last fit's log-potentials for the cliques it had, zeros for a new one."""
+        held = dict(zip(model.cliques, model.potentials))
+        return [held.get(c, np.zeros(t.shape)) for c, (t, _) in self.tables.items()]
+
+
+__all__ = ["ABS_NORMAL", "MEASURE_SHARE", "AdaptivePlan", "AdaptiveRounds", "adaptive_rounds", "round_price"]
