@@ -125,8 +125,8 @@ def test_tree_release_charges_its_plan_and_releases_an_undirected_skeleton(asia)
     assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0
     d = len(net.domain.names)
     assert not rel.graph_.directed_edges and nx.is_tree(nx.Graph(rel.graph_.undirected_edges))
-    rounds = rel.structure_.adaptive  # AIM's rounds (delta > 0), then one last round of 2 d pairs
-    assert len(rel.structure_.last) == extra_pair_count(d, adaptive=True) and rounds.rounds >= 1
+    rounds = rel.structure_.adaptive  # AIM's rounds (delta > 0), then one last round of d pairs
+    assert len(rel.structure_.last) == extra_pair_count(d) and rounds.rounds >= 1
     assert set(rel.cliques_) == set(rel.structure_.edges) | set(rounds.pairs) | set(rel.structure_.last)
     assert len(set(rel.cliques_)) == len(rel.cliques_)
     assert rel.sample(9).shape == (9, d)

@@ -34,6 +34,13 @@ every run):
   residual pairs in three rounds, and the view is the last round's pair, chosen after two
   refits;
 
+* ``release_tree_adaptive``: the same pair under zCDP (``delta = 1e-6``: the tree's tables are
+  Gaussian and AIM's adaptive rounds run, :mod:`privgraph.release.adaptive`); the view is the
+  released count of cell (1, 1) of the first pair the adaptive rounds measure (chosen against
+  the model of the tree's tables with the pairs' noise penalty), which the replaced row moves
+  by one: a measurement inside the rounds' one filter charge (like the Gaussian cases, a quick
+  audit sees little of a claim converted from zCDP);
+
 * ``release_tree_levels``: whether the tree merges a level as rare
   (:mod:`privgraph.release.levels`) on a = 4 levels, b and c binary (a's counts 100, 87, 13,
   0, n = 200; one a = 2 replaced by a = 0): 13 and 12 sit on either side of the rare
@@ -137,10 +144,12 @@ def tree_pair() -> tuple[np.ndarray, np.ndarray]:
 
 
 def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours: str = "replace_one",
-                columns: str = "abc") -> Runner:
-    """``PrivateRelease(structure="tree", delta=0).fit`` on codes over binary ``columns``;
+                columns: str = "abc", delta: float = 0.0) -> Runner:
+    """``PrivateRelease(structure="tree", delta=delta).fit`` on codes over binary ``columns``;
     ``view`` ``"edge"``: the first selected edge (its index among the pairs in order: a-b,
     a-c, b-c for three columns); ``"last"``: the last round's residual pair (same index);
+    ``"adaptive"``: the released count of cell (1, 1) of the first pair AIM's adaptive rounds
+    measure (``delta > 0``; combined with that pair's earlier tables, as the model sees it);
     ``"rows"``: the number of rows the release reports; ``"merged"``: 1 when a's level 2 is
     merged with its level 3 as rare (a has 4 levels in that view).
 
@@ -158,9 +167,13 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
         engine = NumpyEngine(domain, codes)
         out = np.empty(n)
         for i in range(n):
-            rel = PrivateRelease(epsilon=epsilon, delta=0.0, structure="tree", method=keep_release,
+            rel = PrivateRelease(epsilon=epsilon, delta=delta, structure="tree", method=keep_release,
                                  random_state=sampler, neighbours=neighbours).fit(engine)
-            if view == "rows":
+            if view == "adaptive":
+                tables = rel.structure_.tables
+                at = tables.cliques.index(rel.structure_.adaptive.pairs[0])
+                out[i] = float(tables.tables[tables.ties[at]][1, 1])
+            elif view == "rows":
                 out[i] = rel.n_rows_
             elif view == "merged":
                 out[i] = float(rel.levels_.codes[0][2] == rel.levels_.codes[0][3])
@@ -199,6 +212,11 @@ def release_cases() -> tuple[AuditCase, ...]:
                   RELEASE_EPSILON, 0.0, *rounds_pair(), "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
                   tree_runner(view="last", columns="abce"), value_events(), runs=4_000, quick_runs=100,
                   group="estimators"),
+        AuditCase("release_tree_adaptive", "PrivateRelease(structure='tree', delta > 0), the adaptive rounds' first "
+                  "pair", RO, RELEASE_EPSILON, GAUSS_DELTA, *rounds_pair(),
+                  "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
+                  tree_runner(view="adaptive", columns="abce", delta=GAUSS_DELTA), threshold_events(), runs=4_000,
+                  quick_runs=100, group="estimators"),
         AuditCase("release_tree_levels", "PrivateRelease(structure='tree'), a rare level merged", RO,
                   RELEASE_EPSILON, 0.0, *levels_pair(), "a: 100, 87, 13, 0 of 4 levels vs one a=2 -> a=0",
                   tree_runner(view="merged"), value_events(), runs=4_000, quick_runs=200, group="estimators"),

@@ -29,18 +29,17 @@ from privgraph.privacy import Neighbours, NoiseSampler, exponential_mechanism
 from privgraph.release.tree import RO, pair_score_sensitivity
 
 
-def extra_pair_count(d: int, *, adaptive: bool = False) -> int:
-    """How many pairs step 3 adds to a tree over ``d`` columns (public), or every pair outside
-    the tree when there are fewer: ``d`` in three rounds; ``2 d`` in the one last round after
-    AIM's adaptive rounds (``adaptive``, :mod:`privgraph.release.adaptive`). Settled on seeds
-    100-102 of child and alarm against d/4, d/2, 3d/2 and 2d, and (after the adaptive rounds) on
-    seeds 100-101 of the six real tables against d/2 and 3d/2 (docs/release.md), never on the
-    reported runs.
+def extra_pair_count(d: int) -> int:
+    """How many pairs step 3 adds to a tree over ``d`` columns (public): ``d``, or every pair
+    outside the tree when there are fewer; in three rounds, or in one after AIM's adaptive
+    rounds (:mod:`privgraph.release.adaptive`). Settled on seeds 100-102 of child and alarm
+    against d/4, d/2, 3d/2 and 2d, and, after the adaptive rounds, on seeds 100-101 of the six
+    real tables and child against d/2, 3d/2 and 2d (docs/release.md), never on the reported runs.
 
-    >>> extra_pair_count(3), extra_pair_count(4), extra_pair_count(37), extra_pair_count(16, adaptive=True)
-    (1, 3, 37, 32)
+    >>> extra_pair_count(3), extra_pair_count(4), extra_pair_count(37)
+    (1, 3, 37)
     """
-    return min(d * (2 if adaptive else 1), (d - 1) * (d - 2) // 2)
+    return min(d, (d - 1) * (d - 2) // 2)
 
 
 def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:

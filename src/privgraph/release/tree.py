@@ -87,8 +87,8 @@ RESIDUAL_ROUNDS = 3
 #: Under zCDP (delta > 0), AIM's adaptive rounds (:mod:`privgraph.release.adaptive`) run between
 #: the tree's tables and the last round of residual pairs with this share of rho, their first
 #: rounds priced as ``ADAPTIVE_ROUNDS`` per column (AIM's 16 d). Settled on seeds 100-101 of the
-#: six real tables of docs/benchmarks/release.md (shares 0.3, 0.5 and 0.85; 4, 8 and 16 rounds
-#: per column), never on the reported runs.
+#: six real tables of docs/benchmarks/release.md and child (shares 0.15, 0.3, 0.5 and 0.85; 4, 8
+#: and 16 rounds per column), never on the reported runs.
 ADAPTIVE_SHARE, ADAPTIVE_ROUNDS = 0.3, 16
 #: Rows drawn from a round's model to predict every pair's table (post-processing; public),
 #: unless the domain has at most ``_CHUNK`` cells, where the model's joint is used exactly.
@@ -212,7 +212,7 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
         raise InvalidInput(f"the selections' shares must be positive and sum below 1, got {selection_share!r} "
                            f"and {residual_share!r}")
     adaptive_share = ADAPTIVE_SHARE if delta > 0 else 0.0  # a zCDP filter: Gaussian noise only
-    k = extra_pair_count(d, adaptive=adaptive_share > 0)
+    k = extra_pair_count(d)
     rounds = min(RESIDUAL_ROUNDS if not adaptive_share else 1, k)
     batches = tuple(k // rounds + (1 if i < k % rounds else 0) for i in range(rounds))
     tables = 1 - selection_share - residual_share - adaptive_share
