@@ -33,6 +33,10 @@ def test_the_default_path_is_reported_exact_and_rounded(files):
     assert "Model's inference: exact (junction tree)" in report and "approximate" not in report
     assert "by controlled rounding" in report and "by Gibbs sampling" not in report
     assert "Structure: private spanning tree (asked for: tree)" in report
+    assert re.search(r"Adaptive rounds: \d+ adaptive rounds \(AIM's, one zCDP filter; \d+ annealed\) measuring \d+ "
+                     r"pairs", report)  # delta > 0: AIM's rounds ran, and the report says how many
+    pure = release_report(files, "pure", "--delta", "0")
+    assert "Adaptive rounds" not in pure
     iid = release_report(files, "iid", "--sampling", "sample")
     assert "i.i.d." in iid and "controlled rounding" not in iid
 

@@ -84,11 +84,13 @@ class AdaptivePlan:
 @dataclass(frozen=True)
 class AdaptiveRounds:
     """What the adaptive stage did (released facts, for the report): the pairs measured in
-    order (a pair measured again appears again), the rounds run and how many annealed."""
+    order (a pair measured again appears again), the rounds run, how many annealed, and the
+    rho they spent together."""
 
     pairs: tuple[tuple[str, str], ...]
     rounds: int
     annealed: int
+    spent: float = 0.0  # the rounds' rhos added up: the stage's rho (the filter spends it all)
 
 
 def round_price(rho: float, rounds: int) -> tuple[float, float]:
@@ -120,12 +122,17 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
     model = cgm_em(measured.noisy(), max_cells=tree_cap)
     chosen: list[tuple[str, str]] = []
     round_no = annealed = 0
-    while left > 1e-12 * plan.rho:
+    spent = 0.0
+    while left > 0:
         round_no += 1
         check_time(f"the adaptive round {round_no}")
-        if left < 2 * (rho_m + eps**2 / 8):  # the last round spends exactly what is left
-            rho_m, eps = MEASURE_SHARE * left, math.sqrt(8 * (1 - MEASURE_SHARE) * left)
-        left -= rho_m + eps**2 / 8
+        if left < 2 * (rho_m + eps**2 / 8):  # the last round spends what is left (less rounding's 1e-12)
+            last = left * (1 - 1e-12)
+            rho_m, eps = MEASURE_SHARE * last, math.sqrt(8 * (1 - MEASURE_SHARE) * last)
+            left = 0.0
+        else:
+            left -= rho_m + eps**2 / 8
+        spent += rho_m + eps**2 / 8
         predicted = model_pair_tables(model, pairs, rng, tree_cap=tree_cap)
         n = measured.records()
         sigma = [zcdp_gaussian_scale(rho_m, l2, domain.cells(p))[0] for p in pairs]
@@ -146,7 +153,7 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
         if np.abs(measured.records() * (after - predicted[pair])).sum() <= ABS_NORMAL * sigma[pick] * after.size:
             rho_m, eps = 4 * rho_m, 2 * eps  # annealing: sigma halves
             annealed += 1
-    return measured.noisy(), AdaptiveRounds(tuple(chosen), round_no, annealed)
+    return measured.noisy(), AdaptiveRounds(tuple(chosen), round_no, annealed, spent)
 
 
 def _fits(domain: Domain, cliques, pair, tree_cap: int) -> bool:

@@ -13,7 +13,8 @@ calibrated with n public, run on a secret uniform subset of m rows
    zCDP budget rho (delta > 0; the default where the planner finds it affordable), or Priv-PC
    (:class:`~privgraph.causal.PrivPC`) with ``split * epsilon``, or, where the planner finds
    neither affordable (``structure="auto"``, public facts only), a private maximum spanning
-   tree (:mod:`privgraph.release.tree`), whose pair tables are then the parameters (stage 3)
+   tree (:mod:`privgraph.release.tree`; under zCDP followed by AIM's adaptive rounds,
+   :mod:`privgraph.release.adaptive`), whose pair tables are then the parameters (stage 3)
    and whose one-way tables join the fit;
 2. **orientation**: colliders and Meek's rules (inside Priv-PC), then a DAG extension of
    the CPDAG (Dor-Tarsi): post-processing, no budget. ``orientation`` is a hook for a private
@@ -379,8 +380,10 @@ class PrivateRelease(PrivateEstimator):
         sampler = sampler if sampler is not None else self._noise_sampler()
         structure = fit_tree_structure(engine, plan, sampler=sampler, budget=budget, rng=rng, tree_cap=self.tree_cap)
         merged = structure.levels.merged_text()
-        _progress("stage 1 (private spanning tree):", len(structure.edges), f"edges, {len(structure.extras)} residual pairs,",
-                  f"rare levels merged in {len(merged)} columns")
+        rounds = structure.adaptive
+        _progress("stage 1 (private spanning tree):", len(structure.edges), "edges,",
+                  *([] if rounds is None else [f"{rounds.rounds} adaptive rounds ({len(set(rounds.pairs))} pairs),"]),
+                  f"{len(structure.extras)} pairs beyond the tree, rare levels merged in {len(merged)} columns")
         self.graph_ = structure.graph
         self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
         self.cliques_ = structure.edges + structure.extras

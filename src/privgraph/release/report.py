@@ -133,8 +133,9 @@ def _structure_row(release) -> str:
     s = release.structure_
     if release.structure_kind_ == "tree":
         return (f"private spanning tree: {len(s.tables.domain.names)} noisy one-way tables, {len(s.edges)} edges by "
-                f"the exponential mechanism, their tables, then {len(s.extras)} pairs the model explains worst, in "
-                f"{len(release.plan_.tree.batches)} rounds (the tables of every round but the last)")
+                f"the exponential mechanism, their tables, {adaptive_text(s.adaptive)}then {len(s.last)} pairs the "
+                f"model explains worst, in {len(release.plan_.tree.batches)} rounds (the tables of every round "
+                f"but the last)")
     if release.structure_kind_ == "gauss-pc":
         return f"Gauss-PC ({s.ci_test_} test, one Gaussian release per level of PC, zCDP)"
     return (f"Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, "
@@ -216,7 +217,10 @@ def what_ran(release) -> str:
     model's cliques, its junction tree against the public cap, the model's inference (exact:
     the cap keeps it so) and the path the synthetic rows took."""
     cliques = release.parameters_.model_.cliques
+    rounds = getattr(release.structure_, "adaptive", None)
+    adaptive = f"- Adaptive rounds: {adaptive_text(rounds).rstrip(', ')}.\n" if rounds is not None else ""
     return (f"- Structure: {_STAGE_NAMES[release.structure_kind_]} (asked for: {release.structure}).\n"
+            f"{adaptive}"
             f"- Model: {len(cliques)} tables, {model_cliques_text(cliques)}.\n"
             f"- Rare levels: {merged_levels_text(release.levels_.merged_text())}.\n"
             f"- Junction tree: {release.model_cells_:,} cells, within the public model-size cap of "
@@ -225,6 +229,19 @@ def what_ran(release) -> str:
             f"- Model's inference: exact (junction tree), in the fit and in sampling; never loopy belief "
             f"propagation or Gibbs sampling.\n"
             f"- Synthetic rows: drawn {SAMPLING_PATHS[release.sampling_]}.")
+
+
+def adaptive_text(rounds) -> str:
+    """What AIM's adaptive rounds did (released facts), or nothing when they did not run.
+
+    >>> from privgraph.release.adaptive import AdaptiveRounds
+    >>> adaptive_text(AdaptiveRounds((("a", "b"), ("a", "b"), ("b", "c")), 3, 1)), adaptive_text(None)
+    ("3 adaptive rounds (AIM's, one zCDP filter; 1 annealed) measuring 2 pairs, ", '')
+    """
+    if rounds is None:
+        return ""
+    return (f"{rounds.rounds} adaptive rounds (AIM's, one zCDP filter; {rounds.annealed} annealed) measuring "
+            f"{len(set(rounds.pairs))} pairs, ")
 
 
 def merged_levels_text(merged: dict) -> str:

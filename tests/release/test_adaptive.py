@@ -1,0 +1,113 @@
+"""AIM's adaptive rounds (privgraph.release.adaptive): the filter spends its rho and no more,
+the annealing is AIM's, measured pairs are combined by inverse variance, and the release's
+ledger holds the one filter charge the plan reserved."""
+
+import math
+
+import numpy as np
+import pytest
+
+from privgraph.data import Domain, NumpyEngine
+from privgraph.mrf.cgm import cgm_em
+from privgraph.mrf.noisy_tables import release_tables
+from privgraph.privacy import Neighbours, SeededSampler
+from privgraph.release import PrivateRelease
+from privgraph.release.adaptive import AdaptivePlan, _Measured, adaptive_rounds, round_price
+from privgraph.release.tree import ADAPTIVE_SHARE, plan_tree
+
+AR = Neighbours.ADD_REMOVE
+
+
+def _chain(n=20_000, seed=0):
+    """Codes of a 4-column chain a -> b -> c -> e (3 levels each) and its domain."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, n)
+    b = np.where(rng.random(n) < 0.8, a, rng.integers(0, 3, n))
+    c = np.where(rng.random(n) < 0.7, b, rng.integers(0, 3, n))
+    e = np.where(rng.random(n) < 0.6, c, rng.integers(0, 3, n))
+    return np.column_stack([a, b, c, e]), Domain.of(a=3, b=3, c=3, e=3)
+
+
+def _start(codes, domain):
+    """The one-way tables released as the tree would (Gaussian), and every pair's true counts."""
+    engine = NumpyEngine(domain, codes)
+    ones = [(v,) for v in domain.names]
+    tables, _ = release_tables([engine.counts(list(c)) for c in ones], domain=domain, cliques=ones, epsilon=1.0,
+                               neighbours=AR, sampler=SeededSampler(1), noise="gaussian", delta=1e-6)
+    pairs = [(a, b) for i, a in enumerate(domain.names) for b in domain.names[i + 1:]]
+    return tables, {p: engine.counts(list(p)) for p in pairs}
+
+
+@pytest.mark.parametrize("rho, rounds", [(0.02, 8), (0.5, 64), (1e-4, 2)])
+def test_the_filter_spends_its_rho_exactly_and_no_more(rho, rounds):
+    codes, domain = _chain()
+    tables, counted = _start(codes, domain)
+    plan = AdaptivePlan(rho, rounds, AR)
+    noisy, done = adaptive_rounds(tables, counted, plan, delta=1e-6, sampler=SeededSampler(2),
+                                  rng=np.random.default_rng(0), tree_cap=10_000, records=None)
+    assert done.spent <= rho and done.spent == pytest.approx(rho, rel=1e-9)
+    assert 1 <= done.rounds <= rounds + 1 and len(done.pairs) == done.rounds  # every round fits the cap here
+    # each annealing quadruples a round's price, so the rounds are at most what the first price allows
+    assert done.annealed <= done.rounds
+    assert set(done.pairs) <= set(counted) and set(noisy.cliques) == {(v,) for v in "abce"} | set(done.pairs)
+
+
+def test_a_strong_pair_is_measured_and_the_model_follows_it():
+    """With ample budget the first pair measured is the strongest dependence the one-way model
+    misses (a, b: 80% copies), and the fitted model's (a, b) table is close to the truth."""
+    codes, domain = _chain(50_000)
+    tables, counted = _start(codes, domain)
+    noisy, done = adaptive_rounds(tables, counted, AdaptivePlan(1.0, 16, AR), delta=1e-6, sampler=SeededSampler(3),
+                                  rng=np.random.default_rng(0), tree_cap=10_000, records=None)
+    assert done.pairs[0] in {("a", "b"), ("b", "c")}
+    model = cgm_em(noisy, max_cells=10_000)
+    from privgraph.mrf.inference import infer
+
+    p_ab = infer(model).marginals[model.cliques.index(("a", "b"))] if ("a", "b") in model.cliques else None
+    assert p_ab is not None and np.abs(p_ab - counted[("a", "b")] / 50_000).sum() < 0.02
+
+
+def test_a_pair_measured_again_is_combined_by_inverse_variance():
+    domain = Domain.of(a=2, b=2)
+    tables, _ = release_tables([np.array([5.0, 5.0])], domain=domain, cliques=[("a",)], epsilon=1.0, neighbours=AR,
+                               sampler=SeededSampler(0), noise="gaussian", delta=1e-6)
+    m = _Measured(tables, records=None)
+    m.add(("a", "b"), np.full((2, 2), 10.0), 2.0)
+    m.add(("a", "b"), np.full((2, 2), 20.0), 1.0)
+    table, sigma = m.tables[("a", "b")]
+    assert np.allclose(table, (10 / 4 + 20 / 1) / (1 / 4 + 1)) and sigma == pytest.approx((1 / 4 + 1) ** -0.5)
+    assert m.noisy().group_scales[-1] == pytest.approx(sigma)
+
+
+def test_round_price_is_aims_split():
+    measure, select = round_price(0.3, 30)
+    assert measure == pytest.approx(0.9 * 0.01) and select**2 / 8 == pytest.approx(0.1 * 0.01)
+
+
+def test_the_release_charges_the_filter_once_as_planned():
+    codes, domain = _chain(5_000)
+    rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(NumpyEngine(domain, codes))
+    filters = [c for c in rel.ledger_ if c.mechanism == "adaptive rounds (zCDP filter)"]
+    plan = plan_tree(domain, None, epsilon=1.0, delta=1e-6, neighbours="add_remove")
+    assert len(filters) == 1 and filters[0].curve == ("zcdp", plan.adaptive.rho)
+    assert plan.adaptive.rho == pytest.approx(ADAPTIVE_SHARE * plan.rho)
+    assert rel.structure_.adaptive.spent == pytest.approx(plan.adaptive.rho, rel=1e-9)
+    assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0
+    pure = PrivateRelease(epsilon=1.0, delta=0.0, structure="tree", random_state=5).fit(NumpyEngine(domain, codes))
+    assert pure.structure_.adaptive is None  # pure DP keeps a fixed plan: no filter
+    assert not any("filter" in c.mechanism for c in pure.ledger_)
+
+
+def test_cgm_em_warm_start_reaches_the_same_fit():
+    codes, domain = _chain(20_000)
+    engine = NumpyEngine(domain, codes)
+    cliques = [("a", "b"), ("b", "c")]
+    noisy, _ = release_tables([engine.counts(list(c)) for c in cliques], domain=domain, cliques=cliques, epsilon=2.0,
+                              neighbours=AR, sampler=SeededSampler(0), noise="gaussian", delta=1e-6)
+    cold = cgm_em(noisy)
+    warm = cgm_em(noisy, start=cold.potentials)
+    from privgraph.mrf.inference import infer
+
+    for x, y in zip(infer(cold).marginals, infer(warm).marginals):
+        assert np.abs(x - y).sum() < 0.01
+    assert math.isfinite(float(np.sum(warm.potentials[0])))
