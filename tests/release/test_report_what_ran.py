@@ -2,6 +2,7 @@
 approximate) and the sampler that drew the synthetic rows, not the option asked for."""
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
