@@ -54,7 +54,7 @@ def test_the_release_stays_exact_whatever_the_mrf_limit(files, monkeypatch):
     assert "Model's inference: exact (junction tree)" in report and "approximate" not in report
     assert "by Gibbs sampling" not in report
     assert "by controlled rounding through" in report
-    assert "within the public model-size cap of 400,000 cells" in report
+    assert "within the public model-size cap of 200,000 cells" in report
 
 
 def test_a_small_model_cap_is_kept_and_reported(files):

@@ -44,8 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privgraph.data import Domain
-from privgraph.mrf.cgm import cgm_em
-from privgraph.mrf.inference import infer
+from privgraph.mrf.cgm import cgm_em, clear_inference_cache, expected_tables
 from privgraph.mrf.noisy_tables import NoisyMarginals, estimate_records
 from privgraph.privacy import Charge, Neighbours, NoiseSampler, exponential_mechanism
 from privgraph.privacy.neighbours import histogram_l2_sensitivity
@@ -148,9 +147,12 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
                                         neighbours=plan.neighbours, sampler=sampler)
         measured.add(pair, noisy.reshape(counted[pair].shape), sigma[pick])
         chosen.append(pair)
-        model = cgm_em(measured.noisy(), max_cells=tree_cap, start=measured.start(model))
-        after = _clique_marginal(model, pair, tree_cap)
-        if np.abs(measured.records() * (after - predicted[pair])).sum() <= ABS_NORMAL * sigma[pick] * after.size:
+        noisy_now = measured.noisy()
+        clear_inference_cache()  # a new structure each round: the last one's inference is not needed again
+        model = cgm_em(noisy_now, max_cells=tree_cap, start=measured.start(model))
+        # the refitted model's table of the pair, N times (the fit's own cached inference structure)
+        after = expected_tables(noisy_now, list(model.potentials), tree_cap)[noisy_now.cliques.index(pair)]
+        if np.abs(after - noisy_now.records * predicted[pair]).sum() <= ABS_NORMAL * sigma[pick] * after.size:
             rho_m, eps = 4 * rho_m, 2 * eps  # annealing: sigma halves
             annealed += 1
     return measured.noisy(), AdaptiveRounds(tuple(chosen), round_no, annealed, spent)
@@ -160,11 +162,6 @@ def _fits(domain: Domain, cliques, pair, tree_cap: int) -> bool:
     """A measured pair is always admissible (the model already holds it); a new one if the
     junction tree stays within the cap (public)."""
     return pair in cliques or fits(domain, cliques, pair, tree_cap)
-
-
-def _clique_marginal(model, clique, tree_cap: int) -> np.ndarray:
-    """The model's probability table of one of its cliques (exact: junction tree)."""
-    return infer(model, max_cells=tree_cap).marginals[model.cliques.index(tuple(clique))]
 
 
 class _Measured:
