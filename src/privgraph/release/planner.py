@@ -383,6 +383,15 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
     return ReleasePlan(epsilon, delta, n, share, None, (stage1, params), cap, share, notes, structure="gauss-pc")
 
 
+def _adaptive_note(tree) -> str:
+    """The adaptive rounds' part of the tree's plan (their noise is chosen as they run)."""
+    if tree.adaptive is None:
+        return ""
+    first = math.sqrt(tree.adaptive.rounds / (2 * 0.9 * tree.adaptive.rho))  # AIM's first price, per unit of L2 sensitivity
+    return (f"; before the last round, AIM's adaptive rounds with rho {tree.adaptive.rho:.4g} (one zCDP filter), "
+            f"the first measurements at sigma about {first:.4g} per unit of sensitivity, annealed as they go")
+
+
 def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float, miss: float,
                   max_relative_error: float, priv_pc: StagePlan | None, neighbours=None) -> ReleasePlan:
     """``plan`` with the spanning tree as stage 1 and its pair tables as the parameters
@@ -404,7 +413,7 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                        f"{d - 1} tree pair tables, {tree.extras} residual pair tables (chosen by "
                        f"{tree.extras} more selections of epsilon {tree.residual_epsilon:.4g}, in "
                        f"{len(tree.batches)} rounds) and {d} one-way tables, {tree.noise} noise "
-                       f"({tree.composition} composition)")
+                       f"({tree.composition} composition)" + _adaptive_note(tree))
     notes = plan.notes + (() if priv_pc is None else
                           (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",))
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
