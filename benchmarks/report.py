@@ -46,6 +46,14 @@ COMMANDS = {
     "release_bundled_cap.jsonl": ("python3 benchmarks/bench_release.py --nets asia:100000 --seeds 6 --neighbours "
                                   "add_remove && python3 benchmarks/bench_release.py --nets child:20000 alarm:20000 "
                                   "--seeds 2 --neighbours add_remove"),
+    "release_real_tables_before_adaptive.jsonl": ("the same command as release_real_tables.jsonl, at commit 6c5f721 "
+                                                  "(the tree with three rounds of residual pairs, before the "
+                                                  "adaptive rounds)"),
+    "release_bundled_before_adaptive.jsonl": ("the same command as release_bundled_cap.jsonl, at commit c26c835 "
+                                              "(before the adaptive rounds)"),
+    "release_tree_cap_200k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes cces16 --epsilon 3 "
+                                    "--seeds 1 --tree-cap 400000 --out benchmarks/results/release_tree_cap_200k.jsonl "
+                                    "(and again with --tree-cap 200000)"),
     "release_real_tables.jsonl": ("python3 benchmarks/bench_release_real.py --tables fair cces16 gss anes mpls "
                                   "census_shape --epsilon 0.3 1 3 --seeds 3 --out "
                                   "benchmarks/results/release_real_tables.jsonl"),
@@ -57,7 +65,10 @@ COMMANDS = {
                                  "benchmarks/results/release_real_peers.jsonl && python3 "
                                  "benchmarks/bench_release_real.py --tables gss --epsilon 1 --no-privgraph --peers "
                                  "dpmm:aim --python VENV_WITH_DPMM --timeout 3600 --out "
-                                 "benchmarks/results/release_real_peers.jsonl"),
+                                 "benchmarks/results/release_real_peers.jsonl && for e in 3 0.3; do python3 "
+                                 "benchmarks/bench_release_real.py --tables gss --epsilon $e --no-privgraph --peers "
+                                 "dpmm:aim --python VENV_WITH_DPMM --timeout 3600 --out "
+                                 "benchmarks/results/release_real_peers.jsonl; done"),
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
                                     "benchmarks/results/release_real_ablation.jsonl"),
@@ -372,8 +383,8 @@ def release_summary(files: list[str], label: Callable[[dict], str] | None = None
                      "peak RSS MiB"], body)
 
 
-def release_bundled() -> str:
-    rows = read_jsonl("release_bundled_cap.jsonl")
+def release_bundled(name: str = "release_bundled_cap.jsonl") -> str:
+    rows = read_jsonl(name)
     groups: dict[str, list[dict]] = {}
     for r in rows:
         groups.setdefault(f"{r['net']} {r['n']}", []).append(r)
@@ -500,13 +511,23 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "marginal and 20 fixed triples; CPU seconds in the tool's own process; peak RSS the most over the "
               "runs; a run that did not finish says so. A shared 2-core machine: compare ratios, not seconds.",
               lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"])),
+        Table("The release before the adaptive rounds", "release_real_tables_before_adaptive.jsonl",
+              "The same benchmark at commit 6c5f721: the tree, then d pairs in three rounds (no adaptive rounds, no "
+              "size penalty, tree_cap 400,000); compare the privgraph rows of the first table.",
+              lambda: release_summary(["release_real_tables_before_adaptive.jsonl"],
+                                      lambda r: "privgraph (before the adaptive rounds)")),
+        Table("The model-size cap at epsilon 3: 400,000 against 200,000 cells", "release_tree_cap_200k.jsonl",
+              "With the adaptive rounds the model fills its cap; one seed at each cap (the default is now 200,000).",
+              lambda: release_summary(["release_tree_cap_200k.jsonl"],
+                                      lambda r: f"privgraph (tree_cap {r['tree_cap']:,})")),
         Table("Rare levels merged, or kept", "release_real_ablation.jsonl",
-              "The release with `--rare-sigmas=-inf` (no level merged) at epsilon 1, three seeds; compare the "
-              "privgraph rows of the first table.",
+              "The release with `--rare-sigmas=-inf` (no level merged) at epsilon 1, three seeds, measured before "
+              "the adaptive rounds; compare the rows of the table above.",
               lambda: release_summary(["release_real_ablation.jsonl"],
                                       lambda r: "privgraph (rare levels kept)")),
         Table("The model-size cap: 400,000 against 500,000 cells", "release_tree_cap_400k.jsonl",
-              "The release on anes and census_shape at epsilon 1, three seeds, at each cap.",
+              "The release on anes and census_shape at epsilon 1, three seeds, at each cap (before the adaptive "
+              "rounds).",
               lambda: release_summary(["release_tree_cap_400k.jsonl"],
                                       lambda r: f"privgraph (tree_cap {r['tree_cap']:,})")),
         Table("Bundled networks, the default (add/remove, auto)", "release_bundled_cap.jsonl",
@@ -514,6 +535,9 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "20,000 (two). 2-way TVD over every pair of columns, 3-way over 20 fixed triples, against the training "
               "sample; skeleton F1 of the released graph against the network.",
               release_bundled),
+        Table("Bundled networks before the adaptive rounds", "release_bundled_before_adaptive.jsonl",
+              "The same runs at commit c26c835.",
+              lambda: release_bundled("release_bundled_before_adaptive.jsonl")),
     ]),
     "data": ("Data, engines and scale: measurements", "[data.md](../data.md)", [
         Table("The front door on a million rows", "front_door.json",
