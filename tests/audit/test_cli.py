@@ -57,7 +57,8 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # training record (one noisy table cell of many), the release's stages (one
     # statistic behind Priv-PC's sieve or a CGM-EM fit), and Gauss-PC (a Gaussian release
     # audited against an (epsilon, delta) claim converted from zCDP, which no finite audit
-    # reaches: about 0.13 of its claim at its full 20,000 runs, 0 at quick size).
+    # reaches: about 0.13 of its claim at its full 20,000 runs, 0 at quick size; so too the tree's
+    # adaptive rounds, one Gaussian cell inside a zCDP filter's claim).
     # A floor of 0 here is no test by itself: that each such case can see its pair apart at all
     # is checked with the noise taken out (tests/audit/test_estimators.py,
     # test_without_its_noise_every_case_sees_its_pair_apart), or, for the PC decisions, by
@@ -67,7 +68,7 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # for the threshold's move too): 0.43 at quick size.
     least = {"priv_pc": 0.3, "laplace_pc_ties": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "anm_reci_test": 0.1, "release_structure": 0.0,
              "release_table": 0.0, "release_tree": 0.0, "gauss_pc": 0.0, "release_gauss_edge": 0.0,
-             "release_gauss_cell": 0.0, "release_tree_rows": 0.0, "release_tree_rounds": 0.0, "release_tree_levels": 0.0,
+             "release_gauss_cell": 0.0, "release_tree_adaptive": 0.0, "release_tree_rows": 0.0, "release_tree_rounds": 0.0, "release_tree_levels": 0.0,
              "priv_pc_rows": 0.0,
              "release_sized_cell": 0.0, "fisher_z_cov": 0.0}
     for case in all_cases():
