@@ -111,3 +111,37 @@ def test_cgm_em_warm_start_reaches_the_same_fit():
     for x, y in zip(infer(cold).marginals, infer(warm).marginals):
         assert np.abs(x - y).sum() < 0.01
     assert math.isfinite(float(np.sum(warm.potentials[0])))
+
+
+def test_the_mechanisms_the_rounds_call_add_up_to_the_filter_charge(monkeypatch):
+    """The rhos the Gaussian measurements are drawn at and the epsilons the selections run at
+    (as zCDP, epsilon^2 / 8) add up to the one charge the ledger holds: a round that drew
+    less noise than it counted (say half the sigma, four times the rho) would exceed it."""
+    import privgraph.release.adaptive as adaptive
+
+    calls = []
+    measure, select = adaptive.zcdp_gaussian_vector, adaptive.exponential_mechanism
+
+    def measured(values, *, rho, **kw):
+        calls.append(rho)
+        return measure(values, rho=rho, **kw)
+
+    def selected(scores, *, epsilon, **kw):
+        calls.append(epsilon**2 / 8)
+        return select(scores, epsilon=epsilon, **kw)
+
+    monkeypatch.setattr(adaptive, "zcdp_gaussian_vector", measured)
+    monkeypatch.setattr(adaptive, "exponential_mechanism", selected)
+    codes, domain = _chain()
+    tables, counted = _start(codes, domain)
+    plan = AdaptivePlan(0.05, 16, AR)
+    noisy, done = adaptive_rounds(tables, counted, plan, delta=1e-6, sampler=SeededSampler(4),
+                                  rng=np.random.default_rng(0), tree_cap=10_000, records=None)
+    assert len(calls) == 2 * done.rounds and sum(calls) <= plan.rho
+    assert sum(calls) == pytest.approx(plan.rho, rel=1e-9) and done.annealed >= 1
+    # each measured table's recorded noise is the sigma its rho gives (what the fit weighs it by)
+    rhos = calls[1::2]
+    for pair, rho in zip(done.pairs, rhos):
+        if done.pairs.count(pair) == 1 and pair in noisy.cliques:
+            sigma = adaptive.zcdp_gaussian_scale(rho, 1.0, domain.cells(pair))[0]
+            assert noisy.group_scales[noisy.ties[noisy.cliques.index(pair)]] == pytest.approx(sigma)

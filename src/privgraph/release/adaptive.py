@@ -50,13 +50,11 @@ from privgraph.privacy import Charge, Neighbours, NoiseSampler, exponential_mech
 from privgraph.privacy.neighbours import histogram_l2_sensitivity
 from privgraph.privacy.zcdp import zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
 from privgraph.release.model_size import fits
-from privgraph.release.tree import model_pair_tables, pair_score_sensitivity
+from privgraph.release.tree import ABS_NORMAL, model_pair_tables, pair_score_sensitivity
 from privgraph.timecap import check_time
 
 #: AIM's split of a round's rho: this share measures, the rest selects.
 MEASURE_SHARE = 0.9
-#: The expected absolute value of a standard normal, ``sqrt(2/pi)``: a cell's expected L1 noise per sigma.
-ABS_NORMAL = math.sqrt(2 / math.pi)
 
 
 @dataclass(frozen=True)
@@ -202,4 +200,4 @@ class _Measured:
         return [held.get(c, np.zeros(t.shape)) for c, (t, _) in self.tables.items()]
 
 
-__all__ = ["ABS_NORMAL", "MEASURE_SHARE", "AdaptivePlan", "AdaptiveRounds", "adaptive_rounds", "round_price"]
+__all__ = ["MEASURE_SHARE", "AdaptivePlan", "AdaptiveRounds", "adaptive_rounds", "round_price"]

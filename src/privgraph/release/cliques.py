@@ -27,8 +27,8 @@ from privgraph.validation import UnknownName, positive_int
 DEFAULT_CAP = 5_000
 #: Default public cap on the cells of the model's junction tree (exact inference stays fast, peak memory
 #: under 500 MB on the real tables of docs/release.md; chosen there from measurements). 200,000 since
-#: the adaptive rounds fill the cap: at epsilon 3 (seed 0) the peak was 667 MB at 400,000 (cces16),
-#: 634 MB at 250,000 and 433 MB at 200,000 (anes), the 2-way TVD within 0-6% (seed 100).
+#: the adaptive rounds fill the cap: at epsilon 3 the peak of anes and cces16 was 618-661 MB at
+#: 400,000 and 434-461 MB at 200,000, the TVD the same (release_tree_cap_200k.jsonl).
 DEFAULT_TREE_CAP = 200_000
 
 

@@ -406,7 +406,7 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                        f"{d - 1} exponential-mechanism selections of epsilon {tree.select_epsilon:.4g} each, "
                        f"after {d} one-way tables")
     noise = tree.cell_noise(tree.pair_epsilon, d - 1)
-    mean_abs = noise * math.sqrt(2 / math.pi) if tree.noise == "gaussian" else noise
+    mean_abs = tree.mean_abs_noise(tree.pair_epsilon, d - 1)
     relative = mean_abs / (n * cell)
     tables = StagePlan("parameters (tree)", tree.pair_epsilon, noise, n * cell, relative,
                        relative <= max_relative_error,

@@ -93,6 +93,8 @@ ADAPTIVE_SHARE, ADAPTIVE_ROUNDS = 0.3, 16
 #: Rows drawn from a round's model to predict every pair's table (post-processing; public),
 #: unless the domain has at most ``_CHUNK`` cells, where the model's joint is used exactly.
 PREDICTION_ROWS = 200_000
+#: The expected absolute value of a standard normal, ``sqrt(2/pi)``: a Gaussian cell's expected L1 noise per sigma.
+ABS_NORMAL = math.sqrt(2 / math.pi)
 _CHUNK = 20_000
 
 
@@ -158,6 +160,11 @@ class TreePlan:
         if self.noise == "gaussian":
             return gaussian_calibration(epsilon, self.delta, sensitivity, 4 * tables)[0]
         return laplace_scale(epsilon, sensitivity, 4 * tables)
+
+    def mean_abs_noise(self, epsilon: float, tables: int) -> float:
+        """A released cell's expected absolute noise, ``sqrt(2/pi) sigma`` (Gaussian) or ``b``
+        (Laplace), at :meth:`cell_noise`'s scale (public)."""
+        return self.cell_noise(epsilon, tables) * (ABS_NORMAL if self.noise == "gaussian" else 1.0)
 
     def selection_charge(self) -> Charge:
         """The d - 1 tree selections, reserved together before the first is drawn."""
@@ -440,7 +447,7 @@ def noise_penalty(domain: Domain, pairs, plan: TreePlan, epsilon: float, tables:
     >>> round(float(pen[0] / pen[1]), 3), round(float(pen[1] / p.cell_noise(p.pair_epsilon, 2)), 3)
     (1.5, 4.0)
     """
-    scale = plan.cell_noise(epsilon, tables) * (math.sqrt(2 / math.pi) if plan.noise == "gaussian" else 1.0)
+    scale = plan.mean_abs_noise(epsilon, tables)
     return np.array([scale * domain.cells(p) for p in pairs])
 
 
@@ -554,6 +561,6 @@ def joined(earlier, later, neighbours: Neighbours = RO):
     return join_releases(earlier, later, records=later.records if neighbours is RO else None)
 
 
-__all__ = ["PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
+__all__ = ["ABS_NORMAL", "PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
            "fit_tree_structure", "joined", "l1_scores", "one_way_counts", "pair_score_sensitivity", "plan_tree",
            "model_pair_tables", "proportions", "release_counts", "round_predictions", "select_tree", "tree_model_pairs"]
