@@ -15,8 +15,8 @@ import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.mrf.factor import expand, logsumexp
-from privgraph.mrf.junction_calibration import (calibrate, calibrate_scaled, cell_codes, clique_marginals, flat_plan,
-                                      scaled_plan)
+from privgraph.mrf.junction_calibration import (calibrate, calibrate_scaled, cell_codes, clique_marginals,
+                                      clique_offsets, scaled_plan)
 from privgraph.mrf.junction import JunctionTree, junction_tree
 from privgraph.mrf.loopy import loopy_beliefs
 from privgraph.mrf.model import MarkovRandomField
@@ -180,7 +180,7 @@ def parameter_map(tree: JunctionTree, groups: Sequence[int], sizes: np.ndarray) 
     ([0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5, 6, 6, 6, 7, 7, 7])
     """
     rows, cols = [], []
-    off = flat_plan(tree).offsets
+    off = clique_offsets(tree)
     for k, c in enumerate(tree.model_cliques):
         a = tree.assignment[k]
         code = cell_codes(tree, a, c)
