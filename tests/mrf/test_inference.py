@@ -126,6 +126,26 @@ def test_flat_inference_gathers_exactly_as_it_sums(name, model, monkeypatch):
     assert log_z == want_log_z
 
 
+@pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
+def test_flat_inference_broadcasts_as_it_sums(name, model, monkeypatch):
+    """With many (model clique, tree cell) pairs per cell, ``run`` broadcasts each clique's
+    table instead of ``bincount``-ing the pairs: the same numbers up to the order of sums
+    (forced on for every case; a tied pair with its axes swapped rides along)."""
+    from privgraph.mrf import inference
+
+    cliques = list(model.cliques) + [model.cliques[-1][::-1]]
+    groups = list(range(len(model.cliques))) + [len(model.cliques) - 1]
+    flat = np.random.default_rng(6).normal(0, 2, sum(p.size for p in model.potentials))
+    monkeypatch.setattr(inference, "_one_to_one", lambda *a, **k: False)
+    reference = flat_inference(model.domain, cliques, groups)
+    monkeypatch.setattr(inference, "BROADCAST_PAIRS", 0)
+    run = flat_inference(model.domain, cliques, groups)
+    assert "into" in run.__code__.co_freevars and "into" not in reference.__code__.co_freevars
+    (sums, log_z), (want, want_log_z) = run(flat), reference(flat)
+    np.testing.assert_allclose(sums, want, rtol=1e-12, atol=1e-12)
+    assert log_z == pytest.approx(want_log_z, rel=1e-12)
+
+
 def test_flat_inference_gathers_on_merged_cliques():
     from privgraph.mrf import inference
 
