@@ -111,3 +111,28 @@ def test_settled_e_steps_give_the_fit_of_full_e_steps(name, epsilon, noise, monk
     for a, b in zip(fits[0].potentials, fits[1].potentials):
         np.testing.assert_array_equal(a, b)
     assert evaluations[1] < evaluations[0]
+
+
+def test_focus_fits_a_table_added_to_a_warm_start():
+    """A warm start that fits every table but a new one already meets the stopping rule of all
+    the tables together: EM stops at once and leaves the new table as the start predicted it.
+    With ``focus`` on the new table, EM runs on until that table too is within its noise."""
+    from privgraph.data.domain import Domain
+    from privgraph.mrf.noisy_tables import NoisyMarginals
+
+    names = [f"v{i}" for i in range(12)]
+    d = Domain.of(**{v: 4 for v in names})
+    cliques = tuple((a, b) for a, b in zip(names, names[1:]))
+    n = 10_000.0
+    uniform = np.full((4, 4), n / 16)
+    joint = uniform + np.where(np.eye(4, dtype=bool), 120.0, -40.0)  # misfit 4 (120/40)^2 + 12 (40/40)^2 = 48
+    tables = (*[uniform] * (len(cliques) - 1), joint)  # the chain uniform but for its last pair
+    start = [np.zeros((4, 4))] * len(cliques)  # the uniform model: every table fitted but the last
+    noisy = NoisyMarginals(d, cliques, tuple(range(len(cliques))), tables, "gaussian", 40.0, n)
+    misfit = lambda model: cgm._misfit(noisy, len(cliques) - 1,  # noqa: E731
+                                       cgm._expected_and_log_z(noisy, list(model.potentials), 10**6)[0][-1])
+    assert cgm._residual(noisy, [np.full((4, 4), n / 16)] * len(cliques)) <= cgm._noise_level(noisy)
+    ignored = cgm.cgm_em(noisy, start=start)
+    focused = cgm.cgm_em(noisy, start=start, focus=len(cliques) - 1)
+    assert misfit(ignored) == pytest.approx(48)  # the start's misfit: EM did not move
+    assert misfit(focused) <= 16

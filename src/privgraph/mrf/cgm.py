@@ -100,13 +100,17 @@ def cgm_em(
     overrelax: bool = True,
     max_cells: int | None = None,
     start=None,
+    focus: int | None = None,
 ) -> MarkovRandomField:
     """Fit a model to noisy clique tables by CGM-EM (see the module docstring).
 
     ``e_step`` is :func:`dual_e_step` (default) or :func:`nlbp_e_step`; ``overrelax``
     enables the adaptive over-relaxed M-step (module docstring). ``start``: the groups'
     log-potentials to start from (a warm start, e.g. an earlier fit's with zeros for new
-    tables); None: the uniform model, ``theta_0 = 0``.
+    tables); None: the uniform model, ``theta_0 = 0``. ``focus``: a group whose own residual
+    must also fall to ``discrepancy`` times its cells before EM stops (not stalled): a table
+    just added to a warm start, which the residual of all the tables together would let EM
+    ignore (AIM's rounds, :mod:`privgraph.release.adaptive`).
 
     Examples
     --------
@@ -124,7 +128,7 @@ def cgm_em(
     if not discrepancy >= 0:
         raise InvalidInput(f"discrepancy must be >= 0, got {discrepancy!r}")
     e_step = dual_e_step if e_step is None else e_step
-    target = discrepancy * _noise_level(noisy)
+    target = _target(noisy, discrepancy, focus)
     theta = [np.zeros(t.shape) for t in noisy.tables] if start is None else [
         np.array(t, dtype=np.float64).reshape(y.shape) for t, y in zip(start, noisy.tables, strict=True)]
     with single_threaded_blas():
@@ -132,12 +136,21 @@ def cgm_em(
     return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
 
 
-def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool, max_cells: int):
+def _target(noisy: NoisyMarginals, discrepancy: float, focus: int | None):
+    """``at_target(n)``: the stopping rule's test on expected tables ``n`` (:func:`cgm_em`)."""
+    whole = discrepancy * _noise_level(noisy)
+    if focus is None:
+        return lambda n: _residual(noisy, n) <= whole
+    alone = discrepancy * noisy.tables[focus].size
+    return lambda n: _residual(noisy, n) <= whole and _misfit(noisy, focus, n[focus]) <= alone
+
+
+def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, max_cells: int):
     """The EM loop of :func:`cgm_em` (module docstring): the potentials it stops at."""
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
         check_time("the model fit (CGM-EM)")
-        stops = lambda n: (r := _residual(noisy, n)) <= target or stall.peek(r)  # noqa: E731
+        stops = lambda n: at_target(n) or stall.peek(_residual(noisy, n))  # noqa: E731
         trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:
             theta = good  # even the plain step failed numerically: stop at the last good point
@@ -148,7 +161,7 @@ def _iterate(noisy, theta, e_step, target: float, max_iter: int, overrelax: bool
             continue
         n, new_step, value = trial
         good = theta
-        if (r := _residual(noisy, n)) <= target or stall.is_stalled(r):
+        if at_target(n) or stall.is_stalled(_residual(noisy, n)):
             break
         accepted, step = (theta, new_step, value), new_step
         theta = _add(theta, new_step, eta)
@@ -446,9 +459,13 @@ def _loglik_gradient(noisy: NoisyMarginals, n) -> list[np.ndarray]:
 def _residual(noisy: NoisyMarginals, n) -> float:
     """The tables' misfit in units of their own noise: ``sum |y - n| / b`` (Laplace) or
     ``sum (y - n)^2 / sigma^2`` (Gaussian), each group by its own scale."""
+    return float(sum(_misfit(noisy, g, m) for g, m in enumerate(n)))
+
+
+def _misfit(noisy: NoisyMarginals, g: int, m: np.ndarray) -> float:
+    """Group ``g``'s term of :func:`_residual` for its expected table ``m``."""
     power = 1 if noisy.noise == "laplace" else 2
-    return float(sum((np.abs(y - m) ** power).sum() / s**power
-                     for y, m, s in zip(noisy.tables, n, noisy.group_scales)))
+    return float((np.abs(noisy.tables[g] - m) ** power).sum() / noisy.group_scales[g] ** power)
 
 
 def _noise_level(noisy: NoisyMarginals) -> float:
