@@ -53,6 +53,9 @@ from privgraph.release import PrivateRelease
 if spec.get("rare_sigmas") is not None:  # an ablation: the rare-level threshold (-inf: merge nothing)
     import privgraph.release.levels as levels
     levels.RARE_SIGMAS = spec["rare_sigmas"]
+if spec.get("round_focus"):  # an ablation: the adaptive rounds' refits fit the new table too
+    import privgraph.release.adaptive as adaptive
+    adaptive.ROUND_FOCUS = True
 train, domain = table(spec["table"])
 t0 = time.process_time()
 rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=1000 + spec["seed"],
@@ -118,15 +121,16 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
 
 
 def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
-        tree_cap: int | None, rare_sigmas: float | None = None) -> dict:
+        tree_cap: int | None, rare_sigmas: float | None = None, round_focus: bool = False) -> dict:
     from privgraph.data.codebook import level_text
 
     train, domain = table(name)
     row = {"tool": tool, "table": name, "rows": len(train), "columns": len(train.columns), "epsilon": epsilon,
-           "delta": delta, "seed": seed} | ({"rare_sigmas": rare_sigmas} if rare_sigmas is not None else {})
+           "delta": delta, "seed": seed} | ({"rare_sigmas": rare_sigmas} if rare_sigmas is not None else {}) | (
+               {"round_focus": True} if round_focus else {})
     with tempfile.TemporaryDirectory() as d:
         spec = {"table": name, "epsilon": epsilon, "delta": delta, "seed": seed, "out": f"{d}/synth.csv",
-                "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas}
+                "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas, "round_focus": round_focus}
         if tool == "privgraph":
             command = [sys.executable, "-c", PRIVGRAPH_SCRIPT, json.dumps(spec)]
         else:
@@ -186,6 +190,8 @@ def main(argv=None) -> None:
     ap.add_argument("--tree-cap", type=int, default=None, help="privgraph's model-size cap (default: the package's)")
     ap.add_argument("--rare-sigmas", type=float, default=None,
                     help="privgraph's rare-level threshold in noise scales (an ablation; -inf: merge nothing)")
+    ap.add_argument("--round-focus", action="store_true",
+                    help="the adaptive rounds' refits fit the new table too (an ablation: release.adaptive.ROUND_FOCUS)")
     ap.add_argument("--out", type=Path, default=None, help="also append each row to this JSON-lines file")
     args = ap.parse_args(argv)
     if args.summary is not None:
@@ -194,7 +200,7 @@ def main(argv=None) -> None:
     for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.seeds)):
         for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
             row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap,
-                      args.rare_sigmas)
+                      args.rare_sigmas, args.round_focus)
             line = json.dumps(row)
             print(line, flush=True)
             if args.out is not None:

@@ -14,8 +14,8 @@ Sheldon, Miklau 2022, Algorithm 2):
    (:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`: one table, L2 sensitivity 1 under
    add/remove, ``sqrt 2`` under replace-one). A pair measured again is combined with its
    earlier measurements by inverse variance (post-processing);
-3. **refit** the model (CGM-EM, warm-started from the last fit, until the measured pair's table
-   too is fitted to its noise: ``focus``; post-processing), and
+3. **refit** the model (CGM-EM, warm-started from the last fit; post-processing; see
+   :data:`ROUND_FOCUS`), and
    **anneal**: when the refitted model moved the measured pair's table by less than the
    noise of that measurement (``|| n (P_after - P_before) ||_1 <= sqrt(2/pi) sigma_t cells``),
    the next rounds spend four times the rho (sigma halves, epsilon doubles).
@@ -56,6 +56,17 @@ from privgraph.timecap import check_time
 
 #: AIM's split of a round's rho: this share measures, the rest selects.
 MEASURE_SHARE = 0.9
+
+#: Whether each round's refit also fits the new pair's own table to its noise
+#: (``cgm_em(focus=...)``). Off: the warm start already meets the stopping rule of all the
+#: tables together, so EM often stops at once, the model does not move, and the round
+#: anneals (17 rounds on gss at epsilon 1; 29 with focus). Measured on the six real tables at
+#: epsilon 0.3, 1 and 3, three seeds (benchmarks/results/release_real_tables_focus.jsonl
+#: against release_real_tables.jsonl): gss better at 1 and 3 (2-way 0.0187 -> 0.0170, 0.0137
+#: -> 0.0119), anes at 3, mpls, fair, child and alarm worse (anes 3-way 0.116 -> 0.132), the
+#: mean change over the 18 cells under 1%, at 2 to 5 times the CPU (cces16 at 3: 90 s, MST's
+#: 95). So it stays off; the choice is the product's, not the data's (public).
+ROUND_FOCUS = False
 
 
 @dataclass(frozen=True)
@@ -148,11 +159,8 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
         chosen.append(pair)
         noisy_now = measured.noisy()
         clear_inference_cache()  # a new structure each round: the last one's inference is not needed again
-        # focus: EM fits the new table to its own noise too, not only all the tables together (the
-        # warm start already fits those, so the new table would be left unfitted, the model would
-        # not move, and every round would anneal: 17 rounds on gss at epsilon 1 against 29)
-        model = cgm_em(noisy_now, max_cells=tree_cap, start=measured.start(model),
-                       focus=noisy_now.ties[noisy_now.cliques.index(pair)])
+        focus = {"focus": noisy_now.ties[noisy_now.cliques.index(pair)]} if ROUND_FOCUS else {}
+        model = cgm_em(noisy_now, max_cells=tree_cap, start=measured.start(model), **focus)
         # the refitted model's table of the pair, N times (the fit's own cached inference structure)
         after = expected_tables(noisy_now, list(model.potentials), tree_cap)[noisy_now.cliques.index(pair)]
         if np.abs(after - noisy_now.records * predicted[pair]).sum() <= ABS_NORMAL * sigma[pick] * after.size:
