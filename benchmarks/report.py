@@ -49,11 +49,12 @@ COMMANDS = {
     "release_real_tables_before_adaptive.jsonl": ("the same command as release_real_tables.jsonl, at commit 6c5f721 "
                                                   "(the tree with three rounds of residual pairs, before the "
                                                   "adaptive rounds)"),
-    "release_real_tables_before_focus.jsonl": ("the same command as release_real_tables.jsonl, at commit ac390b1 "
-                                               "(the adaptive rounds' refits not yet fitting the new table: "
-                                               "cgm_em without focus)"),
-    "release_bundled_before_focus.jsonl": ("the same command as release_bundled_cap.jsonl, at commit ac390b1 "
-                                           "(before the focused refits)"),
+    "release_real_tables_focus.jsonl": ("python3 benchmarks/bench_release_real.py --tables fair cces16 gss anes mpls "
+                                        "census_shape --epsilon 0.3 1 3 --seeds 3 --round-focus --out "
+                                        "benchmarks/results/release_real_tables_focus.jsonl (run at commit 54b0702, "
+                                        "where focus was the default, without the flag)"),
+    "release_bundled_focus.jsonl": ("the same command as release_bundled_cap.jsonl at commit 54b0702 (focused "
+                                    "refits the default then)"),
     "release_bundled_before_adaptive.jsonl": ("the same command as release_bundled_cap.jsonl, at commit c26c835 "
                                               "(before the adaptive rounds)"),
     "release_tree_cap_200k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes cces16 --epsilon 3 "
@@ -516,13 +517,16 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "marginal and 20 fixed triples; CPU seconds in the tool's own process; peak RSS the most over the "
               "runs; a run that did not finish says so. A shared 2-core machine: compare ratios, not seconds.",
               lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"])),
-        Table("The adaptive rounds before their refits fitted the new table", "release_real_tables_before_focus.jsonl",
-              "The same benchmark at commit ac390b1: each round's warm-started refit stopped as soon as all the "
-              "tables together were within their noise, which the warm start already met, so the model did not "
-              "move and the round annealed (fewer, costlier rounds); compare the privgraph rows of the first table. "
-              "Peak RSS here is before the calibration plans were bounded (136398a).",
-              lambda: release_summary(["release_real_tables_before_focus.jsonl"],
-                                      lambda r: "privgraph (refits without focus)")),
+        Table("The adaptive rounds with focused refits (not the default)", "release_real_tables_focus.jsonl",
+              "Each round's warm-started refit also fits the newly measured pair's own table to its noise "
+              "(`release.adaptive.ROUND_FOCUS`); without it the warm start already meets the stopping rule of all "
+              "the tables together, EM stops at once and the round anneals. More rounds; compare the privgraph rows "
+              "of the first table. Kept off: no better on average, at 2 to 5 times the CPU.",
+              lambda: release_summary(["release_real_tables_focus.jsonl"],
+                                      lambda r: "privgraph (focused refits)")),
+        Table("The bundled networks with focused refits (not the default)", "release_bundled_focus.jsonl",
+              "As the bundled table below, with `ROUND_FOCUS` on (asia's Gauss-PC path has no adaptive rounds).",
+              lambda: release_bundled("release_bundled_focus.jsonl")),
         Table("The release before the adaptive rounds", "release_real_tables_before_adaptive.jsonl",
               "The same benchmark at commit 6c5f721: the tree, then d pairs in three rounds (no adaptive rounds, no "
               "size penalty, tree_cap 400,000); compare the privgraph rows of the first table.",
