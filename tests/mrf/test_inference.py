@@ -262,3 +262,22 @@ def test_flat_inference_rejects_non_finite_potentials(bad):
     flat[4] = bad
     with pytest.raises(FloatingPointError):
         flat_inference(d, [("a", "b")], [0])(flat)
+
+
+def test_plans_kept_are_bounded_and_dropped_with_the_inference_cache():
+    """The adaptive rounds build a new junction tree every round: the calibration plans kept
+    for them are at most ``PLANS_KEPT`` (each ~300 bytes a tree cell; 32 were kept until
+    136398a, 555 MB on gss), and the release's ``clear_inference_cache`` drops them all."""
+    from privgraph.mrf import cgm, junction_calibration as jc
+
+    jc.clear_plans()  # whatever earlier tests left
+    d = Domain.of(a=2, b=3, c=2, d=2, e=3)
+    trees = [junction_tree(d, cl) for cl in ((("a", "b"), ("b", "c")), (("a", "c"), ("c", "d")),
+                                              (("b", "d"), ("d", "e")), (("a", "e"),))]
+    for t in trees:
+        scaled_plan(t)
+    assert jc.scaled_plan.cache_info().currsize <= jc.PLANS_KEPT
+    assert jc.flat_plan.cache_info().currsize == 0  # the log-space plan is built only when needed
+    flat_inference(d, [("a", "b"), ("b", "c")], [0, 1])
+    cgm.clear_inference_cache()
+    assert jc.scaled_plan.cache_info().currsize == jc.flat_plan.cache_info().currsize == 0
