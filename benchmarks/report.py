@@ -74,7 +74,10 @@ COMMANDS = {
                                  "benchmarks/results/release_real_peers.jsonl && for e in 3 0.3; do python3 "
                                  "benchmarks/bench_release_real.py --tables gss --epsilon $e --no-privgraph --peers "
                                  "dpmm:aim --python VENV_WITH_DPMM --timeout 3600 --out "
-                                 "benchmarks/results/release_real_peers.jsonl; done"),
+                                 "benchmarks/results/release_real_peers.jsonl; done && python3 "
+                                 "benchmarks/bench_release_real.py --tables cces16 --epsilon 1 --no-privgraph --peers "
+                                 "dpmm:aim --python VENV_WITH_DPMM --timeout 7000 --out "
+                                 "benchmarks/results/release_real_peers.jsonl"),
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
                                     "benchmarks/results/release_real_ablation.jsonl"),
