@@ -137,12 +137,13 @@ def cgm_em(
 
 
 def _target(noisy: NoisyMarginals, discrepancy: float, focus: int | None):
-    """``at_target(n)``: the stopping rule's test on expected tables ``n`` (:func:`cgm_em`)."""
+    """``at_target(n, residual)``: the stopping rule's test on expected tables ``n`` whose
+    :func:`_residual` is ``residual`` (:func:`cgm_em`)."""
     whole = discrepancy * _noise_level(noisy)
     if focus is None:
-        return lambda n: _residual(noisy, n) <= whole
+        return lambda n, residual: residual <= whole
     alone = discrepancy * noisy.tables[focus].size
-    return lambda n: _residual(noisy, n) <= whole and _misfit(noisy, focus, n[focus]) <= alone
+    return lambda n, residual: residual <= whole and _misfit(noisy, focus, n[focus]) <= alone
 
 
 def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, max_cells: int):
@@ -150,7 +151,7 @@ def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, ma
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
     for _ in range(max_iter):
         check_time("the model fit (CGM-EM)")
-        stops = lambda n: at_target(n) or stall.peek(_residual(noisy, n))  # noqa: E731
+        stops = lambda n: at_target(n, r := _residual(noisy, n)) or stall.peek(r)  # noqa: E731
         trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:
             theta = good  # even the plain step failed numerically: stop at the last good point
@@ -161,7 +162,7 @@ def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, ma
             continue
         n, new_step, value = trial
         good = theta
-        if at_target(n) or stall.is_stalled(_residual(noisy, n)):
+        if at_target(n, r := _residual(noisy, n)) or stall.is_stalled(r):
             break
         accepted, step = (theta, new_step, value), new_step
         theta = _add(theta, new_step, eta)

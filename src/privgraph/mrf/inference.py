@@ -129,13 +129,14 @@ def flat_inference(
     sizes = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
     if tree.cells > tree_limit(max_cells):
         return _loopy_inference(domain, cliques, groups, shapes, sizes)
-    rows, cols = parameter_map(tree, groups, sizes)
     plan, cells, params = scaled_plan(tree), tree.cells, int(sizes[-1])
+    pairs = sum(domain.cells(tree.cliques[a]) for a in tree.assignment)  # parameter_map's length
+    if pairs > BROADCAST_PAIRS * cells:  # many model cliques per tree clique (never one-to-one): broadcast
+        return _broadcast_run(tree, plan, groups, sizes)
+    rows, cols = parameter_map(tree, groups, sizes)
     rows = np.argsort(plan.perm)[rows]  # the same cells in the layout of the scaled plan
     if _one_to_one(rows, cells) and _one_to_one(cols, params, full=True):
         return _gathered_run(plan, rows, cols, cells)
-    if len(rows) > BROADCAST_PAIRS * cells:  # many model cliques per tree clique: broadcasting reads less
-        return _broadcast_run(tree, plan, groups, sizes)
 
     def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
         beliefs, log_z = calibrate_scaled(plan, np.bincount(rows, weights=flat[cols], minlength=cells))
@@ -154,7 +155,9 @@ def _broadcast_run(tree: JunctionTree, plan, groups: Sequence[int], sizes: np.nd
     over 190k cells)."""
     off = clique_offsets(tree)
     domain = tree.domain
-    into = []  # per model clique: (tree slice, tree clique shape, group slice, transposed shape, axes order, summed axes)
+    # per model clique: its tree clique's slice and shape, its group's slice, its own shape, its
+    # axes in the tree clique's order, its broadcast shape there, and the tree clique's other axes
+    into = []
     for k, c in enumerate(tree.model_cliques):
         a = tree.assignment[k]
         big = tree.cliques[a]

@@ -60,12 +60,13 @@ MEASURE_SHARE = 0.9
 #: Whether each round's refit also fits the new pair's own table to its noise
 #: (``cgm_em(focus=...)``). Off: the warm start already meets the stopping rule of all the
 #: tables together, so EM often stops at once, the model does not move, and the round
-#: anneals (17 rounds on gss at epsilon 1; 29 with focus). Measured on the six real tables at
-#: epsilon 0.3, 1 and 3, three seeds (benchmarks/results/release_real_tables_focus.jsonl
-#: against release_real_tables.jsonl): gss better at 1 and 3 (2-way 0.0187 -> 0.0170, 0.0137
-#: -> 0.0119), anes at 3, mpls, fair, child and alarm worse (anes 3-way 0.116 -> 0.132), the
-#: mean change over the 18 cells under 1%, at 2 to 5 times the CPU (cces16 at 3: 90 s, MST's
-#: 95). So it stays off; the choice is the product's, not the data's (public).
+#: anneals (17 rounds on gss at epsilon 1, seed 0; 29 with focus: a trial, not in a result
+#: file). Measured on the six real tables at epsilon 0.3, 1 and 3, three seeds
+#: (benchmarks/results/release_real_tables_focus.jsonl against release_real_tables.jsonl):
+#: gss better at 1 and 3 (2-way 0.0187 -> 0.0170, 0.0137 -> 0.0119), anes at 3, mpls, fair,
+#: child and alarm worse (anes 3-way 0.116 -> 0.132), the mean change over the 18 cells under
+#: 1%, at 2 to 5 times the CPU (cces16 at 3: 90 s, MST's 95). So it stays off; the choice is
+#: the product's, not the data's (public).
 ROUND_FOCUS = False
 
 
