@@ -154,12 +154,18 @@ def connect(memory_limit: str = "1GB", threads: int | None = None, *, csv_column
 
     >>> connect(csv_columns=200).execute("SELECT current_setting('disabled_optimizers')").fetchone()[0]
     'filter_pushdown,common_subexpressions'
+
+    DuckDB's own progress bar is off: it writes to stdout, which a command's output may be.
+
+    >>> connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]
+    False
     """
 
     config = {"memory_limit": memory_limit}
     if threads is not None:
         config["threads"] = int(threads)
     con = duckdb.connect(":memory:", config=config)
+    con.execute("SET enable_progress_bar = false")  # DuckDB's bar writes to stdout
     if csv_columns:
         off = "filter_pushdown" + (",common_subexpressions" if csv_columns > WIDE_CSV else "")
         con.execute(f"SET disabled_optimizers = '{off}'")

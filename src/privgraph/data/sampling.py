@@ -25,6 +25,8 @@ table of the round as a marginal of it (all queries then see the same sub-sample
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 
 from privgraph.privacy.neighbours import check_rate
@@ -59,10 +61,86 @@ def rows_without_replacement(n: int, m: int, *, sampler: NoiseSampler | None = N
     ...
     privgraph.validation.InvalidInput: cannot draw m=4 rows without replacement from n=3
     """
-    n, m = positive_int("n", n, 0), positive_int("m", m, 0)
+    parts = list(rows_without_replacement_chunks(n, m, sampler=sampler))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+#: Rows per chunk of a streamed selection (:func:`rows_without_replacement_chunks`,
+#: :func:`block_label_chunks`): the memory of a draw, whatever the number of rows.
+SELECTION_CHUNK = 1 << 20
+
+
+def rows_without_replacement_chunks(n: int, m: int, *, sampler: NoiseSampler | None = None,
+                                    chunk: int = SELECTION_CHUNK) -> Iterator[np.ndarray]:
+    """:func:`rows_without_replacement`'s ``m`` of ``n`` rows, chunk by chunk: the increasing
+    indices among rows ``[k chunk, (k + 1) chunk)`` for k = 0, 1, ... (an empty chunk is
+    skipped), so that a selection can be streamed into an engine in O(chunk) memory.
+
+    Exact: how many of a uniform m-subset fall in each chunk is one multivariate
+    hypergeometric draw over the chunks' sizes, and given those counts the rows within each
+    chunk are independent uniform subsets of their sizes: the law of a uniform m-subset,
+    factorised. One chunk (``n <= chunk``) is one draw of m of n, as before the chunks.
+
+    >>> from privgraph.privacy.samplers import SeededSampler
+    >>> parts = list(rows_without_replacement_chunks(10, 6, sampler=SeededSampler(1), chunk=4))
+    >>> sum(len(p) for p in parts), all(((p >= 0) & (p < 10)).all() for p in parts)
+    (6, True)
+    >>> np.concatenate(parts).tolist() == sorted(set(np.concatenate(parts).tolist()))
+    True
+    """
+    n, m, chunk = positive_int("n", n, 0), positive_int("m", m, 0), positive_int("chunk", chunk)
     if m > n:
         raise InvalidInput(f"cannot draw m={m} rows without replacement from n={n}")
-    return np.sort(_sampler(sampler).choice(n, m)).astype(np.int64)
+    draw = _sampler(sampler)
+    if n <= chunk:
+        if m:
+            yield np.sort(draw.choice(n, m)).astype(np.int64)
+        return
+    sizes = _chunk_sizes(n, chunk)
+    for k, (size, taken) in enumerate(zip(sizes, draw.multivariate_hypergeometric(sizes, m))):
+        if taken:
+            yield np.sort(draw.choice(int(size), int(taken))).astype(np.int64) + k * chunk
+
+
+def block_label_chunks(n: int, count: int, *, sampler: NoiseSampler | None = None,
+                       chunk: int = SELECTION_CHUNK) -> Iterator[np.ndarray]:
+    """A uniform partition of ``n`` rows into ``count`` disjoint blocks of ``n // count`` rows
+    (the rest in none), as each row's block (``count`` for none), chunk by chunk of rows as
+    :func:`rows_without_replacement_chunks`: int16 labels when they fit.
+
+    Exact: the labels are a uniform arrangement of the multiset of ``n // count`` of each
+    block and the rest of ``count``. Its first chunk holds a multivariate hypergeometric
+    draw of each label from the whole multiset, arranged uniformly within the chunk; the rest
+    is again a uniform arrangement of what is left (and so on). One chunk is the arrangement
+    by one permutation, the row at the permutation's position j in block j // size.
+
+    >>> from privgraph.privacy.samplers import SeededSampler
+    >>> labels = np.concatenate(list(block_label_chunks(11, 3, sampler=SeededSampler(2), chunk=4)))
+    >>> len(labels), np.bincount(labels, minlength=4).tolist()
+    (11, [3, 3, 3, 2])
+    """
+    n, count, chunk = positive_int("n", n, 0), positive_int("count", count), positive_int("chunk", chunk)
+    size = n // count
+    dtype = np.int16 if count < 2**15 else np.int64
+    draw = _sampler(sampler)
+    left = np.array([size] * count + [n - size * count], dtype=np.int64)
+    for start in range(0, n, chunk):
+        rows = min(chunk, n - start)
+        if rows == n:  # one chunk: one permutation
+            labels = np.empty(n, dtype=dtype)
+            labels[draw.permutation(n)] = np.repeat(np.arange(count + 1, dtype=dtype), left)
+            yield labels
+            return
+        taken = left if rows == int(left.sum()) else draw.multivariate_hypergeometric(left, rows).astype(np.int64)
+        left = left - taken
+        yield np.repeat(np.arange(count + 1, dtype=dtype), taken)[draw.permutation(rows)]
+
+
+def _chunk_sizes(n: int, chunk: int) -> np.ndarray:
+    """The sizes of the chunks of ``n`` rows (all ``chunk`` but the last)."""
+    sizes = np.full(-(-n // chunk), chunk, dtype=np.int64)
+    sizes[-1] = n - chunk * (len(sizes) - 1)
+    return sizes
 
 
 def poisson_table(table: np.ndarray, rate: float, *, sampler: NoiseSampler | None = None) -> np.ndarray:

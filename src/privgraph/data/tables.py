@@ -30,12 +30,16 @@ ids of one set's prefixes and one cover's columns as int64 (32 MB each) and 2 MB
 being decided: about 300 MB at most, plus the engine's own data and its distinct rows.
 
 Secret sub-samples (exactly m of n rows, the replace-one design) are drawn from the
-privacy core's sampler: a multivariate hypergeometric draw from the joint table, or a
-row selection when there is no joint table. Disjoint blocks (subsample-and-aggregate) are
-successive draws without replacement, i.e. a uniformly random partition; of an out-of-core
-engine's distinct rows they are one :class:`DistinctBlocks` (the rows once, 8 bytes a block
-and row). A Tables holds no reference cycle, so a round's sub-sample is freed as soon as the
-next replaces it.
+privacy core's sampler: a multivariate hypergeometric draw from the joint table or from an
+out-of-core engine's distinct rows, else a row selection drawn chunk by chunk
+(:func:`~privgraph.data.sampling.rows_without_replacement_chunks`), which an out-of-core
+engine holds itself (``engine.hold``: Python's memory does not grow with the rows). Disjoint
+blocks (subsample-and-aggregate) are successive draws without replacement, i.e. a uniformly
+random partition; of an out-of-core engine's distinct rows they are one
+:class:`DistinctBlocks` (the rows once, 8 bytes a block and row), of its rows one
+:class:`HeldBlocks` (each row's block held by the engine,
+:func:`~privgraph.data.sampling.block_label_chunks`). A Tables holds no reference cycle, so a
+round's sub-sample is freed as soon as the next replaces it.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, check_co
 from privgraph.data.engines.numpy_engine import bincount_codes
 from privgraph.data.pc_counting import LRU, Covers
 from privgraph.data.rowsets import cell_ids, count_rows, distinct_rows, nonempty_strata, pair_tables
-from privgraph.data.sampling import rows_without_replacement, table_without_replacement
+from privgraph.data.sampling import block_label_chunks, rows_without_replacement_chunks, table_without_replacement
 from privgraph.privacy import NoiseSampler
 from privgraph.validation import InvalidInput
 
@@ -304,9 +308,11 @@ class Tables:
             return Tables(self.engine, m, table_without_replacement(self._joint, m, sampler=sampler))
         if self._has_fetched_rows:
             return self._of_distinct(m, table_without_replacement(self._distinct_counts(), m, sampler=sampler))
-        picked = rows_without_replacement(self.n, m, sampler=sampler)
-        rows = picked if self._rows is None else self._rows[picked]
-        return Tables(self.engine, m, None, np.sort(rows))
+        picked = rows_without_replacement_chunks(self.n, m, sampler=sampler)
+        if self._holds_rows:  # the selection streamed into the engine, never held here
+            return Tables(self.engine, m, None, self.engine.hold(((p, None) for p in picked), within=self._rows))
+        picked = np.concatenate(list(picked) or [np.zeros(0, dtype=np.int64)])
+        return Tables(self.engine, m, None, picked if self._rows is None else self._rows[picked])
 
     def blocks(self, count: int, sampler: NoiseSampler) -> "Blocks":
         """A secret uniform partition into ``count`` disjoint blocks of ``n // count`` rows."""
@@ -319,11 +325,13 @@ class Tables:
                 parts.append(_held(block))
             return DistinctBlocks(self.domain, self._distinct[0], parts)
         if self._joint is None:
-            perm = sampler.permutation(self.n)
+            labels = block_label_chunks(self.n, count, sampler=sampler)
+            if self._holds_rows:
+                return HeldBlocks(self.engine, self.engine.hold(_in_blocks(labels, count), within=self._rows),
+                                  count, size)
+            order = np.argsort(np.concatenate(list(labels)), kind="stable")  # by block, rows in order
             base = np.arange(self.n) if self._rows is None else self._rows
-            parts = [Tables(self.engine, size, None, np.sort(base[perm[i * size:(i + 1) * size]]))
-                     for i in range(count)]
-            return Blocks(parts)
+            return Blocks([Tables(self.engine, size, None, base[order[i * size:(i + 1) * size]]) for i in range(count)])
         rest, parts = self._joint.copy(), []
         for _ in range(count):
             block = table_without_replacement(rest, size, sampler=sampler)
@@ -331,6 +339,12 @@ class Tables:
             parts.append(Tables(self.engine, size, block))
         return Blocks(parts)
 
+
+    @property
+    def _holds_rows(self) -> bool:
+        """Whether a row selection goes into the engine (``engine.hold``: an out-of-core engine
+        keeps it, so the memory here does not grow with the rows) rather than into an array."""
+        return getattr(self.engine, "codes", None) is None and hasattr(self.engine, "hold")
 
     @property
     def _has_fetched_rows(self) -> bool:
@@ -357,6 +371,16 @@ def _whole_rows_of(tables: "weakref.ref[Tables]"):
     rows through DuckDB kept some 30 rounds of sub-samples alive, 7 GB.
     """
     return lambda: tables().whole_rows()
+
+
+def _in_blocks(label_chunks, count: int):
+    """Chunks of :func:`~privgraph.data.sampling.block_label_chunks` as ``(positions, blocks)``
+    of the rows in a block (label below ``count``), positions counted over every chunk."""
+    start = 0
+    for labels in label_chunks:
+        inside = np.flatnonzero(labels < count)
+        yield inside + start, labels[inside]
+        start += len(labels)
 
 
 def _held(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -397,6 +421,24 @@ class DistinctBlocks:
             ids, cells = cell_ids(self.rows, [self.domain.index(c) for c in key], shape)
             out = np.stack([np.rint(np.bincount(ids[at], weights=held, minlength=cells)) for at, held in self.parts])
             out = out.astype(np.int64).reshape(self.count, *shape)
+            self._cache.put(key, out, out.size)
+        return out
+
+
+class HeldBlocks:
+    """Disjoint blocks whose rows an out-of-core engine holds (``engine.hold``: each row with
+    its block); ``table(columns)`` stacks the blocks' tables, all counted by one grouped query
+    (``engine.block_counts``). Memory here: the tables, not the rows."""
+
+    def __init__(self, engine: CountEngine, held, count: int, size: int):
+        self.engine, self.held, self.count, self.n = engine, held, int(count), int(count) * int(size)
+        self._cache = LRU(CACHE_BUDGET_CELLS)
+
+    def table(self, columns: Sequence[str]) -> np.ndarray:
+        key = tuple(columns)
+        out = self._cache.get(key)
+        if out is None:
+            out = self.engine.block_counts(key, self.held, self.count)
             self._cache.put(key, out, out.size)
         return out
 

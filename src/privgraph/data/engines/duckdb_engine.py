@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -35,6 +38,19 @@ from privgraph.validation import InvalidInput
 
 _SELECTION = "privgraph_selected_rows"
 ROW = "privgraph_row"
+BLOCK = "privgraph_block"
+_HELD = itertools.count()
+
+
+@dataclass(frozen=True, eq=False)
+class HeldRows:
+    """A secret row selection that a :class:`DuckDBEngine` holds in a temporary table of its
+    own (``name``: each row's number and its block, 0 for a plain selection), dropped when
+    this object is freed. What a sub-sample of an out-of-core file with too many distinct
+    rows to fetch is, so that Python's memory does not grow with the rows."""
+
+    name: str
+    rows: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,15 +127,72 @@ class DuckDBEngine:
         """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
         columns = check_columns(self.domain, columns)
         source, where = self._source(), self._where
-        if rows is not None:
+        if isinstance(rows, HeldRows):
+            source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT {ROW} FROM {rows.name})"
+        elif rows is not None:
             source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT r FROM {_SELECTION})"
             self._con.register(_SELECTION, pa.table({"r": row_indices(rows)}))
         groups = self._con.execute(group_by_query(source, columns, where=where)).fetchall()
+        return self._table(groups, columns)
+
+    def _table(self, groups: list, columns: tuple) -> np.ndarray:
+        """The table over ``columns`` from a grouped query's rows (values or codes, count)."""
         if not columns:
             return np.array(groups[0][0] if groups else 0, dtype=np.int64)
         if self.invalid is not None:
             return table_from_codes(groups, self.domain.project(columns).shape)
         return table_from_groups(groups, columns, self.domain)
+
+    def hold(self, chunks: Iterable[tuple[np.ndarray, np.ndarray | None]], *,
+             within: HeldRows | None = None) -> HeldRows:
+        """A row selection streamed into a temporary table of this engine's connection, chunk
+        by chunk (DuckDB spills beyond ``memory_limit``): ``chunks`` of ``(positions, blocks)``,
+        increasing positions among the complete rows (numbered as ``counts``' ``rows``) or,
+        ``within`` a held selection, among its rows in their order; ``blocks`` each row's block
+        (None: 0). Python holds one chunk at a time.
+
+        >>> import pandas as pd, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "d.parquet")
+        >>> pd.DataFrame({"a": ["x", "y", "x", "y"]}).to_parquet(path)
+        >>> e = DuckDBEngine(path)
+        >>> some = e.hold([(np.array([1, 2, 3]), None)])
+        >>> first = e.hold([(np.array([0]), None)], within=some)  # the first of some: row 1
+        >>> e.counts(["a"], rows=some).tolist(), e.counts(["a"], rows=first).tolist()
+        ([1, 2], [0, 1])
+        >>> e.block_counts(("a",), e.hold([(np.array([0, 1, 2]), np.array([1, 0, 1]))]), 2).tolist()
+        [[0, 1], [2, 0]]
+        """
+        name = f"privgraph_held_{next(_HELD)}"
+        staged = f"{name}_staged" if within is not None else name
+        self._con.execute(f"CREATE TEMP TABLE {staged} ({ROW} BIGINT, {BLOCK} INTEGER)")
+        rows = 0
+        for positions, blocks in chunks:
+            positions = np.asarray(positions, dtype=np.int64)
+            blocks = np.zeros(len(positions), dtype=np.int32) if blocks is None else np.asarray(blocks, dtype=np.int32)
+            self._con.register(_SELECTION, pa.table({ROW: positions, BLOCK: blocks}))
+            self._con.execute(f"INSERT INTO {staged} SELECT {ROW}, {BLOCK} FROM {_SELECTION}")
+            self._con.unregister(_SELECTION)
+            rows += len(positions)
+        if within is not None:  # positions within the held rows, in their order: their row numbers
+            self._con.execute(
+                f"CREATE TEMP TABLE {name} AS SELECT w.{ROW}, s.{BLOCK} FROM "
+                f"(SELECT {ROW}, row_number() OVER (ORDER BY {ROW}) - 1 AS position FROM {within.name}) AS w "
+                f"JOIN {staged} AS s ON w.position = s.{ROW}")
+            self._con.execute(f"DROP TABLE {staged}")
+        held = HeldRows(name, rows)
+        weakref.finalize(held, _drop, self._con, name)
+        return held
+
+    def block_counts(self, columns: Sequence[str], held: HeldRows, count: int) -> np.ndarray:
+        """The tables over ``columns`` of each of the ``count`` blocks of ``held``, stacked
+        (shape ``(count, *shape)``), in one grouped query (:meth:`hold`)."""
+        columns = check_columns(self.domain, columns)
+        source = f"{self._numbered_source()} AS privgraph_data JOIN {held.name} USING ({ROW})"
+        groups = self._con.execute(group_by_query(source, (BLOCK, *columns))).fetchall()
+        by_block: list[list] = [[] for _ in range(count)]
+        for row in groups:
+            by_block[int(row[0])].append(row[1:])
+        return np.stack([self._table(g, columns) for g in by_block])
 
     def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
         """``(codes of the distinct complete rows, their counts)`` in one grouped query, or
@@ -158,3 +231,11 @@ class DuckDBEngine:
             f"(SELECT *, row_number() OVER (ORDER BY file_row_number) - 1 AS {ROW} "
             f"FROM {raw} {self._where})"
         )
+
+
+def _drop(con, name: str) -> None:
+    """Drop a held selection's table (:meth:`DuckDBEngine.hold`); nothing if the connection is gone."""
+    try:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+    except duckdb.Error:
+        pass
