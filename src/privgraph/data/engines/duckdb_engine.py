@@ -39,6 +39,7 @@ from privgraph.validation import InvalidInput
 _SELECTION = "privgraph_selected_rows"
 ROW = "privgraph_row"
 BLOCK = "privgraph_block"
+FILE_ROW = "file_row_number"  # DuckDB's row number of a Parquet file (files.duckdb_source)
 _HELD = itertools.count()
 
 
@@ -86,6 +87,7 @@ class DuckDBEngine:
     _con: object = field(default=None, repr=False)
     _where: str = field(default="", repr=False)
     _sources: dict = field(default=None, repr=False)
+    _held: dict = field(default_factory=dict, repr=False)  # the complete rows' numbering (hold), once
 
     def __post_init__(self):
         path = check_path(self.path)
@@ -128,7 +130,7 @@ class DuckDBEngine:
         columns = check_columns(self.domain, columns)
         source, where = self._source(), self._where
         if isinstance(rows, HeldRows):
-            source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT {ROW} FROM {rows.name})"
+            source, where = self._source(row_numbers=True), self._held_where(rows)
         elif rows is not None:
             source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT r FROM {_SELECTION})"
             self._con.register(_SELECTION, pa.table({"r": row_indices(rows)}))
@@ -149,7 +151,9 @@ class DuckDBEngine:
         by chunk (DuckDB spills beyond ``memory_limit``): ``chunks`` of ``(positions, blocks)``,
         increasing positions among the complete rows (numbered as ``counts``' ``rows``) or,
         ``within`` a held selection, among its rows in their order; ``blocks`` each row's block
-        (None: 0). Python holds one chunk at a time.
+        (None: 0). Python holds one chunk at a time. The table keeps each row's Parquet row
+        number, so a table of the selection is one scan with a semi-join on it (no numbering of
+        the rows per query).
 
         >>> import pandas as pd, tempfile, os
         >>> path = os.path.join(tempfile.mkdtemp(), "d.parquet")
@@ -163,22 +167,22 @@ class DuckDBEngine:
         [[0, 1], [2, 0]]
         """
         name = f"privgraph_held_{next(_HELD)}"
-        staged = f"{name}_staged" if within is not None else name
-        self._con.execute(f"CREATE TEMP TABLE {staged} ({ROW} BIGINT, {BLOCK} INTEGER)")
+        staged = f"{name}_staged"
+        self._con.execute(f"CREATE TEMP TABLE {staged} (position BIGINT, {BLOCK} INTEGER)")
         rows = 0
         for positions, blocks in chunks:
             positions = np.asarray(positions, dtype=np.int64)
             blocks = np.zeros(len(positions), dtype=np.int32) if blocks is None else np.asarray(blocks, dtype=np.int32)
-            self._con.register(_SELECTION, pa.table({ROW: positions, BLOCK: blocks}))
-            self._con.execute(f"INSERT INTO {staged} SELECT {ROW}, {BLOCK} FROM {_SELECTION}")
+            self._con.register(_SELECTION, pa.table({"position": positions, BLOCK: blocks}))
+            self._con.execute(f"INSERT INTO {staged} SELECT position, {BLOCK} FROM {_SELECTION}")
             self._con.unregister(_SELECTION)
             rows += len(positions)
-        if within is not None:  # positions within the held rows, in their order: their row numbers
-            self._con.execute(
-                f"CREATE TEMP TABLE {name} AS SELECT w.{ROW}, s.{BLOCK} FROM "
-                f"(SELECT {ROW}, row_number() OVER (ORDER BY {ROW}) - 1 AS position FROM {within.name}) AS w "
-                f"JOIN {staged} AS s ON w.position = s.{ROW}")
-            self._con.execute(f"DROP TABLE {staged}")
+        # each position's file row: the complete rows numbered once, or the held rows in their order
+        numbered = (f"(SELECT {FILE_ROW}, row_number() OVER (ORDER BY {FILE_ROW}) - 1 AS position FROM {within.name})"
+                    if within is not None else self._complete_rows())
+        self._con.execute(f"CREATE TEMP TABLE {name} AS SELECT w.{FILE_ROW}, s.{BLOCK} FROM {numbered} AS w "
+                          f"JOIN {staged} AS s USING (position)")
+        self._con.execute(f"DROP TABLE {staged}")
         held = HeldRows(name, rows)
         weakref.finalize(held, _drop, self._con, name)
         return held
@@ -187,8 +191,8 @@ class DuckDBEngine:
         """The tables over ``columns`` of each of the ``count`` blocks of ``held``, stacked
         (shape ``(count, *shape)``), in one grouped query (:meth:`hold`)."""
         columns = check_columns(self.domain, columns)
-        source = f"{self._numbered_source()} AS privgraph_data JOIN {held.name} USING ({ROW})"
-        groups = self._con.execute(group_by_query(source, (BLOCK, *columns))).fetchall()
+        source = f"{self._source(row_numbers=True)} AS privgraph_data JOIN {held.name} USING ({FILE_ROW})"
+        groups = self._con.execute(group_by_query(source, (BLOCK, *columns), where=self._where)).fetchall()
         by_block: list[list] = [[] for _ in range(count)]
         for row in groups:
             by_block[int(row[0])].append(row[1:])
@@ -221,6 +225,21 @@ class DuckDBEngine:
             return None
         query, runs = packed_keys_query(self._source(), self.domain, where=self._where)
         return read_packed_rows(self._con.sql(query), runs, self.domain, max_rows)
+
+    def _held_where(self, held: HeldRows) -> str:
+        """The WHERE clause of the complete rows that ``held`` holds."""
+        inside = f"{FILE_ROW} IN (SELECT {FILE_ROW} FROM {held.name})"
+        return f"{self._where} AND {inside}" if self._where else f"WHERE {inside}"
+
+    def _complete_rows(self) -> str:
+        """A table of the complete rows' file row numbers and their positions 0.. in file order
+        (what ``rows`` and :meth:`hold` number), made once: one column sorted, in DuckDB."""
+        if "complete" not in self._held:
+            name = f"privgraph_complete_{next(_HELD)}"
+            self._con.execute(f"CREATE TEMP TABLE {name} AS SELECT {FILE_ROW}, row_number() OVER "
+                              f"(ORDER BY {FILE_ROW}) - 1 AS position FROM {self._source(row_numbers=True)} {self._where}")
+            self._held["complete"] = name
+        return self._held["complete"]
 
     def _numbered_source(self) -> str:
         """The complete rows, numbered 0.. in file order (so ``rows`` means the same as in memory)."""
