@@ -270,3 +270,23 @@ def test_a_sub_sample_is_freed_without_the_garbage_collector():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_duckdb_spills_to_a_private_folder_removed_with_its_connection(tmp_path, monkeypatch):
+    """DuckDB's default for an in-memory database spills to ``.tmp`` in the working directory
+    (the user's folder); privgraph's connections spill to a folder of their own in the
+    system's temporary directory, removed with the connection."""
+    import tempfile
+    from pathlib import Path
+
+    from privgraph.data.files import connect
+
+    monkeypatch.chdir(tmp_path)
+    con = connect(memory_limit="50MB")
+    folder = Path(con.execute("SELECT current_setting('temp_directory')").fetchone()[0])
+    assert folder.is_dir() and folder.parent == Path(tempfile.gettempdir())
+    con.execute("SELECT count(*) FROM (SELECT i, i * 2 FROM range(20000000) t(i) ORDER BY i DESC)").fetchall()
+    assert not (tmp_path / ".tmp").exists()
+    del con
+    gc.collect()
+    assert not folder.exists()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import weakref
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -156,15 +159,20 @@ def connect(memory_limit: str = "1GB", threads: int | None = None, *, csv_column
     'filter_pushdown,common_subexpressions'
 
     DuckDB's own progress bar is off: it writes to stdout, which a command's output may be.
+    What spills beyond ``memory_limit`` goes to a folder of the system's temporary directory,
+    removed with the connection (DuckDB's default for an in-memory database is ``.tmp`` in the
+    working directory: the user's folder).
 
     >>> connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]
     False
     """
 
-    config = {"memory_limit": memory_limit}
+    spill = tempfile.mkdtemp(prefix="privgraph-duckdb-")  # not DuckDB's default, ./.tmp in the user's folder
+    config = {"memory_limit": memory_limit, "temp_directory": spill}
     if threads is not None:
         config["threads"] = int(threads)
     con = duckdb.connect(":memory:", config=config)
+    weakref.finalize(con, shutil.rmtree, spill, ignore_errors=True)
     con.execute("SET enable_progress_bar = false")  # DuckDB's bar writes to stdout
     if csv_columns:
         off = "filter_pushdown" + (",common_subexpressions" if csv_columns > WIDE_CSV else "")

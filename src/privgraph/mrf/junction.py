@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -59,11 +60,10 @@ def junction_tree(domain: Domain, cliques: tuple[Clique, ...]) -> JunctionTree:
     """
     tree_cliques = _maximal(_eliminate(domain, cliques), domain)
     parent, order = _spanning_tree(tree_cliques)
+    size = dict(zip(domain.names, domain.sizes))
+    cells = [math.prod(size[v] for v in t) for t in tree_cliques]
     assignment = tuple(
-        min(
-            (i for i, t in enumerate(tree_cliques) if set(c) <= set(t)),
-            key=lambda i: domain.cells(tree_cliques[i]),
-        )
+        min((i for i, t in enumerate(tree_cliques) if set(c) <= set(t)), key=cells.__getitem__)
         for c in cliques
     )
     return JunctionTree(domain, tuple(cliques), tree_cliques, parent, order, assignment)
@@ -74,12 +74,13 @@ def _eliminate(domain: Domain, cliques: Sequence[Clique]) -> list[set[str]]:
     for c in cliques:
         for u in c:
             adj[u].update(v for v in c if v != u)
+    size, position = dict(zip(domain.names, domain.sizes)), {n: i for i, n in enumerate(domain.names)}
     out = []
     while adj:
-        def cost(v):
+        def cost(v):  # fewest fill-in edges, then the smallest table, then the first column
             nb = adj[v]
             fill = sum(1 for a, b in itertools.combinations(nb, 2) if b not in adj[a])
-            return fill, domain.cells(sorted(nb | {v}, key=domain.index)), domain.index(v)
+            return fill, size[v] * math.prod(size[u] for u in nb), position[v]
 
         v = min(adj, key=cost)
         nb = adj.pop(v)
