@@ -50,7 +50,7 @@ from typing import Sequence
 
 import numpy as np
 
-from privgraph.data.tables import Blocks, DistinctBlocks, HeldBlocks, Tables
+from privgraph.data.tables import BlockView, Tables
 from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
 from privgraph.stats.ci_test import check_alpha, strata_of
@@ -207,19 +207,18 @@ class BlockVotes:
         self.blocks = positive_int("blocks", blocks, whole_floats=True)
         self.test, self.alpha = test, check_alpha(alpha)
 
-    def prepare(self, tables: Tables, sampler: NoiseSampler) -> Blocks | DistinctBlocks | HeldBlocks:
+    def prepare(self, tables: Tables, sampler: NoiseSampler) -> BlockView:
         if tables.n < 2 * self.blocks:
             raise InvalidInput(f"{tables.n} rows are too few for {self.blocks} blocks of at least 2 rows")
         return tables.blocks(self.blocks, sampler)
 
-    def __call__(self, view: Blocks | DistinctBlocks | HeldBlocks, x: str, y: str, S: tuple, *,
-                 screening: bool = False) -> float:
+    def __call__(self, view: BlockView, x: str, y: str, S: tuple, *, screening: bool = False) -> float:
         stacked = view.table((x, y, *S))
         test = replace(self.test, degenerate=INDEPENDENT) if screening else self.test
         votes = sum(test.decide(t, self.alpha).is_independent for t in stacked)
         return votes - view.count / 2.0
 
-    def batch(self, view: Blocks | DistinctBlocks | HeldBlocks, x: str, y: str, sets: Sequence[tuple]) -> np.ndarray:
+    def batch(self, view: BlockView, x: str, y: str, sets: Sequence[tuple]) -> np.ndarray:
         """``[self(view, x, y, S) for S in sets]`` (each block's tables are counted on their own)."""
         return np.array([self(view, x, y, S) for S in sets], dtype=float)
 

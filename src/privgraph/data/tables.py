@@ -453,3 +453,7 @@ class Blocks:
 
     def table(self, columns: Sequence[str]) -> np.ndarray:
         return np.stack([p.table(columns) for p in self.parts])
+
+
+#: What :meth:`Tables.blocks` gives: ``count``, ``n`` and ``table(columns)``, the blocks' tables stacked.
+BlockView = Blocks | DistinctBlocks | HeldBlocks

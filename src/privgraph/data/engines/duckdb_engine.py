@@ -37,7 +37,6 @@ from privgraph.data.names import check_columns_present
 from privgraph.validation import InvalidInput
 
 _SELECTION = "privgraph_selected_rows"
-ROW = "privgraph_row"
 BLOCK = "privgraph_block"
 FILE_ROW = "file_row_number"  # DuckDB's row number of a Parquet file (files.duckdb_source)
 _HELD = itertools.count()
@@ -51,7 +50,6 @@ class HeldRows:
     rows to fetch is, so that Python's memory does not grow with the rows."""
 
     name: str
-    rows: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,11 +127,9 @@ class DuckDBEngine:
         """Integer table over ``columns`` (see :class:`~privgraph.data.engines.CountEngine`)."""
         columns = check_columns(self.domain, columns)
         source, where = self._source(), self._where
-        if isinstance(rows, HeldRows):
-            source, where = self._source(row_numbers=True), self._held_where(rows)
-        elif rows is not None:
-            source, where = self._numbered_source(), f"WHERE {ROW} IN (SELECT r FROM {_SELECTION})"
-            self._con.register(_SELECTION, pa.table({"r": row_indices(rows)}))
+        if rows is not None:  # a held selection, or positions held for this query: one numbering of the rows
+            held = rows if isinstance(rows, HeldRows) else self.hold([(row_indices(rows), None)])
+            source, where = self._source(row_numbers=True), self._held_where(held)
         groups = self._con.execute(group_by_query(source, columns, where=where)).fetchall()
         return self._table(groups, columns)
 
@@ -166,24 +162,22 @@ class DuckDBEngine:
         >>> e.block_counts(("a",), e.hold([(np.array([0, 1, 2]), np.array([1, 0, 1]))]), 2).tolist()
         [[0, 1], [2, 0]]
         """
+        # each position's file row: the complete rows numbered once, or the held rows in their order
+        numbered = (f"(SELECT {FILE_ROW}, row_number() OVER (ORDER BY {FILE_ROW}) - 1 AS position FROM {within.name})"
+                    if within is not None else self._complete_rows())
         name = f"privgraph_held_{next(_HELD)}"
         staged = f"{name}_staged"
         self._con.execute(f"CREATE TEMP TABLE {staged} (position BIGINT, {BLOCK} INTEGER)")
-        rows = 0
         for positions, blocks in chunks:
             positions = np.asarray(positions, dtype=np.int64)
             blocks = np.zeros(len(positions), dtype=np.int32) if blocks is None else np.asarray(blocks, dtype=np.int32)
             self._con.register(_SELECTION, pa.table({"position": positions, BLOCK: blocks}))
             self._con.execute(f"INSERT INTO {staged} SELECT position, {BLOCK} FROM {_SELECTION}")
             self._con.unregister(_SELECTION)
-            rows += len(positions)
-        # each position's file row: the complete rows numbered once, or the held rows in their order
-        numbered = (f"(SELECT {FILE_ROW}, row_number() OVER (ORDER BY {FILE_ROW}) - 1 AS position FROM {within.name})"
-                    if within is not None else self._complete_rows())
         self._con.execute(f"CREATE TEMP TABLE {name} AS SELECT w.{FILE_ROW}, s.{BLOCK} FROM {numbered} AS w "
                           f"JOIN {staged} AS s USING (position)")
         self._con.execute(f"DROP TABLE {staged}")
-        held = HeldRows(name, rows)
+        held = HeldRows(name)
         weakref.finalize(held, _drop, self._con, name)
         return held
 
@@ -233,23 +227,14 @@ class DuckDBEngine:
 
     def _complete_rows(self) -> str:
         """A table of the complete rows' file row numbers and their positions 0.. in file order
-        (what ``rows`` and :meth:`hold` number), made once: one column sorted, in DuckDB."""
+        (what ``rows`` and :meth:`hold` number, as the rows in memory), made once: one column
+        sorted, in DuckDB."""
         if "complete" not in self._held:
             name = f"privgraph_complete_{next(_HELD)}"
             self._con.execute(f"CREATE TEMP TABLE {name} AS SELECT {FILE_ROW}, row_number() OVER "
                               f"(ORDER BY {FILE_ROW}) - 1 AS position FROM {self._source(row_numbers=True)} {self._where}")
             self._held["complete"] = name
         return self._held["complete"]
-
-    def _numbered_source(self) -> str:
-        """The complete rows, numbered 0.. in file order (so ``rows`` means the same as in memory)."""
-        raw = self._source(row_numbers=True)
-        if not self._where:
-            return f"(SELECT *, file_row_number AS {ROW} FROM {raw})"
-        return (
-            f"(SELECT *, row_number() OVER (ORDER BY file_row_number) - 1 AS {ROW} "
-            f"FROM {raw} {self._where})"
-        )
 
 
 def _drop(con, name: str) -> None:
