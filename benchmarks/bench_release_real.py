@@ -180,6 +180,7 @@ def main(argv=None) -> None:
     ap.add_argument("--epsilon", type=float, nargs="+", default=[1.0])
     ap.add_argument("--delta", type=float, default=1e-9)
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--first-seed", type=int, default=0, help="run seeds first-seed .. first-seed + seeds - 1")
     ap.add_argument("--peers", nargs="*", default=[], help="dpmm:mst, dpmm:aim, dpmm:privbayes (run in --python)")
     ap.add_argument("--no-privgraph", action="store_true", help="run the peers only")
     ap.add_argument("--summary", type=Path, nargs="*", default=None,
@@ -197,7 +198,7 @@ def main(argv=None) -> None:
     if args.summary is not None:
         print(summary(args.summary, args.by_tree_cap))
         return
-    for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.seeds)):
+    for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.first_seed, args.first_seed + args.seeds)):
         for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
             row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap,
                       args.rare_sigmas, args.round_focus)

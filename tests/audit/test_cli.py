@@ -68,7 +68,7 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # for the threshold's move too): 0.43 at quick size.
     least = {"priv_pc": 0.3, "laplace_pc_ties": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "anm_reci_test": 0.1, "release_structure": 0.0,
              "release_table": 0.0, "release_tree": 0.0, "gauss_pc": 0.0, "release_gauss_edge": 0.0,
-             "release_gauss_cell": 0.0, "release_tree_adaptive": 0.0, "release_tree_rows": 0.0, "release_tree_rounds": 0.0, "release_tree_levels": 0.0,
+             "release_gauss_cell": 0.0, "release_tree_adaptive": 0.0, "release_tree_coarse": 0.0, "release_tree_rows": 0.0, "release_tree_rounds": 0.0, "release_tree_levels": 0.0,
              "priv_pc_rows": 0.0,
              "release_sized_cell": 0.0, "fisher_z_cov": 0.0}
     for case in all_cases():

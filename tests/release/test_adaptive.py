@@ -72,9 +72,9 @@ def test_a_pair_measured_again_is_combined_by_inverse_variance():
     tables, _ = release_tables([np.array([5.0, 5.0])], domain=domain, cliques=[("a",)], epsilon=1.0, neighbours=AR,
                                sampler=SeededSampler(0), noise="gaussian", delta=1e-6)
     m = _Measured(tables, records=None)
-    m.add(("a", "b"), np.full((2, 2), 10.0), 2.0)
-    m.add(("a", "b"), np.full((2, 2), 20.0), 1.0)
-    table, sigma = m.tables[("a", "b")]
+    m.add((("a", "b"), None), np.full((2, 2), 10.0), 2.0)
+    m.add((("a", "b"), None), np.full((2, 2), 20.0), 1.0)
+    table, sigma = m.tables[(("a", "b"), None)]
     assert np.allclose(table, (10 / 4 + 20 / 1) / (1 / 4 + 1)) and sigma == pytest.approx((1 / 4 + 1) ** -0.5)
     assert m.noisy().group_scales[-1] == pytest.approx(sigma)
 

@@ -73,10 +73,13 @@ def synthetic_counts(frame, rel, name) -> np.ndarray:
 
 
 def released_tables(rel):
-    """(cliques, noisy count tables, sigma per cell) of every table the release published."""
+    """(cliques, noisy count tables, sigma per cell) of every table the release published; a
+    table with columns in bins (the adaptive rounds') names only its columns kept whole."""
     out = []
     for marginals in ([rel.structure_.tables] if rel.structure_kind_ == "tree" else []) + [rel.parameters_.marginals_]:
-        out += [(c, t, marginals.scale) for c, t in zip(marginals.group_cliques(), marginals.tables)]
+        for g, (c, t) in enumerate(zip(marginals.group_cliques(), marginals.tables)):
+            bins = marginals.group_bins(g) or (None,) * len(c)
+            out.append((tuple(v if b is None else None for v, b in zip(c, bins)), t, marginals.scale))
     return out
 
 
@@ -269,3 +272,21 @@ def test_the_levels_audit_case_catches_a_merge_on_the_true_counts():
                       case.pair, on_true_counts, value_events(), runs=case.runs, quick_runs=case.quick_runs,
                       group="estimators")
     assert leaky.audit(seed=0).violates(case.epsilon)
+
+
+def test_the_adaptive_rounds_measure_wide_ordered_columns_in_bins_and_the_report_names_them(releases):
+    """gss's age (73 codes) and year (32) are ordered: the rounds measure some of their pairs in
+    bins, each a linear measurement of a clique the model holds over its codes."""
+    from privgraph.release.report import adaptive_text
+
+    rel = releases["gss-tree"]
+    rounds = rel.structure_.adaptive
+    binned = [(p, b) for p, b in zip(rounds.pairs, rounds.bins) if b is not None]
+    assert binned and all(p in rel.parameters_.model_.cliques for p, _ in binned)
+    tables = rel.structure_.tables
+    for g in range(len(tables.tables)):
+        if tables.group_bins(g) is not None:
+            clique, bins = tables.group_cliques()[g], tables.group_bins(g)
+            assert tables.tables[g].shape == tuple(max(b) + 1 if b else rel.levels_.merged.size_of(v)
+                                                   for v, b in zip(clique, bins))
+    assert "in bins: " in adaptive_text(rounds)

@@ -41,6 +41,14 @@ every run):
   by one: a measurement inside the rounds' one filter charge (like the Gaussian cases, a quick
   audit sees little of a claim converted from zCDP);
 
+* ``release_tree_coarse``: the same adaptive rounds where a column is wide and ordered (a: 14
+  ordinal levels, b and c binary; 4 rows of each of the 56 combinations, n = 224; one (0, 0, 0)
+  replaced by (13, 1, 0)), so that the rounds may also measure a pair with a in bins
+  (:func:`~privgraph.release.adaptive.candidates`, bins from the released one-way table); the
+  view is the released count of the first cell (a's first bin, the partner's level 0) of the
+  first binned table the rounds measure, which the replaced row moves by one (-1e9 when no
+  binned table is measured, a released fact too);
+
 * ``release_tree_levels``: whether the tree merges a level as rare
   (:mod:`privgraph.release.levels`) on a = 4 levels, b and c binary (a's counts 100, 87, 13,
   0, n = 200; one a = 2 replaced by a = 0): 13 and 12 sit on either side of the rare
@@ -151,7 +159,9 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     ``"adaptive"``: the released count of cell (1, 1) of the first pair AIM's adaptive rounds
     measure (``delta > 0``; combined with that pair's earlier tables, as the model sees it);
     ``"rows"``: the number of rows the release reports; ``"merged"``: 1 when a's level 2 is
-    merged with its level 3 as rare (a has 4 levels in that view).
+    merged with its level 3 as rare (a has 4 levels in that view); ``"coarse"``: cell (0, 0) of
+    the first table the adaptive rounds measure in bins (a has 14 ordinal levels in that view;
+    -1e9 when none is).
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = tree_pair()
@@ -161,6 +171,9 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     True
     """
     domain = Domain.of(**{v: (4 if view == "merged" and v == "a" else 2) for v in columns})
+    if view == "coarse":
+        domain = Domain(tuple(columns), (14,) + (2,) * (len(columns) - 1),
+                        (Kind.ORDINAL,) + (Kind.CATEGORICAL,) * (len(columns) - 1))
     pairs = list(itertools.combinations(columns, 2))
 
     def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
@@ -173,6 +186,10 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
                 tables = rel.structure_.tables
                 at = tables.cliques.index(rel.structure_.adaptive.pairs[0])
                 out[i] = float(tables.tables[tables.ties[at]][1, 1])
+            elif view == "coarse":
+                tables = rel.structure_.tables
+                binned = [g for g in range(len(tables.tables)) if tables.group_bins(g) is not None]
+                out[i] = float(tables.tables[binned[0]].flat[0]) if binned else -1e9
             elif view == "rows":
                 out[i] = rel.n_rows_
             elif view == "merged":
@@ -217,6 +234,11 @@ def release_cases() -> tuple[AuditCase, ...]:
                   "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
                   tree_runner(view="adaptive", columns="abce", delta=GAUSS_DELTA), threshold_events(), runs=4_000,
                   quick_runs=100, group="estimators"),
+        AuditCase("release_tree_coarse", "PrivateRelease(structure='tree', delta > 0), the adaptive rounds' first "
+                  "table in bins", RO, RELEASE_EPSILON, GAUSS_DELTA, *coarse_pair(),
+                  "4 x each of a in 0..13, (b,c) in {0,1}^2 vs one 000->(13,1,0)",
+                  tree_runner(view="coarse", delta=GAUSS_DELTA), threshold_events(), runs=4_000, quick_runs=100,
+                  group="estimators"),
         AuditCase("release_tree_levels", "PrivateRelease(structure='tree'), a rare level merged", RO,
                   RELEASE_EPSILON, 0.0, *levels_pair(), "a: 100, 87, 13, 0 of 4 levels vs one a=2 -> a=0",
                   tree_runner(view="merged"), value_events(), runs=4_000, quick_runs=200, group="estimators"),
@@ -243,6 +265,20 @@ def rounds_pair() -> tuple[np.ndarray, np.ndarray]:
     left = np.array([[a, b, c, e] for a in (0, 1) for b in (0, 1) for c in (0, 1) for e in (0, 1)] * 13)
     right = left.copy()
     right[0] = (1, 1, 1, 0)
+    return left, right
+
+
+def coarse_pair() -> tuple[np.ndarray, np.ndarray]:
+    """Codes (a, b, c) of the binned-table case: a in 0..13 (ordinal), b and c binary, 4 rows of
+    each combination, and one (0, 0, 0) -> (13, 1, 0) (replace-one).
+
+    >>> left, right = coarse_pair()
+    >>> left.shape, int((left != right).any(axis=1).sum()), right[0].tolist()
+    ((224, 3), 1, [13, 1, 0])
+    """
+    left = np.array([[a, b, c] for a in range(14) for b in (0, 1) for c in (0, 1)] * 20)
+    right = left.copy()
+    right[0] = (13, 1, 0)
     return left, right
 
 

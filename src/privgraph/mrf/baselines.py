@@ -55,6 +55,7 @@ def naive_mle(noisy: NoisyMarginals, *, ridge_factor: float = RIDGE_FACTOR,
     """
     if not ridge_factor >= 0:
         raise InvalidInput(f"ridge_factor must be >= 0, got {ridge_factor!r}")
+    noisy.check_full_resolution("naive MLE")
     ridge = ridge_factor * noisy.scale / noisy.records
     return fit_mle(
         noisy.domain, noisy.cliques, [project_to_simplex(t) for t in noisy.tables], ties=noisy.ties, ridge=ridge,

@@ -25,6 +25,12 @@ M-step (Algorithm 2)
     potentials ``theta_t + g``, that model matches them and is the MLE: the M-step is
     ``theta_{t+1} = theta_t + g`` exactly (for loopy BP, the Bethe-approximate MLE), so no
     inner optimiser is needed. ``theta_0 = 0`` (the uniform model).
+Coarsened tables (a linear measurement ``y = Q n + noise`` of a clique's counts summed into
+bins, ``NoisyMarginals.bins``; Private-PGM's query matrices, McKenna et al. 2019)
+    ``g`` lives on the tables' cells and enters the potentials as ``Q^T g`` (each code takes
+    its bin's ``g``): the dual is ``N A(theta + Q^T g) - <g, y>`` with gradient
+    ``N Q mu(theta + Q^T g) - y``, and the M-step ``theta + Q^T g*`` (its marginals are the
+    E-step's counts, so it is still their MLE). The potential stays over the clique's codes.
 Over-relaxation (Salakhutdinov and Roweis 2003, adaptive over-relaxed bound optimisation)
     Under Laplace noise a plain EM step moves each log-potential by at most ``1/b``
     (``b = |C| / epsilon``), so at small epsilon EM needs thousands of iterations. The
@@ -129,8 +135,9 @@ def cgm_em(
         raise InvalidInput(f"discrepancy must be >= 0, got {discrepancy!r}")
     e_step = dual_e_step if e_step is None else e_step
     target = _target(noisy, discrepancy, focus)
-    theta = [np.zeros(t.shape) for t in noisy.tables] if start is None else [
-        np.array(t, dtype=np.float64).reshape(y.shape) for t, y in zip(start, noisy.tables, strict=True)]
+    shapes = noisy.potential_shapes()
+    theta = [np.zeros(shape) for shape in shapes] if start is None else [
+        np.array(t, dtype=np.float64).reshape(shape) for t, shape in zip(start, shapes, strict=True)]
     with single_threaded_blas():
         theta = _iterate(noisy, theta, e_step, target, max_iter, overrelax, max_cells)
     return MarkovRandomField.of(noisy.domain, noisy.cliques, [theta[g] for g in noisy.ties])
@@ -158,14 +165,14 @@ def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, ma
             break
         if trial is None or (accepted is not None and trial[2] is not None and trial[2] < accepted[2]):
             # the over-relaxed step lowered the likelihood (or over/underflowed): take the plain step
-            theta, step, eta, accepted = _add(accepted[0], accepted[1], 1.0), accepted[1], 1.0, None
+            theta, step, eta, accepted = _add(noisy, accepted[0], accepted[1], 1.0), accepted[1], 1.0, None
             continue
         n, new_step, value = trial
         good = theta
         if at_target(n, r := _residual(noisy, n)) or stall.is_stalled(r):
             break
         accepted, step = (theta, new_step, value), new_step
-        theta = _add(theta, new_step, eta)
+        theta = _add(noisy, theta, new_step, eta)
         eta = min(2.0 * eta, MAX_OVERRELAX) if overrelax and value is not None else 1.0
     return theta
 
@@ -230,14 +237,19 @@ def _settled(offset: float, accepted, final: bool):
     return settled
 
 
-def _add(theta, step, eta: float) -> list[np.ndarray]:
-    return [t + eta * s for t, s in zip(theta, step)]
+def _add(noisy: NoisyMarginals, theta, step, eta: float) -> list[np.ndarray]:
+    """``theta + eta step``, the step (over the tables' cells) spread to the potentials'."""
+    sizes, shapes = _layout(theta)
+    flat = np.concatenate([t.ravel() for t in theta])
+    return _unflatten(flat + eta * noisy.to_potentials(np.concatenate([s.ravel() for s in step])), sizes, shapes)
 
 
 def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
+    """``N`` times each group's table under ``theta`` (summed into its bins when coarsened)
+    and the log-partition function."""
     run = _inference(noisy.domain, noisy.cliques, noisy.ties, max_cells)
     sums, log_z = run(np.concatenate([t.ravel() for t in theta]))
-    return _unflatten(_means(noisy, sums), *_layout(theta)), log_z
+    return _unflatten(noisy.to_tables(_means(noisy, sums)), *_layout(noisy.tables)), log_z
 
 
 #: The most junction-tree cells the structures kept by :func:`_inference` may hold together
@@ -277,8 +289,9 @@ def _layout(theta) -> tuple[np.ndarray, list[tuple[int, ...]]]:
 
 
 def _means(noisy: NoisyMarginals, sums: np.ndarray) -> np.ndarray:
-    """``N`` times the mean marginal of each group (flat), from the summed marginals."""
-    m = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [t.size for t in noisy.tables])
+    """``N`` times the mean marginal of each group (flat, over the potentials' cells), from the
+    summed marginals."""
+    m = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [math.prod(s) for s in noisy.potential_shapes()])
     return noisy.records * sums / m
 
 
@@ -313,8 +326,8 @@ def dual_e_step(
     >>> bool(np.abs(step[0]).max() <= 1 / noisy.scale + 1e-12)
     True
     """
-    sizes, shapes = _layout(theta)
-    mult = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [t.size for t in theta])
+    sizes, shapes = _layout(noisy.tables)  # g lives on the tables' cells (coarsened: fewer than theta's)
+    mult = np.repeat(np.asarray(noisy.group_sizes, dtype=np.float64), [t.size for t in noisy.tables])
     my = mult * np.concatenate([t.ravel() for t in noisy.tables])
     base = np.concatenate([t.ravel() for t in theta])
     run = _inference(noisy.domain, noisy.cliques, noisy.ties, max_cells)
@@ -324,11 +337,11 @@ def dual_e_step(
 
     def f(flat):
         try:
-            sums, log_z = run(base + flat)
+            sums, log_z = run(base + noisy.to_potentials(flat))
         except FloatingPointError:  # a line-search step far too long: reject it
             return np.inf, np.zeros_like(flat)
         value = records * log_z - float(flat @ my)
-        grad = np.multiply(sums, records, out=sums)
+        grad = noisy.to_tables(np.multiply(sums, records, out=sums))
         grad -= my
         if curvature is not None:
             value += 0.5 * float(curvature @ flat**2)
@@ -429,9 +442,9 @@ def nlbp_e_step(
     """NLBP's damped fixed-point iteration: ``g`` is the running mean of the gradients
     ``d log p(y | n) / dn`` at ``n = N mu(theta + g)`` (comparison only; see module doc).
     It has no value for EM to compare, so ``settled`` (:func:`dual_e_step`) is not asked."""
-    step = [np.zeros(t.shape) for t in theta]
+    step = [np.zeros(t.shape) for t in noisy.tables]
     for j in range(max_iter):
-        grad = _loglik_gradient(noisy, expected_tables(noisy, [t + s for t, s in zip(theta, step)], max_cells))
+        grad = _loglik_gradient(noisy, expected_tables(noisy, _add(noisy, theta, step, 1.0), max_cells))
         step = [s + (g - s) / (j + 1) for s, g in zip(step, grad)]
     return step, None
 

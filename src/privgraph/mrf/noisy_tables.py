@@ -12,6 +12,7 @@ Everything downstream (CGM-EM, naive MLE) is post-processing of :class:`NoisyMar
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -41,6 +42,13 @@ class NoisyMarginals:
     the largest. ``records`` is the number of privacy units: estimated from the noisy
     tables under add/remove, the public count under replace-one. ``unit`` names the privacy
     unit ("record" or "individual").
+
+    ``bins``: None when every table is over its clique's codes; else one entry per group,
+    None (full resolution) or a *coarsened* table's bins: per axis of the group's clique,
+    None (kept) or the bin of each code (:func:`coarsen`). A coarsened group's table is
+    the sum of the clique's cells in each bin (a linear measurement, as Private-PGM's query
+    matrices); its model potential stays over the clique's codes (CGM-EM takes it as the
+    linear map, :mod:`privgraph.mrf.cgm`). Only CGM-EM fits coarsened tables.
     """
 
     domain: Domain
@@ -52,6 +60,7 @@ class NoisyMarginals:
     records: float
     unit: str = "record"
     scales: tuple[float, ...] | None = None
+    bins: tuple | None = None
 
     @property
     def group_sizes(self) -> tuple[int, ...]:
@@ -67,8 +76,86 @@ class NoisyMarginals:
         return np.repeat(np.asarray(self.group_scales, dtype=np.float64), [t.size for t in self.tables])
 
     def group_cliques(self) -> tuple[tuple[str, ...], ...]:
-        """The first clique of each group (the shape and axis order of its table)."""
+        """The first clique of each group (the axis order of its table and potential)."""
         return tuple(self.cliques[self.ties.index(g)] for g in range(len(self.tables)))
+
+    def group_bins(self, g: int):
+        """Group ``g``'s bins (per axis: None or each code's bin), None at full resolution."""
+        return None if self.bins is None else self.bins[g]
+
+    def potential_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """The shape of each group's model potential: its clique's codes (a coarsened table
+        is smaller)."""
+        return tuple(self.domain.project(c).shape for c in self.group_cliques())
+
+    def to_tables(self, flat: np.ndarray) -> np.ndarray:
+        """Flat values over the potentials' cells (groups in order) summed into their tables'
+        cells: the measurement's linear map (the identity without coarsened tables)."""
+        index = self._table_index
+        return flat if index is None else np.bincount(index, weights=flat, minlength=self._table_cells)
+
+    def to_potentials(self, flat: np.ndarray) -> np.ndarray:
+        """Flat values over the tables' cells spread to the potentials' cells (the transpose
+        of :meth:`to_tables`: each code takes its bin's value)."""
+        index = self._table_index
+        return flat if index is None else flat[index]
+
+    @functools.cached_property
+    def _table_cells(self) -> int:
+        return int(sum(t.size for t in self.tables))
+
+    @functools.cached_property
+    def _table_index(self) -> np.ndarray | None:
+        """The flat table cell of each potential cell (None: every table at full resolution)."""
+        if self.bins is None or all(b is None for b in self.bins):
+            return None
+        parts, offset = [], 0
+        for g, (shape, table) in enumerate(zip(self.potential_shapes(), self.tables)):
+            cells = np.arange(table.size).reshape(table.shape)
+            parts.append(offset + expand(cells, self.group_bins(g), shape).ravel())
+            offset += table.size
+        return np.concatenate(parts)
+
+    def check_full_resolution(self, method: str) -> None:
+        """Refuse, naming ``method``, tables some of which are coarsened (only CGM-EM fits them)."""
+        if self.bins is not None and any(b is not None for b in self.bins):
+            raise InvalidInput(f"{method} fits tables over their cliques' codes only; these include coarsened "
+                               "tables (fit them with CGM-EM)")
+
+
+def coarsen(table: np.ndarray, bins) -> np.ndarray:
+    """A table summed into bins: ``bins`` per axis None (kept) or each code's bin (0..k-1).
+
+    >>> coarsen(np.arange(6.0).reshape(3, 2), ((0, 0, 1), None)).tolist()
+    [[2.0, 4.0], [4.0, 5.0]]
+    >>> coarsen(np.arange(3.0), None).tolist()
+    [0.0, 1.0, 2.0]
+    """
+    table = np.asarray(table, dtype=np.float64)
+    if bins is None:
+        return table
+    for axis, codes in enumerate(bins):
+        if codes is not None:
+            onehot = np.eye(max(codes) + 1)[list(codes)]  # codes x bins
+            table = np.moveaxis(np.tensordot(table, onehot, axes=([axis], [0])), -1, axis)
+    return table
+
+
+def expand(table: np.ndarray, bins, shape=None) -> np.ndarray:
+    """A binned table spread back over the codes (each code takes its bin's value: the
+    transpose of :func:`coarsen`). ``shape``: the codes' shape (checked when given).
+
+    >>> expand(np.array([[1, 2], [3, 4]]), ((0, 0, 1), None)).tolist()
+    [[1, 2], [1, 2], [3, 4]]
+    """
+    table = np.asarray(table)
+    if bins is not None:
+        for axis, codes in enumerate(bins):
+            if codes is not None:
+                table = np.take(table, list(codes), axis=axis)
+    if shape is not None and table.shape != tuple(shape):
+        raise InvalidInput(f"bins spread a table to shape {table.shape}, not its clique's {tuple(shape)}")
+    return table
 
 
 def release_tables(
@@ -232,5 +319,7 @@ def join_releases(earlier: NoisyMarginals, later: NoisyMarginals, *, records: fl
     ties = earlier.ties + tuple(g + groups for g in later.ties)
     scales = earlier.group_scales + later.group_scales
     n = records if records is not None else estimate_records(tables, scales)
+    bins = None if earlier.bins is None and later.bins is None else (
+        tuple(earlier.group_bins(g) for g in range(groups)) + tuple(later.group_bins(g) for g in range(len(later.tables))))
     return replace(later, cliques=cliques, ties=ties, tables=tables, scale=max(scales), records=n,
-                   scales=None if len(set(scales)) == 1 else scales)
+                   scales=None if len(set(scales)) == 1 else scales, bins=bins)

@@ -16,6 +16,7 @@ import numpy as np
 
 from privgraph.data.frontdoor import column_codes
 from privgraph.graphs.export import drawing_writer, graph_writer
+from privgraph.mrf.noisy_tables import coarsen
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.privacy import Neighbours
 from privgraph.privacy.ledger import METHODS, guarantee
@@ -157,9 +158,10 @@ def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
     synthetic rows' table, and their total-variation distance (both post-processing)."""
     noisy = release.parameters_.marginals_
     out = []
-    for clique, table in list(zip(noisy.group_cliques(), noisy.tables))[:limit]:
-        released = proportions(table)
-        synth = _proportions(synthetic, release.levels_, clique)
+    for g, (clique, table) in list(enumerate(zip(noisy.group_cliques(), noisy.tables)))[:limit]:
+        released = proportions(table)  # flat, as the synthetic table below
+        shape = release.levels_.merged.project(clique).shape
+        synth = coarsen(_proportions(synthetic, release.levels_, clique).reshape(shape), noisy.group_bins(g)).ravel()
         out.append({"clique": clique, "released": released, "synthetic": synth,
                     "tvd": 0.5 * float(np.abs(released - synth).sum())})
     return out
@@ -237,11 +239,18 @@ def adaptive_text(rounds) -> str:
     >>> from privgraph.release.adaptive import AdaptiveRounds
     >>> adaptive_text(AdaptiveRounds((("a", "b"), ("a", "b"), ("b", "c")), 3, 1)), adaptive_text(None)
     ("3 adaptive rounds (AIM's, one zCDP filter; 1 annealed) measuring 2 pairs, ", '')
+    >>> adaptive_text(AdaptiveRounds((("a", "b"), ("b", "c")), 2, 0, bins=(((0, 0, 1), None), None)))
+    "2 adaptive rounds (AIM's, one zCDP filter; 0 annealed) measuring 2 pairs (1 table with a wide column in bins: a (2 bins) x b), "
     """
     if rounds is None:
         return ""
+    binned = [(p, b) for p, b in dict.fromkeys(zip(rounds.pairs, rounds.bins or (None,) * len(rounds.pairs)))
+              if b is not None]
+    what = "; ".join(" x ".join(v if c is None else f"{v} ({max(c) + 1} bins)" for v, c in zip(p, b))
+                     for p, b in binned)
+    tables = f" ({len(binned)} table{'s' * (len(binned) != 1)} with a wide column in bins: {what})" if binned else ""
     return (f"{rounds.rounds} adaptive rounds (AIM's, one zCDP filter; {rounds.annealed} annealed) measuring "
-            f"{len(set(rounds.pairs))} pairs, ")
+            f"{len(set(rounds.pairs))} pairs{tables}, ")
 
 
 def merged_levels_text(merged: dict) -> str:

@@ -402,7 +402,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         ledger = ledger + reserve_plan([plan.adaptive.charge(plan.delta)], budget)
         tables, rounds = adaptive_rounds(tables, counted, plan.adaptive, delta=plan.delta, sampler=sampler,
                                          rng=rng if rng is not None else np.random.default_rng(),
-                                         tree_cap=tree_cap, records=records)
+                                         tree_cap=tree_cap, records=records,
+                                         ordered={v for v in engine.domain.names if engine.domain.is_ordered(v)})
         extras += [p for p in dict.fromkeys(rounds.pairs) if p not in in_tree]
         n = tables.records
     # The last round's candidates: every pair outside the tree (a pair the adaptive rounds
