@@ -49,6 +49,8 @@ COMMANDS = {
     "release_real_tables_before_adaptive.jsonl": ("the same command as release_real_tables.jsonl, at commit 6c5f721 "
                                                   "(the tree with three rounds of residual pairs, before the "
                                                   "adaptive rounds)"),
+    "release_real_tables_before_bins.jsonl": ("the same command as release_real_tables.jsonl, at commit 698c94d "
+                                              "(before the adaptive rounds measured wide ordered columns in bins)"),
     "release_real_tables_focus.jsonl": ("python3 benchmarks/bench_release_real.py --tables fair cces16 gss anes mpls "
                                         "census_shape --epsilon 0.3 1 3 --seeds 3 --round-focus --out "
                                         "benchmarks/results/release_real_tables_focus.jsonl (run at commit 54b0702, "
@@ -531,6 +533,12 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "marginal and 20 fixed triples; CPU seconds in the tool's own process; peak RSS the most over the "
               "runs; a run that did not finish says so. A shared 2-core machine: compare ratios, not seconds.",
               lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"])),
+        Table("The release before wide ordered columns were measured in bins", "release_real_tables_before_bins.jsonl",
+              "The same benchmark at commit 698c94d: the adaptive rounds measured every pair at full resolution only "
+              "(no `release.adaptive.candidates` in bins); compare the privgraph rows of the first table. fair has no "
+              "ordered column of more than 12 codes, so its rows are the same draws.",
+              lambda: release_summary(["release_real_tables_before_bins.jsonl"],
+                                      lambda r: "privgraph (no bins)")),
         Table("The adaptive rounds with focused refits (not the default)", "release_real_tables_focus.jsonl",
               "Each round's warm-started refit also fits the newly measured pair's own table to its noise "
               "(`release.adaptive.ROUND_FOCUS`); without it the warm start already meets the stopping rule of all "
