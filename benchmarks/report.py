@@ -79,6 +79,9 @@ COMMANDS = {
                                  "benchmarks/results/release_real_peers.jsonl; done && python3 "
                                  "benchmarks/bench_release_real.py --tables cces16 --epsilon 1 --no-privgraph --peers "
                                  "dpmm:aim --python VENV_WITH_DPMM --timeout 7000 --out "
+                                 "benchmarks/results/release_real_peers.jsonl && python3 "
+                                 "benchmarks/bench_release_real.py --tables gss --epsilon 1 --seeds 2 --first-seed 1 "
+                                 "--no-privgraph --peers dpmm:aim --python VENV_WITH_DPMM --timeout 6000 --out "
                                  "benchmarks/results/release_real_peers.jsonl"),
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "

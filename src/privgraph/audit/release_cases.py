@@ -42,12 +42,13 @@ every run):
   audit sees little of a claim converted from zCDP);
 
 * ``release_tree_coarse``: the same adaptive rounds where a column is wide and ordered (a: 14
-  ordinal levels, b and c binary; 4 rows of each of the 56 combinations, n = 224; one (0, 0, 0)
-  replaced by (13, 1, 0)), so that the rounds may also measure a pair with a in bins
-  (:func:`~privgraph.release.adaptive.candidates`, bins from the released one-way table); the
-  view is the released count of the first cell (a's first bin, the partner's level 0) of the
-  first binned table the rounds measure, which the replaced row moves by one (-1e9 when no
-  binned table is measured, a released fact too);
+  ordinal levels, b and c binary, n = 2,520 in a triangle that no tree holds: every pair
+  depends, b with c and each with whether a >= 7; one (0, 0, 0) replaced by (13, 1, 0)), so
+  that the rounds measure the pair the tree leaves out with a in bins
+  (:func:`~privgraph.release.adaptive.candidates`, bins from the released one-way table; it is
+  the top candidate without noise); the view is the released count of the first cell (a's
+  first bin, the partner's level 0) of the first binned table the rounds measure, which the
+  replaced row moves by one (-1e9 when no binned table is measured, a released fact too);
 
 * ``release_tree_levels``: whether the tree merges a level as rare
   (:mod:`privgraph.release.levels`) on a = 4 levels, b and c binary (a's counts 100, 87, 13,
@@ -236,7 +237,7 @@ def release_cases() -> tuple[AuditCase, ...]:
                   quick_runs=100, group="estimators"),
         AuditCase("release_tree_coarse", "PrivateRelease(structure='tree', delta > 0), the adaptive rounds' first "
                   "table in bins", RO, RELEASE_EPSILON, GAUSS_DELTA, *coarse_pair(),
-                  "4 x each of a in 0..13, (b,c) in {0,1}^2 vs one 000->(13,1,0)",
+                  "2,520 rows, a triangle over a (14 levels), b, c vs one 000->(13,1,0)",
                   tree_runner(view="coarse", delta=GAUSS_DELTA), threshold_events(), runs=4_000, quick_runs=100,
                   group="estimators"),
         AuditCase("release_tree_levels", "PrivateRelease(structure='tree'), a rare level merged", RO,
@@ -269,14 +270,16 @@ def rounds_pair() -> tuple[np.ndarray, np.ndarray]:
 
 
 def coarse_pair() -> tuple[np.ndarray, np.ndarray]:
-    """Codes (a, b, c) of the binned-table case: a in 0..13 (ordinal), b and c binary, 4 rows of
-    each combination, and one (0, 0, 0) -> (13, 1, 0) (replace-one).
+    """Codes (a, b, c) of the binned-table case: a in 0..13 (ordinal), b and c binary, with
+    ``5 x 3^[b = c] x 3^[h = b] x 3^[h = c]`` rows of each combination (``h``: a >= 7; a
+    triangle of pairwise dependences), and one (0, 0, 0) -> (13, 1, 0) (replace-one).
 
     >>> left, right = coarse_pair()
     >>> left.shape, int((left != right).any(axis=1).sum()), right[0].tolist()
-    ((224, 3), 1, [13, 1, 0])
+    ((2520, 3), 1, [13, 1, 0])
     """
-    left = np.array([[a, b, c] for a in range(14) for b in (0, 1) for c in (0, 1)] * 20)
+    left = np.array([[a, b, c] for a in range(14) for b in (0, 1) for c in (0, 1)
+                     for _ in range(5 * 3 ** ((b == c) + (int(a >= 7) == b) + (int(a >= 7) == c)))])
     right = left.copy()
     right[0] = (13, 1, 0)
     return left, right
