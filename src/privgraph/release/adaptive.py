@@ -258,8 +258,7 @@ class _Measured:
 
     def __init__(self, tables: NoisyMarginals, records: float | None):
         self.domain, self.public_records, self.unit = tables.domain, records, tables.unit
-        self.tables: dict = {}
-        self.fitted: list = []  # the keys of the last fit's groups, in order
+        self.tables: dict = {}  # keys only ever appended: a key measured again keeps its place
         for clique, g in zip(tables.cliques, tables.ties):  # a clique released twice: combined
             self.add((clique, tables.group_bins(g)), np.asarray(tables.tables[g], dtype=float), tables.group_scales[g])
 
@@ -284,7 +283,6 @@ class _Measured:
 
     def noisy(self) -> NoisyMarginals:
         """Every table so far, for a fit (its groups in :attr:`tables`' order)."""
-        self.fitted = list(self.tables)
         cliques = tuple(c for c, _ in self.tables)
         bins = tuple(b for _, b in self.tables)
         scales = tuple(float(s) for _, s in self.tables.values())
@@ -294,8 +292,9 @@ class _Measured:
                               None if all(b is None for b in bins) else bins)
 
     def start(self, model) -> list[np.ndarray]:
-        """The last fit's log-potentials for the groups it had, zeros for a new one."""
-        held = dict(zip(self.fitted, model.potentials))
+        """The last fit's log-potentials for the groups it had, zeros for a new one (keys are
+        only appended, so its groups are the first ``len(model.potentials)`` keys)."""
+        held = dict(zip(self.tables, model.potentials))
         return [held.get(k, np.zeros(self.domain.project(k[0]).shape)) for k in self.tables]
 
 
