@@ -48,7 +48,7 @@ every run):
   (:func:`~privgraph.release.adaptive.candidates`, bins from the released one-way table; it is
   the top candidate without noise); the view is the released count of the first cell (a's
   first bin, the partner's level 0) of the first binned table the rounds measure, which the
-  replaced row moves by one (-1e9 when no binned table is measured, a released fact too);
+  replaced row moves by one (-1 when no binned table is measured, a released fact too);
 
 * ``release_tree_levels``: whether the tree merges a level as rare
   (:mod:`privgraph.release.levels`) on a = 4 levels, b and c binary (a's counts 100, 87, 13,
@@ -162,7 +162,7 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     ``"rows"``: the number of rows the release reports; ``"merged"``: 1 when a's level 2 is
     merged with its level 3 as rare (a has 4 levels in that view); ``"coarse"``: cell (0, 0) of
     the first table the adaptive rounds measure in bins (a has 14 ordinal levels in that view;
-    -1e9 when none is).
+    -1 when none is).
 
     >>> from privgraph.privacy import SeededSampler
     >>> left, _ = tree_pair()
@@ -190,7 +190,7 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
             elif view == "coarse":
                 tables = rel.structure_.tables
                 binned = [g for g in range(len(tables.tables)) if tables.group_bins(g) is not None]
-                out[i] = float(tables.tables[binned[0]].flat[0]) if binned else -1e9
+                out[i] = float(tables.tables[binned[0]].flat[0]) if binned else -1.0
             elif view == "rows":
                 out[i] = rel.n_rows_
             elif view == "merged":
@@ -235,9 +235,8 @@ def release_cases() -> tuple[AuditCase, ...]:
                   "13 x each of (a,b,c,e) in {0,1}^4 vs one 0000->1110",
                   tree_runner(view="adaptive", columns="abce", delta=GAUSS_DELTA), threshold_events(), runs=4_000,
                   quick_runs=100, group="estimators"),
-        AuditCase("release_tree_coarse", "PrivateRelease(structure='tree', delta > 0), the adaptive rounds' first "
-                  "table in bins", RO, RELEASE_EPSILON, GAUSS_DELTA, *coarse_pair(),
-                  "2,520 rows, a triangle over a (14 levels), b, c vs one 000->(13,1,0)",
+        AuditCase("release_tree_coarse", "PrivateRelease(structure='tree', delta > 0), first table in bins", RO,
+                  RELEASE_EPSILON, GAUSS_DELTA, *coarse_pair(), "triangle, a in 0..13, 2,520 rows vs 000->(13,1,0)",
                   tree_runner(view="coarse", delta=GAUSS_DELTA), threshold_events(), runs=4_000, quick_runs=100,
                   group="estimators"),
         AuditCase("release_tree_levels", "PrivateRelease(structure='tree'), a rare level merged", RO,
