@@ -68,15 +68,21 @@ from privgraph.timecap import check_time
 MEASURE_SHARE = 0.9
 
 #: Whether each round's refit also fits the new pair's own table to its noise
-#: (``cgm_em(focus=...)``). Off: the warm start already meets the stopping rule of all the
+#: (``cgm_em(focus=...)``) when the rounds offer no table in bins (with bins it always does:
+#: :func:`adaptive_rounds`). Off: the warm start already meets the stopping rule of all the
 #: tables together, so EM often stops at once, the model does not move, and the round
 #: anneals (17 rounds on gss at epsilon 1, seed 0; 29 with focus: a trial, not in a result
 #: file). Measured on the six real tables at epsilon 0.3, 1 and 3, three seeds
 #: (benchmarks/results/release_real_tables_focus.jsonl against release_real_tables.jsonl):
 #: gss better at 1 and 3 (2-way 0.0187 -> 0.0170, 0.0137 -> 0.0119), anes at 3, mpls, fair,
 #: child and alarm worse (anes 3-way 0.116 -> 0.132), the mean change over the 18 cells under
-#: 1%, at 2 to 5 times the CPU (cces16 at 3: 90 s, MST's 95). So it stays off; the choice is
-#: the product's, not the data's (public).
+#: 1%, at 2 to 5 times the CPU (cces16 at 3: 90 s, MST's 95). So it stays off where no table in
+#: bins is offered; the choice is the product's, not the data's (public). Where the rounds offer
+#: tables in bins they refit focused: measured with bins on the benchmark's seeds
+#: (benchmarks/results/release_real_tables.jsonl against release_real_tables_unfocused_bins.jsonl),
+#: focus lowered gss's TVD at every epsilon and anes's at 0.3 and 1 (a binned table has few
+#: cells, so the residual of all the tables together hardly notices it and an unfocused refit
+#: left it unfitted).
 ROUND_FOCUS = False
 
 #: An ordered column with more codes than this is also offered to the rounds in at most
@@ -150,6 +156,7 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
     measured = _Measured(tables, records)
     pairs = list(counted)
     offered = candidates(domain, pairs, _one_way_proportions(tables), ordered)
+    focused = ROUND_FOCUS or any(b is not None for _, b in offered)  # public: the domain and released tables
     true = [coarsen(counted[p], b) for p, b in offered]  # the counts each candidate would measure
     score_sensitivity = pair_score_sensitivity(plan.neighbours)
     l2 = histogram_l2_sensitivity(plan.neighbours)
@@ -188,7 +195,7 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
         noisy_now = measured.noisy()
         group = measured.group(key)
         clear_inference_cache()  # a new structure each round: the last one's inference is not needed again
-        focus = {"focus": group} if ROUND_FOCUS else {}
+        focus = {"focus": group} if focused else {}
         model = cgm_em(noisy_now, max_cells=tree_cap, start=measured.start(model), **focus)
         # the refitted model's table of the candidate, N times (the fit's own cached inference structure)
         after = expected_tables(noisy_now, list(model.potentials), tree_cap)[group]
