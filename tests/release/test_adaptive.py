@@ -145,3 +145,33 @@ def test_the_mechanisms_the_rounds_call_add_up_to_the_filter_charge(monkeypatch)
         if done.pairs.count(pair) == 1 and pair in noisy.cliques:
             sigma = adaptive.zcdp_gaussian_scale(rho, 1.0, domain.cells(pair))[0]
             assert noisy.group_scales[noisy.ties[noisy.cliques.index(pair)]] == pytest.approx(sigma)
+
+
+def test_refits_are_focused_exactly_where_the_rounds_offer_tables_in_bins(monkeypatch):
+    """A binned table has few cells, so each round's refit also fits the new table
+    (``cgm_em(focus=...)``) wherever the rounds offer bins (an ordered column of more than
+    COARSE_ABOVE codes); elsewhere ROUND_FOCUS (off) decides. Public either way: the codebook
+    and the released one-way tables."""
+    import privgraph.release.adaptive as adaptive
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    a = rng.integers(0, 20, n)
+    b = (a >= 10).astype(int) ^ (rng.random(n) < 0.2)
+    c = np.where(rng.random(n) < 0.7, b, rng.integers(0, 2, n))
+    codes, domain = np.column_stack([a, b, c]), Domain.of(a=20, b=2, c=2)
+    tables, counted = _start(codes, domain)
+    focus_seen = []
+    fit = adaptive.cgm_em
+
+    def recorded(noisy, **kw):
+        if "start" in kw:  # a round's refit
+            focus_seen.append("focus" in kw)
+        return fit(noisy, **kw)
+
+    monkeypatch.setattr(adaptive, "cgm_em", recorded)
+    for ordered, expect in [((), False), ({"a"}, True)]:
+        focus_seen.clear()
+        adaptive_rounds(tables, counted, AdaptivePlan(0.5, 8, AR), delta=1e-6, sampler=SeededSampler(4),
+                        rng=np.random.default_rng(0), tree_cap=10_000, records=None, ordered=ordered)
+        assert focus_seen and set(focus_seen) == {expect}
