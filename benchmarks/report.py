@@ -84,7 +84,10 @@ COMMANDS = {
                                  "benchmarks/results/release_real_peers.jsonl && python3 "
                                  "benchmarks/bench_release_real.py --tables gss --epsilon 1 --seeds 2 --first-seed 1 "
                                  "--no-privgraph --peers dpmm:aim --python VENV_WITH_DPMM --timeout 6000 --out "
-                                 "benchmarks/results/release_real_peers.jsonl"),
+                                 "benchmarks/results/release_real_peers.jsonl && for s in 1 2; do python3 "
+                                 "benchmarks/bench_release_real.py --tables gss --epsilon 0.3 --seeds 1 --first-seed $s "
+                                 "--no-privgraph --peers dpmm:aim --python VENV_WITH_DPMM --timeout 1500 --out "
+                                 "benchmarks/results/release_real_peers.jsonl; done"),
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
                                     "benchmarks/results/release_real_ablation.jsonl"),
