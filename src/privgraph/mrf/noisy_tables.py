@@ -83,9 +83,18 @@ class NoisyMarginals:
         """Group ``g``'s bins (per axis: None or each code's bin), None at full resolution."""
         return None if self.bins is None else self.bins[g]
 
+    @property
+    def has_bins(self) -> bool:
+        """Whether some table is coarsened (:attr:`bins`)."""
+        return self.bins is not None and any(b is not None for b in self.bins)
+
     def potential_shapes(self) -> tuple[tuple[int, ...], ...]:
         """The shape of each group's model potential: its clique's codes (a coarsened table
-        is smaller)."""
+        is smaller). Computed once: CGM-EM asks every iteration."""
+        return self._potential_shapes
+
+    @functools.cached_property
+    def _potential_shapes(self) -> tuple[tuple[int, ...], ...]:
         return tuple(self.domain.project(c).shape for c in self.group_cliques())
 
     def to_tables(self, flat: np.ndarray) -> np.ndarray:
@@ -107,7 +116,7 @@ class NoisyMarginals:
     @functools.cached_property
     def _table_index(self) -> np.ndarray | None:
         """The flat table cell of each potential cell (None: every table at full resolution)."""
-        if self.bins is None or all(b is None for b in self.bins):
+        if not self.has_bins:
             return None
         parts, offset = [], 0
         for g, (shape, table) in enumerate(zip(self.potential_shapes(), self.tables)):
@@ -118,7 +127,7 @@ class NoisyMarginals:
 
     def check_full_resolution(self, method: str) -> None:
         """Refuse, naming ``method``, tables some of which are coarsened (only CGM-EM fits them)."""
-        if self.bins is not None and any(b is not None for b in self.bins):
+        if self.has_bins:
             raise InvalidInput(f"{method} fits tables over their cliques' codes only; these include coarsened "
                                "tables (fit them with CGM-EM)")
 
