@@ -113,18 +113,33 @@ def test_cgm_em_warm_start_reaches_the_same_fit():
     assert math.isfinite(float(np.sum(warm.potentials[0])))
 
 
-def test_the_mechanisms_the_rounds_call_add_up_to_the_filter_charge(monkeypatch):
+def _wide(n=20_000, seed=0):
+    """Codes of a 20-level ordered column a, a binary b that mostly tells a's halves apart,
+    and c, 70% copies of b (a wide ordered column, so the rounds offer (a, .) in bins)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 20, n)
+    b = (a >= 10).astype(int) ^ (rng.random(n) < 0.2)
+    c = np.where(rng.random(n) < 0.7, b, rng.integers(0, 2, n))
+    return np.column_stack([a, b, c]), Domain.of(a=20, b=2, c=2)
+
+
+@pytest.mark.parametrize("table, ordered", [(_chain, ()), (_wide, {"a"})])
+def test_the_mechanisms_the_rounds_call_add_up_to_the_filter_charge(monkeypatch, table, ordered):
     """The rhos the Gaussian measurements are drawn at and the epsilons the selections run at
     (as zCDP, epsilon^2 / 8) add up to the one charge the ledger holds: a round that drew
-    less noise than it counted (say half the sigma, four times the rho) would exceed it."""
+    less noise than it counted (say half the sigma, four times the rho) would exceed it. With
+    a wide ordered column some rounds measure tables in bins: the same call, at the same rho
+    and the same L2 sensitivity, on the binned table's fewer cells."""
     import privgraph.release.adaptive as adaptive
 
-    calls = []
+    calls, measured_sizes = [], []
     measure, select = adaptive.zcdp_gaussian_vector, adaptive.exponential_mechanism
 
-    def measured(values, *, rho, **kw):
+    def measured(values, *, rho, sensitivity, **kw):
         calls.append(rho)
-        return measure(values, rho=rho, **kw)
+        measured_sizes.append(np.asarray(values).size)
+        assert sensitivity == 1.0  # one record moves one cell of a table, binned or not (add/remove)
+        return measure(values, rho=rho, sensitivity=sensitivity, **kw)
 
     def selected(scores, *, epsilon, **kw):
         calls.append(epsilon**2 / 8)
@@ -132,19 +147,33 @@ def test_the_mechanisms_the_rounds_call_add_up_to_the_filter_charge(monkeypatch)
 
     monkeypatch.setattr(adaptive, "zcdp_gaussian_vector", measured)
     monkeypatch.setattr(adaptive, "exponential_mechanism", selected)
-    codes, domain = _chain()
+    codes, domain = table()
     tables, counted = _start(codes, domain)
     plan = AdaptivePlan(0.05, 16, AR)
     noisy, done = adaptive_rounds(tables, counted, plan, delta=1e-6, sampler=SeededSampler(4),
-                                  rng=np.random.default_rng(0), tree_cap=10_000, records=None)
+                                  rng=np.random.default_rng(0), tree_cap=10_000, records=None, ordered=ordered)
     assert len(calls) == 2 * done.rounds and sum(calls) <= plan.rho
     assert sum(calls) == pytest.approx(plan.rho, rel=1e-9) and done.annealed >= 1
-    # each measured table's recorded noise is the sigma its rho gives (what the fit weighs it by)
+    binned = [b is not None for b in done.bins]
+    assert any(binned) == bool(ordered)  # the wide case does measure tables in bins
+    # each measured table's recorded noise is the sigma its rho gives on its own cells (what the fit weighs it by)
     rhos = calls[1::2]
-    for pair, rho in zip(done.pairs, rhos):
-        if done.pairs.count(pair) == 1 and pair in noisy.cliques:
-            sigma = adaptive.zcdp_gaussian_scale(rho, 1.0, domain.cells(pair))[0]
-            assert noisy.group_scales[noisy.ties[noisy.cliques.index(pair)]] == pytest.approx(sigma)
+    keys = list(zip(done.pairs, done.bins))
+    for key, rho, size in zip(keys, rhos, measured_sizes):
+        bins = key[1] or (None,) * len(key[0])
+        assert size == math.prod(domain.size_of(v) if b is None else len(set(b)) for v, b in zip(key[0], bins))
+        if keys.count(key) == 1:
+            sigma = adaptive.zcdp_gaussian_scale(rho, 1.0, size)[0]
+            assert noisy.group_scales[_group_of(noisy, key)] == pytest.approx(sigma)
+
+
+def _group_of(noisy, key):
+    """The group of ``noisy`` that holds ``key``'s (clique, bins) table."""
+    clique, bins = key
+    for i, (c, g) in enumerate(zip(noisy.cliques, noisy.ties)):
+        if c == clique and noisy.group_bins(g) == bins:
+            return g
+    raise AssertionError(f"{key} not among the released tables")
 
 
 def test_refits_are_focused_exactly_where_the_rounds_offer_tables_in_bins(monkeypatch):
@@ -154,12 +183,7 @@ def test_refits_are_focused_exactly_where_the_rounds_offer_tables_in_bins(monkey
     and the released one-way tables."""
     import privgraph.release.adaptive as adaptive
 
-    rng = np.random.default_rng(0)
-    n = 20_000
-    a = rng.integers(0, 20, n)
-    b = (a >= 10).astype(int) ^ (rng.random(n) < 0.2)
-    c = np.where(rng.random(n) < 0.7, b, rng.integers(0, 2, n))
-    codes, domain = np.column_stack([a, b, c]), Domain.of(a=20, b=2, c=2)
+    codes, domain = _wide()
     tables, counted = _start(codes, domain)
     focus_seen = []
     fit = adaptive.cgm_em
