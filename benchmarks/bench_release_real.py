@@ -56,6 +56,12 @@ if spec.get("rare_sigmas") is not None:  # an ablation: the rare-level threshold
 if spec.get("round_focus"):  # an ablation: the adaptive rounds' refits fit the new table too
     import privgraph.release.adaptive as adaptive
     adaptive.ROUND_FOCUS = True
+import importlib
+for name, value in spec.get("set", {}).items():  # an ablation: a package constant set (--set)
+    module, attribute = name.rsplit(".", 1)
+    target = importlib.import_module("privgraph." + module)
+    assert hasattr(target, attribute), name
+    setattr(target, attribute, value)
 train, domain = table(spec["table"])
 t0 = time.process_time()
 rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=1000 + spec["seed"],
@@ -121,16 +127,18 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
 
 
 def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
-        tree_cap: int | None, rare_sigmas: float | None = None, round_focus: bool = False) -> dict:
+        tree_cap: int | None, rare_sigmas: float | None = None, round_focus: bool = False,
+        settings: dict | None = None) -> dict:
     from privgraph.data.codebook import level_text
 
     train, domain = table(name)
     row = {"tool": tool, "table": name, "rows": len(train), "columns": len(train.columns), "epsilon": epsilon,
            "delta": delta, "seed": seed} | ({"rare_sigmas": rare_sigmas} if rare_sigmas is not None else {}) | (
-               {"round_focus": True} if round_focus else {})
+               {"round_focus": True} if round_focus else {}) | ({"set": settings} if settings else {})
     with tempfile.TemporaryDirectory() as d:
         spec = {"table": name, "epsilon": epsilon, "delta": delta, "seed": seed, "out": f"{d}/synth.csv",
-                "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas, "round_focus": round_focus}
+                "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas, "round_focus": round_focus,
+                "set": settings or {}}
         if tool == "privgraph":
             command = [sys.executable, "-c", PRIVGRAPH_SCRIPT, json.dumps(spec)]
         else:
@@ -157,6 +165,7 @@ def summary(paths, by_tree_cap: bool = False) -> str:
     for r in rows:
         tool = r["tool"] + (f" (rare levels kept)" if r.get("rare_sigmas") == float("-inf") else
                             f" (rare below {r['rare_sigmas']:g} sigma)" if "rare_sigmas" in r else "")
+        tool += "".join(f" ({k.rsplit('.', 1)[1]} {v:g})" for k, v in sorted(r.get("set", {}).items()))
         if by_tree_cap and "tree_cap" in r:
             tool += f" (tree_cap {r['tree_cap']:,})"
         groups.setdefault((r["table"], r["epsilon"], tool), []).append(r)
@@ -193,15 +202,24 @@ def main(argv=None) -> None:
                     help="privgraph's rare-level threshold in noise scales (an ablation; -inf: merge nothing)")
     ap.add_argument("--round-focus", action="store_true",
                     help="the adaptive rounds' refits fit the new table too (an ablation: release.adaptive.ROUND_FOCUS)")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="an ablation: set a package constant in privgraph's run (the value as JSON), e.g. "
+                         "release.adaptive.COARSE_BINS=4; recorded in each row")
     ap.add_argument("--out", type=Path, default=None, help="also append each row to this JSON-lines file")
     args = ap.parse_args(argv)
+    settings = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or "." not in name:
+            ap.error(f"--set {item!r}: expected MODULE.NAME=VALUE, e.g. release.adaptive.COARSE_BINS=4")
+        settings[name] = json.loads(value)
     if args.summary is not None:
         print(summary(args.summary, args.by_tree_cap))
         return
     for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.first_seed, args.first_seed + args.seeds)):
         for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
             row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap,
-                      args.rare_sigmas, args.round_focus)
+                      args.rare_sigmas, args.round_focus, settings)
             line = json.dumps(row)
             print(line, flush=True)
             if args.out is not None:
