@@ -103,6 +103,29 @@ def test_engines_drop_the_same_incomplete_rows(tmp_path, spark):
 
 
 @requires_spark
+def test_spark_codes_only_the_values_of_complete_rows(tmp_path, spark):
+    """Spark's first scan collects each column's values in all rows; where a row is dropped as
+    incomplete, a value that only it holds (here outside the levels) is no error, and the
+    distinct rows and the number of complete rows are the in-memory engine's."""
+    df = random_frame(400, seed=4)
+    domain = NumpyEngine.from_frame(df).domain
+    df.loc[[3, 50], "c"] = None
+    df.loc[50, "a"] = "maybe"  # outside a's levels, in a row that is dropped
+    df.to_parquet(tmp_path / "m.parquet")
+    mem = NumpyEngine.from_frame(df.dropna(), domain=domain)
+    spark_engine = SparkEngine(tmp_path / "m.parquet", domain, missing="drop", spark=spark)
+    got, counts = spark_engine.distinct_rows(10**6)
+    want, n = np.unique(mem.codes, axis=0, return_counts=True)
+    assert sorted(zip(map(tuple, got.tolist()), counts.tolist())) == sorted(zip(map(tuple, want.tolist()), n.tolist()))
+    assert int(spark_engine.counts([])) == int(mem.counts([])) == 398
+    df.loc[51, "a"] = "maybe"  # now in a complete row: the error that names the column
+    df.to_parquet(tmp_path / "bad.parquet")
+    bad = SparkEngine(tmp_path / "bad.parquet", domain, missing="drop", spark=spark)
+    with pytest.raises(ValueError, match="column 'a' holds value 'maybe' not among its levels"):
+        bad.distinct_rows(10**6)
+
+
+@requires_spark
 def test_spark_over_a_dataframe_needs_a_domain(spark):
     sdf = spark.createDataFrame(pd.DataFrame({"a": ["x", "y", "x"]}))
     with pytest.raises(ValueError, match="needs its domain"):
