@@ -14,7 +14,8 @@ import pandas as pd
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
-from privgraph.data.engines.sql import COUNT, backquote, code_of, group_by_query, level_lookup, table_from_groups
+from privgraph.data.engines.sql import (COUNT, backquote, code_of, group_by_query, level_lookup, packed_keys_query,
+                                        table_from_groups, unpack_keys)
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format
 from privgraph.data.records import Dialect, header_of, spark_records
 from privgraph.validation import InvalidInput
@@ -85,10 +86,10 @@ class SparkEngine:
         maps them to codes exactly as :meth:`counts` does (a level, or its text; a value
         outside the levels is the same error). The job groups the rows by their codes,
         computed on the cluster by a CASE over those values and packed into a few 64-bit keys
-        (:func:`packed_keys`), and brings back at most ``max_rows + 1`` rows. Only Spark SQL
-        runs on the executors. The result is kept (read-only): a
-        command whose stages each count from the distinct rows (a release's structure and
-        parameters) runs this job once.
+        (:func:`~privgraph.data.engines.sql.packed_keys_query`, DuckDB's query), and brings
+        back at most ``max_rows + 1`` rows. Only Spark SQL runs on the executors. The result
+        is kept (read-only): a command whose stages each count from the distinct rows (a
+        release's structure and parameters) runs this job once.
         """
         if max_rows not in self._distinct:
             found = self._fetch_distinct_rows(int(max_rows))
@@ -112,20 +113,15 @@ class SparkEngine:
                 code = code_of(name, lookup, value)
                 match = column == F.lit(value)
                 case = F.when(match, code) if case is None else case.when(match, code)
-            coded.append(F.lit(0) if case is None else case)
-        packs = packed_keys(d.sizes)
-        keys = [f"privgraph_k{g}" for g in range(len(packs))]
-        packed = [sum((coded[j].cast("long") * stride for j, stride in pack), F.lit(0).cast("long")).alias(key)
-                  for pack, key in zip(packs, keys)]
-        grouped = data.select(*packed).groupBy(*keys).agg(F.count(F.lit(1)).alias(COUNT))
-        table = grouped.limit(int(max_rows) + 1).toArrow()
+            coded.append((F.lit(0) if case is None else case).alias(name))
+        view = f"{self._view}_codes"
+        data.select(*coded).createOrReplaceTempView(view)
+        query, runs = packed_keys_query(view, d, quote_name=backquote)
+        table = self.spark.sql(query).limit(int(max_rows) + 1).toArrow()
         if table.num_rows > max_rows:
             return None
-        codes = np.empty((table.num_rows, len(d.names)), dtype=d.code_dtype, order="F")
-        for pack, key in zip(packs, keys):
-            key_values = table.column(key).to_numpy()
-            for j, stride in pack:
-                codes[:, j] = key_values // stride % d.sizes[j]
+        keys = [table.column(f"privgraph_k{i}").to_numpy() for i in range(len(runs))]
+        codes = np.asfortranarray(unpack_keys(keys, runs, d.sizes, d.code_dtype))
         return codes, np.asarray(table.column(COUNT).to_numpy(), dtype=np.int64)
 
     def _values_of_complete_rows(self, data) -> tuple:
@@ -152,27 +148,6 @@ class SparkEngine:
         pdf = pd.DataFrame({"r": row_indices(rows)})
         self.spark.createDataFrame(pdf).createOrReplaceTempView(name)
         return name
-
-
-def packed_keys(sizes: Sequence[int], bits: int = 62) -> list[list[tuple[int, int]]]:
-    """The columns packed into 64-bit keys for one GROUP BY: groups of consecutive columns,
-    each ``[(column, stride), ...]`` with key ``sum(code * stride)`` below ``2**bits`` (mixed
-    radix: a code is ``key // stride % size``). Grouping by a few longs instead of one
-    small integer per column halves Spark's grouped scan (issue 30's benchmark).
-
-    >>> packed_keys([3, 4, 5])
-    [[(0, 1), (1, 3), (2, 12)]]
-    >>> packed_keys([2**40, 2**30, 2])
-    [[(0, 1)], [(1, 1), (2, 1073741824)]]
-    """
-    packs, stride = [], 1 << bits
-    for j, size in enumerate(sizes):
-        if stride * size > 1 << bits:
-            packs.append([])
-            stride = 1
-        packs[-1].append((j, stride))
-        stride *= size
-    return packs
 
 
 def _first_scan(df, domain: Domain) -> tuple[list[int], int, tuple]:

@@ -190,7 +190,7 @@ def table_from_codes(groups: Iterable[Sequence], shape: Sequence[int]) -> np.nda
 KEY_CELLS = 1 << 62
 
 
-def packed_keys_query(source: str, domain: Domain, *, where: str = "") -> tuple[str, list]:
+def packed_keys_query(source: str, domain: Domain, *, where: str = "", quote_name=None) -> tuple[str, list]:
     """The distinct coded rows of ``source`` and their counts, each row *packed* into few
     BIGINT keys: ``(query, runs)``, where the query returns the columns ``privgraph_k0``,
     ``privgraph_k1``, ... and :data:`COUNT`, and key i is the mixed-radix code of the
@@ -198,6 +198,7 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "") -> tuple[
     :data:`KEY_CELLS` cells a key). Grouping by a few integers instead of a column
     each keeps the engine's hash table small (alarm's 37 columns: one key); unpack with
     :func:`unpack_keys`. ``source`` must hold each column's *code* (:func:`coded_source`).
+    ``quote_name``: the identifier quotes (default ANSI's, DuckDB; :func:`backquote`: Spark).
 
     >>> query, runs = packed_keys_query("t", Domain.of(a=3, b=4))
     >>> runs
@@ -205,6 +206,7 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "") -> tuple[
     >>> print(query)
     SELECT privgraph_k0, COUNT(*) AS privgraph_n FROM (SELECT CAST("a" AS BIGINT) * 4 + CAST("b" AS BIGINT) AS privgraph_k0 FROM t) GROUP BY privgraph_k0
     """
+    q = quote_name or quote
     runs, start, cells = [], 0, 1
     for j, size in enumerate(domain.sizes):
         if cells * size > KEY_CELLS and j > start:
@@ -214,7 +216,7 @@ def packed_keys_query(source: str, domain: Domain, *, where: str = "") -> tuple[
     runs.append((start, len(domain.sizes)))
     keys = []
     for i, (a, b) in enumerate(runs):
-        terms = [f"CAST({quote(domain.names[j])} AS BIGINT)" for j in range(a, b)]
+        terms = [f"CAST({q(domain.names[j])} AS BIGINT)" for j in range(a, b)]
         terms = [t + (f" * {math.prod(domain.sizes[j + 1:b])}" if j + 1 < b else "") for t, j in zip(terms, range(a, b))]
         keys.append(f"{' + '.join(terms)} AS privgraph_k{i}")
     names = ", ".join(f"privgraph_k{i}" for i in range(len(runs)))
