@@ -13,9 +13,12 @@ from privgraph.data import Domain, DuckDBEngine, NumpyEngine
 from privgraph.data import sampling
 from privgraph.data import tables as tables_module
 from privgraph.data.engines.duckdb_engine import HeldRows
+from privgraph.data.engines.spark_engine import SparkHeldRows
 from privgraph.data.sampling import block_label_chunks, rows_without_replacement_chunks
 from privgraph.data.tables import HeldBlocks, Tables
 from privgraph.privacy import SeededSampler
+
+from tests.data.conftest import requires_spark
 
 DRAWS = 6000
 
@@ -64,11 +67,11 @@ def test_one_chunk_is_the_draw_before_chunks():
     assert all(labels[perm[j]] == min(j // 3, 3) for j in range(10))
 
 
-@pytest.fixture
-def wide(tmp_path, monkeypatch):
+@pytest.fixture(params=["duckdb", "spark"])
+def wide(tmp_path, monkeypatch, request):
     """A table with mostly distinct rows over a domain too large for a joint table (7.5M
-    cells), as a Parquet file and in memory; no distinct rows fetched from the file (the bound
-    set to none); selections in chunks of 64 rows."""
+    cells), as a Parquet file (through DuckDB, then Spark) and in memory; no distinct rows
+    fetched from the file (the bound set to none); selections in chunks of 64 rows."""
     monkeypatch.setattr(tables_module, "DISTINCT_ROWS_BYTES", 0)
     for f in (rows_without_replacement_chunks, block_label_chunks):
         monkeypatch.setitem(f.__kwdefaults__, "chunk", 64)
@@ -83,8 +86,18 @@ def wide(tmp_path, monkeypatch):
     frame = {name: np.array(lv)[codes[:, j]] for j, (name, lv) in enumerate(zip(d.names, levels))}
     pd.DataFrame(frame).to_parquet(path)
     memory = Tables.from_engine(NumpyEngine(d, codes))
-    disk = Tables.from_engine(DuckDBEngine(path, d, invalid="drop"))
-    return memory, disk
+    if request.param == "spark":
+        from privgraph.data import SparkEngine
+
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        engine = SparkEngine(path, d, spark=request.getfixturevalue("spark"), scratch=str(scratch))
+    else:
+        engine = DuckDBEngine(path, d, invalid="drop")
+    return memory, Tables.from_engine(engine)
+
+
+HELD = (HeldRows, SparkHeldRows)
 
 
 SETS = [("a",), ("b", "a"), ("c", "a", "b"), ("id", "a"), ()]
@@ -96,7 +109,7 @@ def test_the_engine_holds_the_same_draws_as_memory(wide):
     for draw in (lambda t: t.subsample(200, SeededSampler(1)),
                  lambda t: t.subsample(200, SeededSampler(1)).subsample(90, SeededSampler(2))):
         a, b = draw(memory), draw(disk)
-        assert isinstance(b._rows, HeldRows) and isinstance(a._rows, np.ndarray)  # held by DuckDB, not here
+        assert isinstance(b._rows, HELD) and isinstance(a._rows, np.ndarray)  # held by the engine, not here
         for s in SETS:
             assert (a.table(s) == b.table(s)).all(), s
         assert int(b.table(()).sum()) == b.n
@@ -110,9 +123,14 @@ def test_the_engine_holds_the_same_draws_as_memory(wide):
 
 def test_a_held_selection_is_dropped_with_its_tables(wide):
     _, disk = wide
-    con = disk.engine._con
-    held = lambda: {r[0] for r in con.execute(  # noqa: E731
-        "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'privgraph_held_%'").fetchall()}
+    if isinstance(disk.engine, DuckDBEngine):
+        con = disk.engine._con
+        held = lambda: {r[0] for r in con.execute(  # noqa: E731
+            "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'privgraph_held_%'").fetchall()}
+    else:  # Spark's held selections: Parquet folders in the engine's scratch folder
+        from pathlib import Path
+
+        held = lambda: set(Path(disk.engine.scratch).glob("privgraph-held-*"))  # noqa: E731
     before = held()
     sub = disk.subsample(100, SeededSampler(0))
     blocks = sub.blocks(3, SeededSampler(1))
@@ -134,6 +152,37 @@ def test_priv_pc_through_a_held_selection_is_the_in_memory_run(wide):
             est = PrivPC(epsilon=40.0, ci_test=test, random_state=3, max_cond_size=1)
             graphs.append(sorted(map(sorted, est.fit(tables.engine).skeleton_.edges())))
     assert graphs[:2] == graphs[2:]
+
+
+@requires_spark
+def test_spark_numbers_the_rows_of_many_partitions_in_file_order(tmp_path, request):
+    """Spark numbers the complete rows partition by partition on the executors (each
+    partition's rows counted once): with a file split into many partitions (row groups of 50
+    rows, 2 KB splits) and incomplete rows dropped, a selection counts the rows that memory
+    counts at the same positions."""
+    from privgraph.data import SparkEngine
+
+    spark = request.getfixturevalue("spark")
+    rng = np.random.default_rng(3)
+    n = 2000
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["p", "q"], n)})
+    frame.loc[rng.choice(n, 40, replace=False), "b"] = None
+    frame.to_parquet(tmp_path / "p.parquet", row_group_size=50)
+    complete = frame.dropna()
+    memory = NumpyEngine.from_frame(complete)
+    old = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2k")
+    try:
+        engine = SparkEngine(tmp_path / "p.parquet", memory.domain, missing="drop", spark=spark, scratch=str(tmp_path))
+        parts = engine._numbered().rdd.getNumPartitions()
+        rows = np.sort(rng.choice(len(complete), 300, replace=False))
+        for columns in (["a"], ["b", "a"]):
+            assert (engine.counts(columns, rows=rows) == memory.counts(columns, rows=rows)).all(), columns
+        first = engine.counts(["a", "b"], rows=np.arange(10))  # the first ten complete rows, in file order
+        assert (first == memory.counts(["a", "b"], rows=np.arange(10))).all()
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", old)
+    assert parts > 4
 
 
 def test_sampling_chunk_is_the_default():

@@ -16,6 +16,7 @@ from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
 from privgraph.data.engines.sql import (
+    BLOCK,
     coded_source,
     complete_codes_where,
     group_by_query,
@@ -37,7 +38,6 @@ from privgraph.data.names import check_columns_present
 from privgraph.validation import InvalidInput
 
 _SELECTION = "privgraph_selected_rows"
-BLOCK = "privgraph_block"
 FILE_ROW = "file_row_number"  # DuckDB's row number of a Parquet file (files.duckdb_source)
 _HELD = itertools.count()
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import itertools
 import os
+import shutil
+import tempfile
+import weakref
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
-from privgraph.data.engines.sql import (COUNT, backquote, code_of, group_by_query, level_lookup, packed_keys_query,
+from privgraph.data.engines.sql import (BLOCK, COUNT, backquote, code_of, group_by_query, level_lookup, packed_keys_query,
                                         table_from_groups, unpack_keys)
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format
 from privgraph.data.records import Dialect, header_of, spark_records
@@ -22,6 +26,25 @@ from privgraph.validation import InvalidInput
 
 ROW = "privgraph_row"
 _ids = itertools.count()
+
+#: The environment variable that names the folder where a :class:`SparkEngine` writes held
+#: selections (:meth:`SparkEngine.hold`) when no ``scratch=`` is given; on a cluster, a
+#: folder that the driver writes and every executor reads. Default: the system's temporary
+#: folder (enough for ``local[*]`` and ``local-cluster``).
+SCRATCH_VARIABLE = "PRIVGRAPH_SPARK_SCRATCH"
+
+
+@dataclass(frozen=True, eq=False)
+class SparkHeldRows:
+    """A secret row selection that a :class:`SparkEngine` holds as a Parquet folder of its own
+    (``folder``, private to this user: ``mkdtemp``), removed when this object is freed:
+    ``frame`` is the rows' positions among the complete rows (:meth:`SparkEngine.hold`), their
+    rank in the selection and their block. ``within``: the selection its ranks refer to, kept
+    alive while this one is."""
+
+    frame: object
+    folder: str
+    within: "SparkHeldRows | None" = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,18 +54,23 @@ class SparkEngine:
     ``data`` is a ``pyspark.sql.DataFrame`` (then ``domain`` is required: a cluster's data
     has a domain fixed in advance) or a path (the domain is read with DuckDB if not given).
     ``spark`` is the session (default: :func:`spark_session`'s, the active one first). The query is the same GROUP BY as
-    DuckDB's (:func:`~privgraph.data.engines.group_by_query`). Row selections number the
-    complete rows in the DataFrame's order, through one window over the whole data: fine
-    for tests, costly on a cluster, where sub-sampling the table is the better road.
+    DuckDB's (:func:`~privgraph.data.engines.group_by_query`). Row selections (``rows=``,
+    :meth:`hold`) number the complete rows in the data's order on the executors (each
+    partition's rows counted in one job, once) and are streamed, chunk by chunk, into a
+    Parquet folder under ``scratch`` (default ``$PRIVGRAPH_SPARK_SCRATCH``, else the system's
+    temporary folder; on a cluster, one every executor reads), so the driver holds one chunk
+    of a selection, never the selection.
     """
 
     data: object
     domain: Domain | None = None
     missing: str = "error"
     spark: object = None
+    scratch: str | None = None
     _view: str = field(default="", repr=False)
     _where: str = field(default="", repr=False)
     _distinct: dict = field(default_factory=dict, repr=False)  # max_rows -> distinct_rows' result, once
+    _numbered_rows: list = field(default_factory=list, repr=False)  # the numbered complete rows, once (_numbered)
     _complete: int = field(default=0, repr=False)  # the number of complete rows (the first scan)
     _values: tuple = field(default=(), repr=False)  # each discrete column's distinct values in complete rows
 
@@ -66,8 +94,9 @@ class SparkEngine:
         if not columns and rows is None:
             return np.array(self._complete, dtype=np.int64)  # counted by the first scan
         source, where = self._view, self._where
-        if rows is not None:
-            source, where = self._numbered_view(), f"WHERE {ROW} IN (SELECT r FROM {self._selection(rows)})"
+        if rows is not None:  # a held selection, or positions held for this query
+            held = rows if isinstance(rows, SparkHeldRows) else self.hold([(row_indices(rows), None)])
+            source, where = self._held_view(held, with_block=False), ""
         query = group_by_query(source, columns, where=where, style="spark")
         groups = [tuple(r) for r in self.spark.sql(query).collect()]
         if not columns:
@@ -133,21 +162,80 @@ class SparkEngine:
             return self._values
         return tuple(list(v) for v in data.agg(*[F.collect_set(F.col(backquote(n))) for n in self.domain.names]).collect()[0])
 
-    def _numbered_view(self) -> str:
-        from pyspark.sql import Window, functions as F
+    def hold(self, chunks: Iterable[tuple[np.ndarray, np.ndarray | None]], *,
+             within: SparkHeldRows | None = None) -> SparkHeldRows:
+        """A row selection streamed into a Parquet folder, chunk by chunk (the driver holds one
+        chunk): ``chunks`` of ``(positions, blocks)``, increasing positions among the complete
+        rows (numbered as ``counts``' ``rows``) or, ``within`` a held selection, among its rows
+        in their order; ``blocks`` each row's block (None: 0). As
+        :meth:`DuckDBEngine.hold <privgraph.data.engines.DuckDBEngine.hold>`, the same draws
+        give the same tables. The folder is removed when the selection is freed."""
+        from pyspark.sql import functions as F
 
-        name = f"{self._view}_numbered"
-        df = self.spark.sql(f"SELECT * FROM {self._view} {self._where}")
-        order = Window.orderBy(F.monotonically_increasing_id())
-        df.withColumn(ROW, F.row_number().over(order) - 1).createOrReplaceTempView(name)
+        folder = tempfile.mkdtemp(prefix="privgraph-held-", dir=self.scratch or os.environ.get(SCRATCH_VARIABLE))
+        rank, part = 0, 0
+        for positions, blocks in chunks:
+            positions = np.asarray(positions, dtype=np.int64)
+            blocks = np.zeros(len(positions), dtype=np.int32) if blocks is None else np.asarray(blocks, dtype=np.int32)
+            _write_part(folder, part, np.arange(rank, rank + len(positions), dtype=np.int64), positions, blocks)
+            rank, part = rank + len(positions), part + 1
+        if not part:  # an empty selection: one empty file, so that the folder reads
+            _write_part(folder, 0, *(np.zeros(0, dtype=t) for t in (np.int64, np.int64, np.int32)))
+        frame = self.spark.read.parquet(folder)
+        if within is not None:  # positions among within's rows: their ranks there
+            inner = within.frame.select(F.col("rank").alias("inner"), "position")
+            frame = frame.select("rank", F.col("position").alias("inner"), BLOCK).join(inner, "inner")
+        held = SparkHeldRows(frame.select("rank", "position", BLOCK), folder, within)
+        weakref.finalize(held, shutil.rmtree, folder, True)
+        return held
+
+    def block_counts(self, columns: Sequence[str], held: SparkHeldRows, count: int) -> np.ndarray:
+        """The tables over ``columns`` of each of the ``count`` blocks of ``held``, stacked
+        (shape ``(count, *shape)``), in one grouped query (:meth:`hold`)."""
+        columns = check_columns(self.domain, columns)
+        groups = [tuple(r) for r in self.spark.sql(group_by_query(self._held_view(held, with_block=True),
+                                                                  (BLOCK, *columns), style="spark")).collect()]
+        by_block: list[list] = [[] for _ in range(count)]
+        for row in groups:
+            by_block[int(row[0])].append(row[1:])
+        return np.stack([table_from_groups(g, columns, self.domain) if columns else
+                         np.array(g[0][0] if g else 0, dtype=np.int64) for g in by_block])
+
+    def _held_view(self, held: SparkHeldRows, *, with_block: bool) -> str:
+        """A view of the complete rows that ``held`` holds (with their block, or a semi-join)."""
+        from pyspark.sql import functions as F
+
+        rows = held.frame.select(F.col("position").alias(ROW), *([BLOCK] if with_block else []))
+        data = self._numbered().join(rows, ROW, "inner" if with_block else "left_semi")
+        name = f"{self._view}_held"
+        data.createOrReplaceTempView(name)
         return name
 
-    def _selection(self, rows) -> str:
+    def _numbered(self):
+        """The complete rows with their position 0.. in the data's order (``ROW``), numbered on
+        the executors: each row's partition and its place there (``monotonically_increasing_id``),
+        plus the rows of the partitions before it, counted in one job, once per engine. (A
+        window over the whole data, before, ran in one task.) The data's order is its
+        partitions' (a file's splits in order)."""
+        from pyspark.sql import functions as F
 
-        name = f"{self._view}_selection"
-        pdf = pd.DataFrame({"r": row_indices(rows)})
-        self.spark.createDataFrame(pdf).createOrReplaceTempView(name)
-        return name
+        if not self._numbered_rows:
+            data = self.spark.sql(f"SELECT * FROM {self._view} {self._where}").select(
+                "*", F.spark_partition_id().alias("privgraph_part"), F.monotonically_increasing_id().alias("privgraph_id"))
+            sizes = dict(tuple(r) for r in data.groupBy("privgraph_part").count().collect())
+            shift, start = [], 0
+            for part in sorted(sizes):  # id = (part << 33) + place: position = id + start - (part << 33)
+                shift += [F.lit(part), F.lit(start - (part << 33))]
+                start += sizes[part]
+            offset = F.element_at(F.create_map(*shift), F.col("privgraph_part")) if shift else F.lit(0)
+            numbered = data.withColumn(ROW, F.col("privgraph_id") + offset).drop("privgraph_part", "privgraph_id")
+            self._numbered_rows.append(numbered)
+        return self._numbered_rows[0]
+
+
+def _write_part(folder: str, part: int, rank: np.ndarray, position: np.ndarray, block: np.ndarray) -> None:
+    """One chunk of a held selection as a Parquet file of ``folder``."""
+    pq.write_table(pa.table({"rank": rank, "position": position, BLOCK: block}), os.path.join(folder, f"part-{part:06d}.parquet"))
 
 
 def _first_scan(df, domain: Domain) -> tuple[list[int], int, tuple]:

@@ -15,6 +15,8 @@ from privgraph.validation import InvalidInput
 
 #: Name of the count column in :func:`group_by_query`'s result.
 COUNT = "privgraph_n"
+#: The column of a held selection's block (0 for a plain selection): DuckDB's and Spark's ``hold``.
+BLOCK = "privgraph_block"
 
 
 def group_by_query(source: str, columns: Sequence[str], *, where: str = "", style: str = "ansi") -> str:
