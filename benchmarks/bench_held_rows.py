@@ -20,15 +20,20 @@
    memory; ``fetch_peak_mb`` after it). Modes:
    ``engine``, the selection streamed into DuckDB (``DuckDBEngine.hold``; the default);
    ``python``, the same draws held as arrays in Python (``Tables._holds_rows`` forced off:
-   what a row selection was before). CPU seconds and peak RSS of the child (Python and
-   DuckDB in one process; DuckDB's ``memory_limit`` is 1 GB); one JSON line per run appended
-   to ``--out``.
+   what a row selection was before); ``spark``, the same through ``SparkEngine`` on
+   ``local[2]`` (``--driver-memory 2g``), the selection streamed into Parquet files of a
+   scratch folder (``SparkEngine.hold``). CPU seconds and peak RSS of the child (Python and
+   DuckDB in one process; DuckDB's ``memory_limit`` is 1 GB; for ``spark`` the CPU includes
+   the JVM's, which the child stops and waits for, and ``jvm_peak_mb`` is the JVM's peak RSS,
+   the driver and the executors in one process on ``local[2]``); one JSON line per run
+   appended to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -41,7 +46,7 @@ CHILD = r"""
 import json, resource, sys, time, tracemalloc, warnings
 warnings.simplefilter("ignore")
 spec = json.loads(sys.argv[1])
-from privgraph.data import DuckDBEngine
+from privgraph.data import DuckDBEngine, SparkEngine
 from privgraph.data.codebook import domain_from_codebook
 from privgraph.data.tables import Tables
 from privgraph.privacy import SeededSampler
@@ -49,7 +54,12 @@ if spec["mode"] == "python":  # the draws held as arrays here, as before the eng
     Tables._holds_rows = property(lambda self: False)
 domain = domain_from_codebook(json.load(open(spec["codebook"])))
 t0 = time.process_time()
-whole = Tables.from_engine(DuckDBEngine(spec["file"], domain, invalid="drop"))
+if spec["mode"] == "spark":
+    from privgraph.data.engines.spark_engine import spark_session
+    engine = SparkEngine(spec["file"], domain, spark=spark_session("local[2]"), scratch=spec["scratch"])
+else:
+    engine = DuckDBEngine(spec["file"], domain, invalid="drop")
+whole = Tables.from_engine(engine)
 fetched = bool(whole._distinct)
 t1 = time.process_time()
 fetch_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -58,13 +68,23 @@ sub = whole.subsample(whole.n // 2, SeededSampler(0))
 pair = sub.table(("c0", "c1"))
 blocks = sub.blocks(50, SeededSampler(1))
 # held: all 50 blocks' tables in one grouped query; as arrays: a scan per block, so the first only
-stacked = blocks.table(("c0", "c1")) if spec["mode"] == "engine" else blocks.parts[0].table(("c0", "c1"))[None]
+stacked = blocks.table(("c0", "c1")) if spec["mode"] != "python" else blocks.parts[0].table(("c0", "c1"))[None]
 held_peak = tracemalloc.get_traced_memory()[1] / 2**20
+jvm = None
+if spec["mode"] == "spark":  # stop Spark and wait for its JVM, so that its CPU and peak RSS are the child's
+    from pyspark import SparkContext
+    proc = getattr(SparkContext._gateway, "proc", None)
+    SparkContext._active_spark_context.stop()
+    if proc is not None:
+        proc.stdin.close()
+        proc.wait()
+        jvm = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
 print(json.dumps({"cpu_s": round(time.process_time() - t0, 1), "selection_cpu_s": round(time.process_time() - t1, 1),
                   "n": whole.n, "fetched_distinct": fetched,
                   "sub_rows": int(pair.sum()), "block_rows": int(stacked.sum()),
                   "selection_python_peak_mb": round(held_peak, 1), "fetch_peak_mb": round(fetch_peak),
-                  "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+                  "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                  **({"jvm_peak_mb": jvm} if jvm is not None else {})}))
 """
 
 
@@ -99,9 +119,13 @@ def main(argv=None) -> None:
         if not path.exists():
             write(path, rows)
         for mode in args.modes.split(","):
-            spec = {"file": str(path), "codebook": str(book), "mode": mode}
+            scratch = root / "scratch"
+            scratch.mkdir(exist_ok=True)
+            spec = {"file": str(path), "codebook": str(book), "mode": mode, "scratch": str(scratch)}
+            env = dict(os.environ, PYSPARK_SUBMIT_ARGS="--driver-memory 2g pyspark-shell")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], capture_output=True, text=True)
+            done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], capture_output=True, text=True,
+                                  env=env)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             row = {"rows": rows, "columns": COLUMNS, "mode": mode, "commit": commit,
                    "child_cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)}
