@@ -121,6 +121,34 @@ def test_the_engine_holds_the_same_draws_as_memory(wide):
             assert (a.table(s) == b.table(s)).all(), s
 
 
+def test_tables_of_a_file_without_fetched_rows_come_in_one_grouped_query(wide, monkeypatch):
+    """Beyond the distinct rows an engine fetches, a batch of tables (the release's every
+    pair, ``count_tables``) is one GROUPING SETS query, not a query a table: the same tables
+    as in memory, a set and its permutation counted once."""
+    from privgraph.data.tables import count_tables
+
+    memory, disk = wide
+    engine = type(disk.engine)
+    sets = [("a",), ("b", "a"), ("a", "b"), ("c", "a", "b"), ("id", "a"), ("e", "f"), ()]
+    calls, many, counts = [], engine.counts_many, engine.counts
+
+    def one(self, columns, rows=None):  # the number of rows (from_engine) is the one query of its own
+        assert not columns, f"a query for the table over {columns}"
+        return counts(self, columns, rows)
+
+    monkeypatch.setattr(engine, "counts", one)
+    monkeypatch.setattr(engine, "counts_many", lambda self, s: calls.append(list(s)) or many(self, s))
+    for s, t in zip(sets, disk.tables(sets)):
+        assert t.shape == memory.shape(s) and (t == memory.table(s)).all(), s
+    assert len(calls) == 1 and len(calls[0]) == 6
+    monkeypatch.setattr(tables_module, "DISTINCT_ROWS_BYTES", 0)
+    pairs = list(itertools.combinations(memory.names, 2))
+    calls.clear()
+    for p, t in zip(pairs, count_tables(disk.engine, pairs)):
+        assert (t == memory.table(p)).all(), p
+    assert len(calls) == 1
+
+
 def test_a_held_selection_is_dropped_with_its_tables(wide):
     _, disk = wide
     if isinstance(disk.engine, DuckDBEngine):

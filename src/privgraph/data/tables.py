@@ -64,6 +64,8 @@ MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.e
 SMALL_JOINT_CELLS = 1 << 12
 #: Tables kept by the per-table cache (cells): least recently used evicted first.
 CACHE_BUDGET_CELLS = 1 << 20
+#: Most tables counted by one grouped query of an out-of-core engine (:meth:`Tables.tables`).
+SETS_PER_QUERY = 512
 #: Bytes of distinct rows (codes, counts and float weights) fetched from an out-of-core
 #: engine in one grouped query and kept: 512 MB, some 1e7 rows of alarm's 37 columns.
 DISTINCT_ROWS_BYTES = 1 << 29
@@ -92,7 +94,7 @@ def count_tables(
     if rows is not None:
         return [np.asarray(engine.counts(s, rows), dtype=np.int64) for s in sets]
     tables = Tables.from_engine(engine, max_cells=max_cells)
-    return [np.array(tables.table(s), dtype=np.int64, copy=True) for s in sets]
+    return [np.array(t, dtype=np.int64, copy=True) for t in tables.tables(sets)]
 
 
 def max_distinct_rows(domain: Domain) -> int:
@@ -202,6 +204,27 @@ class Tables:
             out = self._count(key)
             self._cache.put(key, out, out.size)
         return out
+
+    def tables(self, column_sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """:meth:`table` of each of ``column_sets``. An out-of-core engine whose rows are not
+        in memory (more distinct rows than it fetches) counts the tables it has not cached in
+        grouped queries of up to :data:`SETS_PER_QUERY` tables (``engine.counts_many``:
+        ``GROUPING SETS``), a scan for many tables instead of one a table; otherwise each is
+        :meth:`table`'s."""
+        keys = [tuple(s) for s in column_sets]
+        batch = (self._joint is None and self._rows is None and not self._has_fetched_rows
+                 and getattr(self.engine, "codes", None) is None and hasattr(self.engine, "counts_many"))
+        if not batch:
+            return [self.table(k) for k in keys]
+        canonical = {frozenset(k): tuple(c for c in self.names if c in k) for k in keys}  # one order per set
+        found = {u: self._cache.get(o) for u, o in canonical.items()}
+        todo = [o for u, o in canonical.items() if found[u] is None]
+        for start in range(0, len(todo), SETS_PER_QUERY):
+            part = todo[start:start + SETS_PER_QUERY]
+            for key, out in zip(part, self.engine.counts_many(part)):
+                found[frozenset(key)] = out
+                self._cache.put(key, out, out.size)
+        return [np.transpose(found[frozenset(k)], [canonical[frozenset(k)].index(c) for c in k]) for k in keys]
 
     def cover(self, columns: Sequence[str]) -> bool:
         """Name the data over ``columns`` as ``columns[0]``'s cover

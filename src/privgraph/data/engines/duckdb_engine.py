@@ -20,8 +20,10 @@ from privgraph.data.engines.sql import (
     coded_source,
     complete_codes_where,
     group_by_query,
+    grouping_sets_query,
     packed_keys_query,
     read_packed_rows,
+    split_grouping_sets,
     table_from_codes,
     table_from_groups,
 )
@@ -132,6 +134,14 @@ class DuckDBEngine:
             source, where = self._source(row_numbers=True), self._held_where(held)
         groups = self._con.execute(group_by_query(source, columns, where=where)).fetchall()
         return self._table(groups, columns)
+
+    def counts_many(self, column_sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """The tables over each of ``column_sets`` (distinct sets of columns), all in one
+        grouped query (:func:`~privgraph.data.engines.sql.grouping_sets_query`)."""
+        sets = [check_columns(self.domain, s) for s in column_sets]
+        query, columns = grouping_sets_query(self._source(), sets, where=self._where)
+        groups = self._con.execute(query).fetchall()
+        return [self._table(rows, s) for rows, s in zip(split_grouping_sets(groups, columns, sets), sets)]
 
     def _table(self, groups: list, columns: tuple) -> np.ndarray:
         """The table over ``columns`` from a grouped query's rows (values or codes, count)."""

@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
-from privgraph.data.engines.sql import (BLOCK, COUNT, backquote, code_of, group_by_query, level_lookup, packed_keys_query,
-                                        table_from_groups, unpack_keys)
+from privgraph.data.engines.sql import (BLOCK, COUNT, backquote, code_of, group_by_query, grouping_sets_query,
+                                        level_lookup, packed_keys_query, split_grouping_sets, table_from_groups,
+                                        unpack_keys)
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format
 from privgraph.data.records import Dialect, header_of, spark_records
 from privgraph.validation import InvalidInput
@@ -98,7 +99,18 @@ class SparkEngine:
             held = rows if isinstance(rows, SparkHeldRows) else self.hold([(row_indices(rows), None)])
             source, where = self._held_view(held, with_block=False), ""
         query = group_by_query(source, columns, where=where, style="spark")
+        return self._table([tuple(r) for r in self.spark.sql(query).collect()], columns)
+
+    def counts_many(self, column_sets: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """The tables over each of ``column_sets`` (distinct sets of columns), all in one
+        Spark job (:func:`~privgraph.data.engines.sql.grouping_sets_query`), not a job each."""
+        sets = [check_columns(self.domain, s) for s in column_sets]
+        query, columns = grouping_sets_query(self._view, sets, where=self._where, quote_name=backquote)
         groups = [tuple(r) for r in self.spark.sql(query).collect()]
+        return [self._table(rows, s) for rows, s in zip(split_grouping_sets(groups, columns, sets), sets)]
+
+    def _table(self, groups: list, columns: tuple) -> np.ndarray:
+        """The table over ``columns`` from a grouped query's rows (values, count)."""
         if not columns:
             return np.array(groups[0][0] if groups else 0, dtype=np.int64)
         return table_from_groups(groups, columns, self.domain)
@@ -198,8 +210,7 @@ class SparkEngine:
         by_block: list[list] = [[] for _ in range(count)]
         for row in groups:
             by_block[int(row[0])].append(row[1:])
-        return np.stack([table_from_groups(g, columns, self.domain) if columns else
-                         np.array(g[0][0] if g else 0, dtype=np.int64) for g in by_block])
+        return np.stack([self._table(g, columns) for g in by_block])
 
     def _held_view(self, held: SparkHeldRows, *, with_block: bool) -> str:
         """A view of the complete rows that ``held`` holds (with their block, or a semi-join)."""

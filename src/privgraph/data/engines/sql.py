@@ -38,6 +38,50 @@ def group_by_query(source: str, columns: Sequence[str], *, where: str = "", styl
     return select + clause + (f" GROUP BY {cols}" if cols else "")
 
 
+def grouping_sets_query(source: str, sets: Sequence[Sequence[str]], *, where: str = "",
+                        quote_name=None) -> tuple[str, tuple[str, ...]]:
+    """One query counting the table of every column set in ``sets`` (``GROUP BY GROUPING
+    SETS``, DuckDB and Spark SQL alike): ``(query, columns)``, ``columns`` the sets' columns in
+    order of first use. A result row is each column's value, then each column's
+    ``GROUPING()`` (1: not in the row's set), then the count; split it with
+    :func:`split_grouping_sets`. One scan for every table, where a query each scanned the data
+    once per table (an out-of-core file with more distinct rows than are fetched).
+
+    >>> query, columns = grouping_sets_query("t", [("a", "b"), ("b",)])
+    >>> columns
+    ('a', 'b')
+    >>> print(query)
+    SELECT "a", "b", GROUPING("a"), GROUPING("b"), COUNT(*) AS privgraph_n FROM t GROUP BY GROUPING SETS (("a", "b"), ("b"))
+    """
+    q = quote_name or quote
+    columns = tuple(dict.fromkeys(c for s in sets for c in s))
+    values = ", ".join(q(c) for c in columns)
+    grouping = ", ".join(f"GROUPING({q(c)})" for c in columns)
+    groups = ", ".join("(" + ", ".join(q(c) for c in s) + ")" for s in sets)
+    head = f"SELECT {values}, {grouping}, " if columns else "SELECT "
+    clause = f" {where}" if where else ""
+    return f"{head}COUNT(*) AS {COUNT} FROM {source}{clause} GROUP BY GROUPING SETS ({groups})", columns
+
+
+def split_grouping_sets(groups: Iterable[Sequence], columns: Sequence[str],
+                        sets: Sequence[Sequence[str]]) -> list[list[tuple]]:
+    """The rows of :func:`grouping_sets_query`'s result for each set, as
+    :func:`group_by_query` gives them: the set's values in its own order, then the count
+    (sets that hold the same columns get the same rows).
+
+    >>> rows = [("x", None, 0, 1, 3), ("y", None, 0, 1, 1), ("x", "p", 0, 0, 3), ("y", "p", 0, 0, 1)]
+    >>> split_grouping_sets(rows, ("a", "b"), [("a",), ("b", "a")])
+    [[('x', 3), ('y', 1)], [('p', 'x', 3), ('p', 'y', 1)]]
+    """
+    k = len(columns)
+    at = {c: i for i, c in enumerate(columns)}
+    by_columns: dict = {}
+    for row in groups:
+        inside = frozenset(c for c in columns if not row[k + at[c]])
+        by_columns.setdefault(inside, []).append(row)
+    return [[tuple(row[at[c]] for c in s) + (row[-1],) for row in by_columns.get(frozenset(s), [])] for s in sets]
+
+
 def backquote(name: str) -> str:
     """A back-quoted identifier (Spark SQL).
 
