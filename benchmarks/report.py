@@ -91,6 +91,12 @@ COMMANDS = {
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
                                     "benchmarks/results/release_real_ablation.jsonl"),
+    "release_bins_ablation.jsonl": ("for s in '' --set=release.adaptive.COARSE_ABOVE=1000000 "
+                                    "--set=release.adaptive.COARSE_MAX_CLIQUE=1000000000 "
+                                    "--set=release.adaptive.COARSE_MAX_CLIQUE=600 --set=release.adaptive.COARSE_BINS=4 "
+                                    "--set=release.adaptive.COARSE_BINS=12; do python3 benchmarks/bench_release_real.py "
+                                    "--tables gss --epsilon 1 --first-seed 100 --seeds 5 $s --out "
+                                    "benchmarks/results/release_bins_ablation.jsonl; done"),
     "release_tree_cap_400k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes census_shape --epsilon 1 "
                                     "--seeds 3 --tree-cap 400000 --out benchmarks/results/release_tree_cap_400k.jsonl "
                                     "(and again with --tree-cap 500000)"),
@@ -545,6 +551,16 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "marginal and 20 fixed triples; CPU seconds in the tool's own process; peak RSS the most over the "
               "runs; a run that did not finish says so. A shared 2-core machine: compare ratios, not seconds.",
               lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"])),
+        Table("Wide ordered columns in bins: the choices", "release_bins_ablation.jsonl",
+              "gss at epsilon 1 over tuning seeds 100-104 (noise seeds 1100-1104: not the benchmark's), at commit "
+              "571469d (the release of the first table): the default, then one constant of "
+              "`release.adaptive` changed at a time (`--set`). `COARSE_ABOVE` 1e6 offers no table in bins, so the "
+              "rounds' refits are unfocused too; `COARSE_MAX_CLIQUE` 1e9 offers every pair in bins, whatever its "
+              "clique's cells; `COARSE_BINS` is the most bins of a wide column.",
+              lambda: release_summary(["release_bins_ablation.jsonl"],
+                                      lambda r: "privgraph" + "".join(f" ({k.rsplit('.', 1)[1]} {v:g})"
+                                                                      for k, v in sorted(r.get("set", {}).items()))
+                                      + ("" if r.get("set") else " (default)"))),
         Table("Tables in bins with unfocused refits", "release_real_tables_unfocused_bins.jsonl",
               "The same benchmark at commit 9a0a6ad: the adaptive rounds offered tables in bins but refitted without "
               "focus (`release.adaptive.ROUND_FOCUS` alone decided); compare the privgraph rows of the first table. "

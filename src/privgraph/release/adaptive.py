@@ -71,8 +71,7 @@ MEASURE_SHARE = 0.9
 #: (``cgm_em(focus=...)``) when the rounds offer no table in bins (with bins it always does:
 #: :func:`adaptive_rounds`). Off: the warm start already meets the stopping rule of all the
 #: tables together, so EM often stops at once, the model does not move, and the round
-#: anneals (17 rounds on gss at epsilon 1, seed 0; 29 with focus: a trial, not in a result
-#: file). Measured on the six real tables at epsilon 0.3, 1 and 3, three seeds
+#: anneals. Measured on the six real tables at epsilon 0.3, 1 and 3, three seeds
 #: (benchmarks/results/release_real_tables_focus.jsonl against release_real_tables.jsonl):
 #: gss better at 1 and 3 (2-way 0.0187 -> 0.0170, 0.0137 -> 0.0119), anes at 3, mpls, fair,
 #: child and alarm worse (anes 3-way 0.116 -> 0.132), the mean change over the 18 cells under
@@ -89,9 +88,10 @@ ROUND_FOCUS = False
 #: :data:`COARSE_BINS` bins, paired with every other column whose pair has at most
 #: :data:`COARSE_MAX_CLIQUE` cells (the model's clique stays the pair's codes, so a wider one
 #: would fill the junction tree's cap). Settled on gss at epsilon 1, tuning seeds 100 to 104
-#: (not the benchmark's), 2-way / 3-way TVD means: no bins 0.0186 / 0.0481; 8 bins on every
-#: pair 0.0183 / 0.0470; 8 bins, pairs up to 1,000 cells 0.0169 / 0.0459 (chosen); up to 600
-#: cells 0.0170 / 0.0450; 4 bins 0.0179 / 0.0492.
+#: (not the benchmark's; benchmarks/results/release_bins_ablation.jsonl, 2-way / 3-way TVD
+#: means): these values 0.0162 / 0.0443; no bins 0.0186 / 0.0493; bins on every pair
+#: 0.0168 / 0.0464; pairs up to 600 cells 0.0161 / 0.0443; 4 bins 0.0169 / 0.0452; 12 bins
+#: 0.0165 / 0.0444.
 COARSE_ABOVE = 12
 COARSE_BINS = 8
 COARSE_MAX_CLIQUE = 1000
