@@ -213,6 +213,30 @@ def test_spark_numbers_the_rows_of_many_partitions_in_file_order(tmp_path, reque
     assert parts > 4
 
 
+def test_an_empty_selection_counts_no_row(wide):
+    _, disk = wide
+    assert disk.engine.counts(["a"], rows=np.zeros(0, dtype=np.int64)).tolist() == [0, 0, 0, 0]
+
+
+@requires_spark
+def test_a_draw_that_fails_half_way_leaves_no_folder(tmp_path, request):
+    from pathlib import Path
+
+    from privgraph.data import SparkEngine
+
+    pd.DataFrame({"a": ["x", "y", "x"]}).to_parquet(tmp_path / "t.parquet")
+    engine = SparkEngine(tmp_path / "t.parquet", Domain(("a",), (2,), levels=(("x", "y"),)),
+                         spark=request.getfixturevalue("spark"), scratch=str(tmp_path))
+
+    def failing():
+        yield np.array([0, 1]), None
+        raise RuntimeError("the draw failed")
+
+    with pytest.raises(RuntimeError, match="the draw failed"):
+        engine.hold(failing())
+    assert not list(Path(tmp_path).glob("privgraph-held-*"))
+
+
 def test_sampling_chunk_is_the_default():
     assert rows_without_replacement_chunks.__kwdefaults__["chunk"] == sampling.SELECTION_CHUNK
     assert list(itertools.islice(block_label_chunks(3, 1, sampler=SeededSampler(0)), 2))[0].dtype == np.int16

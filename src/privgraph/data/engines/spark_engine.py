@@ -172,7 +172,8 @@ class SparkEngine:
 
         if not self._where:
             return self._values
-        return tuple(list(v) for v in data.agg(*[F.collect_set(F.col(backquote(n))) for n in self.domain.names]).collect()[0])
+        found = data.agg(*[F.collect_set(F.col(backquote(n))) for n in self.domain.names]).collect()[0]
+        return tuple(list(v) for v in found)
 
     def hold(self, chunks: Iterable[tuple[np.ndarray, np.ndarray | None]], *,
              within: SparkHeldRows | None = None) -> SparkHeldRows:
@@ -185,15 +186,12 @@ class SparkEngine:
         from pyspark.sql import functions as F
 
         folder = tempfile.mkdtemp(prefix="privgraph-held-", dir=self.scratch or os.environ.get(SCRATCH_VARIABLE))
-        rank, part = 0, 0
-        for positions, blocks in chunks:
-            positions = np.asarray(positions, dtype=np.int64)
-            blocks = np.zeros(len(positions), dtype=np.int32) if blocks is None else np.asarray(blocks, dtype=np.int32)
-            _write_part(folder, part, np.arange(rank, rank + len(positions), dtype=np.int64), positions, blocks)
-            rank, part = rank + len(positions), part + 1
-        if not part:  # an empty selection: one empty file, so that the folder reads
-            _write_part(folder, 0, *(np.zeros(0, dtype=t) for t in (np.int64, np.int64, np.int32)))
-        frame = self.spark.read.parquet(folder)
+        try:
+            _write_parts(folder, chunks)
+            frame = self.spark.read.parquet(folder)
+        except BaseException:  # nothing half-written left behind
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         if within is not None:  # positions among within's rows: their ranks there
             inner = within.frame.select(F.col("rank").alias("inner"), "position")
             frame = frame.select("rank", F.col("position").alias("inner"), BLOCK).join(inner, "inner")
@@ -244,9 +242,21 @@ class SparkEngine:
         return self._numbered_rows[0]
 
 
-def _write_part(folder: str, part: int, rank: np.ndarray, position: np.ndarray, block: np.ndarray) -> None:
-    """One chunk of a held selection as a Parquet file of ``folder``."""
-    pq.write_table(pa.table({"rank": rank, "position": position, BLOCK: block}), os.path.join(folder, f"part-{part:06d}.parquet"))
+def _write_parts(folder: str, chunks: Iterable[tuple[np.ndarray, np.ndarray | None]]) -> None:
+    """A held selection's chunks (:meth:`SparkEngine.hold`) as Parquet files of ``folder``, one
+    a chunk, each row with its rank in the selection (at least one file: an empty selection
+    reads as no rows)."""
+    rank, part = 0, 0
+    for positions, blocks in chunks:
+        positions = np.asarray(positions, dtype=np.int64)
+        blocks = np.zeros(len(positions), dtype=np.int32) if blocks is None else np.asarray(blocks, dtype=np.int32)
+        ranks = np.arange(rank, rank + len(positions), dtype=np.int64)
+        pq.write_table(pa.table({"rank": ranks, "position": positions, BLOCK: blocks}),
+                       os.path.join(folder, f"part-{part:06d}.parquet"))
+        rank, part = rank + len(positions), part + 1
+    if not part:
+        empty = {"rank": pa.array([], pa.int64()), "position": pa.array([], pa.int64()), BLOCK: pa.array([], pa.int32())}
+        pq.write_table(pa.table(empty), os.path.join(folder, "part-000000.parquet"))
 
 
 def _first_scan(df, domain: Domain) -> tuple[list[int], int, tuple]:
