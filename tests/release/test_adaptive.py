@@ -52,6 +52,24 @@ def test_the_filter_spends_its_rho_exactly_and_no_more(rho, rounds):
     assert set(done.pairs) <= set(counted) and set(noisy.cliques) == {(v,) for v in "abce"} | set(done.pairs)
 
 
+def test_the_rounds_stop_at_the_public_cap_and_spend_all_that_is_left(monkeypatch):
+    """Much budget, priced as many rounds: without the cap the rounds run long; with it the
+    MAX_ROUNDS-th round is the last and spends what is left, so the filter still spends rho."""
+    import privgraph.release.adaptive as adaptive
+
+    codes, domain = _chain()
+    tables, counted = _start(codes, domain)
+    run = lambda: adaptive_rounds(tables, counted, AdaptivePlan(2.0, 64, AR), delta=1e-6,  # noqa: E731
+                                  sampler=SeededSampler(2), rng=np.random.default_rng(0), tree_cap=10_000,
+                                  records=None)
+    _, free = run()
+    monkeypatch.setattr(adaptive, "MAX_ROUNDS", 5)
+    _, capped = run()
+    assert free.rounds > 5 and capped.rounds == 5
+    assert capped.spent <= 2.0 and capped.spent == pytest.approx(2.0, rel=1e-9)
+    assert capped.pairs == free.pairs[:4] + capped.pairs[4:]  # the rounds before the cap are the same draws
+
+
 def test_a_strong_pair_is_measured_and_the_model_follows_it():
     """With ample budget the first pair measured is the strongest dependence the one-way model
     misses (a, b: 80% copies), and the fitted model's (a, b) table is close to the truth."""

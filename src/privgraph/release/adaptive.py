@@ -43,8 +43,10 @@ give ``(alpha, alpha rho)``-RDP at every order: the stage is ``rho``-zCDP, one c
 ``rho`` in the ledger, reserved before the first round (AIM's own argument, its Theorem 1).
 
 **Rounds.** The number of rounds depends on the released tables (annealing) and is at most
-about ``rounds`` (each round costs at least ``rho / rounds``); it changes the time, never the
-privacy. A round in which no pair fits the cap measures nothing and its rho is left unused.
+about ``rounds`` (each round costs at least ``rho / rounds``) and at most :data:`MAX_ROUNDS`
+(public): that round spends all that is left, as a last round does. It changes the time,
+never the privacy. A round in which no pair fits the cap measures nothing and its rho is left
+unused.
 """
 
 from __future__ import annotations
@@ -83,6 +85,13 @@ MEASURE_SHARE = 0.9
 #: cells, so the residual of all the tables together hardly notices it and an unfocused refit
 #: left it unfitted).
 ROUND_FOCUS = False
+
+#: The most rounds the stage runs; the last spends all that is left (public, as AIM's 16 d
+#: rounds are). Without annealing (much signal: epsilon 10 on 1e6 rows of a 30-column table)
+#: the rounds ran to AIM's 16 d, 480 refits of a model of up to 200,000 cells (over 30 CPU
+#: minutes); the real tables of the benchmark run at most 55 rounds (cces16 at epsilon 3:
+#: docs/release.md), so their draws are unchanged.
+MAX_ROUNDS = 64
 
 #: An ordered column with more codes than this is also offered to the rounds in at most
 #: :data:`COARSE_BINS` bins, paired with every other column whose pair has at most
@@ -169,8 +178,8 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
     while left > 0:
         round_no += 1
         check_time(f"the adaptive round {round_no}")
-        if left < 2 * (rho_m + eps**2 / 8):  # the last round spends what is left (less rounding's 1e-12)
-            last = left * (1 - 1e-12)
+        if left < 2 * (rho_m + eps**2 / 8) or round_no >= MAX_ROUNDS:  # the last round spends what is left
+            last = left * (1 - 1e-12)  # less rounding's 1e-12
             rho_m, eps = MEASURE_SHARE * last, math.sqrt(8 * (1 - MEASURE_SHARE) * last)
             left = 0.0
         else:
@@ -305,5 +314,5 @@ class _Measured:
         return [held.get(k, np.zeros(self.domain.project(k[0]).shape)) for k in self.tables]
 
 
-__all__ = ["COARSE_ABOVE", "COARSE_BINS", "MEASURE_SHARE", "AdaptivePlan", "AdaptiveRounds", "adaptive_rounds",
+__all__ = ["COARSE_ABOVE", "COARSE_BINS", "MAX_ROUNDS", "MEASURE_SHARE", "AdaptivePlan", "AdaptiveRounds", "adaptive_rounds",
            "candidates", "mass_bins", "round_price"]
