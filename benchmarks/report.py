@@ -101,7 +101,8 @@ COMMANDS = {
                                     "--seeds 3 --tree-cap 400000 --out benchmarks/results/release_tree_cap_400k.jsonl "
                                     "(and again with --tree-cap 500000)"),
     "spark_scale.jsonl": ("nice -n 19 python3 benchmarks/bench_spark_scale.py --rows 1e7,1e8 --dir /tmp/spark-scale "
-                          "--out benchmarks/results/spark_scale.jsonl"),
+                          "--out benchmarks/results/spark_scale.jsonl (the rows at 5294df4: --rows 1e8 --engines "
+                          "spark,duckdb)"),
     "held_rows.jsonl": ("nice -n 19 python3 benchmarks/bench_held_rows.py --rows 2e7,4e7 --modes engine,python "
                         "--dir /tmp/held-rows --out benchmarks/results/held_rows.jsonl, then the same with --rows 2e7 "
                         "--modes spark"),
