@@ -215,14 +215,13 @@ def complete_filter(con, source: str, names: Sequence[str], missing: str) -> str
     return complete_where(names, counts, missing)
 
 
-def null_count_query(source: str, names: Sequence[str], quote_name=None) -> str:
+def null_count_query(source: str, names: Sequence[str]) -> str:
     """One scan counting the NULLs of each column.
 
     >>> null_count_query("t", ["a"])
     'SELECT count(*) - count("a") FROM t'
     """
-    q = quote_name or quote
-    return "SELECT " + ", ".join(f"count(*) - count({q(n)})" for n in names) + f" FROM {source}"
+    return "SELECT " + ", ".join(f"count(*) - count({quote(n)})" for n in names) + f" FROM {source}"
 
 
 def complete_where(names: Sequence[str], null_counts: Sequence[int], missing: str, quote_name=None) -> str:

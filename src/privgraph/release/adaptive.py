@@ -89,8 +89,8 @@ ROUND_FOCUS = False
 #: The most rounds the stage runs; the last spends all that is left (public, as AIM's 16 d
 #: rounds are). Without annealing (much signal: epsilon 10 on 1e6 rows of a 30-column table)
 #: the rounds ran to AIM's 16 d, 480 refits of a model of up to 200,000 cells (over 30 CPU
-#: minutes); the real tables of the benchmark run at most 55 rounds (cces16 at epsilon 3:
-#: docs/release.md), so their draws are unchanged.
+#: minutes); the real tables of the benchmark ran at most 63 rounds (cces16 at epsilon 3,
+#: seed 2), so their draws are unchanged (trials, not in a result file).
 MAX_ROUNDS = 64
 
 #: An ordered column with more codes than this is also offered to the rounds in at most

@@ -23,6 +23,7 @@ from privgraph.data.engines.sql import (
     grouping_sets_query,
     packed_keys_query,
     read_packed_rows,
+    rows_by_block,
     split_grouping_sets,
     table_from_codes,
     table_from_groups,
@@ -197,10 +198,7 @@ class DuckDBEngine:
         columns = check_columns(self.domain, columns)
         source = f"{self._source(row_numbers=True)} AS privgraph_data JOIN {held.name} USING ({FILE_ROW})"
         groups = self._con.execute(group_by_query(source, (BLOCK, *columns), where=self._where)).fetchall()
-        by_block: list[list] = [[] for _ in range(count)]
-        for row in groups:
-            by_block[int(row[0])].append(row[1:])
-        return np.stack([self._table(g, columns) for g in by_block])
+        return np.stack([self._table(g, columns) for g in rows_by_block(groups, count)])
 
     def distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
         """``(codes of the distinct complete rows, their counts)`` in one grouped query, or

@@ -19,7 +19,7 @@ from privgraph.data.domain import Domain
 from privgraph.data.encoding import check_missing_policy
 from privgraph.data.engines.base import check_columns, check_no_bins, row_indices
 from privgraph.data.engines.sql import (BLOCK, COUNT, backquote, code_of, group_by_query, grouping_sets_query,
-                                        level_lookup, packed_keys_query, split_grouping_sets, table_from_groups,
+                                        level_lookup, packed_keys_query, rows_by_block, split_grouping_sets, table_from_groups,
                                         unpack_keys)
 from privgraph.data.files import check_path, complete_where, domain_of_file, file_format
 from privgraph.data.records import Dialect, header_of, spark_records
@@ -73,7 +73,7 @@ class SparkEngine:
     _distinct: dict = field(default_factory=dict, repr=False)  # max_rows -> distinct_rows' result, once
     _numbered_rows: list = field(default_factory=list, repr=False)  # the numbered complete rows, once (_numbered)
     _complete: int = field(default=0, repr=False)  # the number of complete rows (the first scan)
-    _values: tuple = field(default=(), repr=False)  # each discrete column's distinct values in complete rows
+    _values: tuple = field(default=(), repr=False)  # each discrete column's distinct values in all rows (first scan)
 
     def __post_init__(self):
         check_missing_policy(self.missing)
@@ -205,10 +205,7 @@ class SparkEngine:
         columns = check_columns(self.domain, columns)
         groups = [tuple(r) for r in self.spark.sql(group_by_query(self._held_view(held, with_block=True),
                                                                   (BLOCK, *columns), style="spark")).collect()]
-        by_block: list[list] = [[] for _ in range(count)]
-        for row in groups:
-            by_block[int(row[0])].append(row[1:])
-        return np.stack([self._table(g, columns) for g in by_block])
+        return np.stack([self._table(g, columns) for g in rows_by_block(groups, count)])
 
     def _held_view(self, held: SparkHeldRows, *, with_block: bool) -> str:
         """A view of the complete rows that ``held`` holds (with their block, or a semi-join)."""

@@ -38,6 +38,20 @@ def group_by_query(source: str, columns: Sequence[str], *, where: str = "", styl
     return select + clause + (f" GROUP BY {cols}" if cols else "")
 
 
+def rows_by_block(groups: Iterable[Sequence], count: int) -> list[list[tuple]]:
+    """The rows of a query grouped by (:data:`BLOCK`, columns...) for each of ``count`` blocks,
+    as :func:`group_by_query` gives them (the block dropped): what ``block_counts`` of DuckDB
+    and Spark turn into one table per block.
+
+    >>> rows_by_block([(1, "x", 2), (0, "y", 5)], 3)
+    [[('y', 5)], [('x', 2)], []]
+    """
+    out: list[list[tuple]] = [[] for _ in range(count)]
+    for row in groups:
+        out[int(row[0])].append(tuple(row[1:]))
+    return out
+
+
 def grouping_sets_query(source: str, sets: Sequence[Sequence[str]], *, where: str = "",
                         quote_name=None) -> tuple[str, tuple[str, ...]]:
     """One query counting the table of every column set in ``sets`` (``GROUP BY GROUPING
