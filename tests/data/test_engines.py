@@ -313,3 +313,53 @@ def test_duckdb_spills_to_a_private_folder_removed_with_its_connection(tmp_path,
     del con
     gc.collect()
     assert not folder.exists()
+
+
+#: Levels whose spellings an integer's text may or may not match: numbers, numeric text with
+#: a leading zero, sign or decimal point, a non-integral number, words and a boolean.
+TRICKY_LEVELS = (0, 1, "02", "3.0", -4, "-05", 2.5, "x", "1e2", True, 100, " 7 ", "-0")
+
+
+def test_integer_columns_are_coded_by_number_as_by_their_text():
+    """``level_case(..., integer=True)`` gives each integer the code that matching its text
+    gives, in DuckDB, over every integer type and values in and around the levels."""
+    import duckdb
+
+    from privgraph.data.engines.sql import level_case
+
+    values = ", ".join(f"({v})" for v in range(-120, 121))
+    for kind in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"):
+        text, number = (level_case("v", TRICKY_LEVELS, "NULL", integer=i) for i in (False, True))
+        rows = duckdb.sql(f"SELECT v, {text}, {number} FROM (SELECT CAST(c AS {kind}) AS v FROM (VALUES {values}) t(c))"
+                          ).fetchall()
+        assert [r[1] for r in rows] == [r[2] for r in rows], kind
+        # the levels an integer's text spells ("1e2" is 100 before 100 is; "-0" is 0 after 0)
+        assert {r[1] for r in rows} == {0, 1, 2, 3, 4, 5, 8, 11, None}
+    assert level_case("v", ("x", 2.5), "0", integer=True) == "0"  # no level an integer can match
+
+
+@requires_spark
+@pytest.mark.parametrize("invalid", ["recode", "drop"])
+def test_spark_codes_integer_parquet_columns_as_duckdb_codes_their_text(tmp_path, spark, invalid):
+    """A Parquet file's integer column (and a text one beside it) through Spark's coded view,
+    which matches the integers by number, gives DuckDB's tables and distinct rows (DuckDB
+    reads the values as text)."""
+    from privgraph.data.engines.sql import level_case
+    from privgraph.data.relation import coded_spark_engine
+
+    rng = np.random.default_rng(4)
+    n = 400
+    v = pd.array(rng.integers(-8, 9, n), dtype="Int16")
+    v[::37] = pd.NA
+    frame = pd.DataFrame({"v": v, "w": rng.choice(["a", "b", "zz"], n)})
+    frame.to_parquet(tmp_path / "i.parquet")
+    d = Domain(("v", "w"), (len(TRICKY_LEVELS), 2), levels=(TRICKY_LEVELS, ("a", "b")))
+    duck = DuckDBEngine(tmp_path / "i.parquet", d, invalid=invalid)
+    sparked = coded_spark_engine(spark.read.parquet(str(tmp_path / "i.parquet")), d, invalid)
+    assert dict(spark.read.parquet(str(tmp_path / "i.parquet")).dtypes)["v"] == "smallint"
+    for columns in (["v"], ["w", "v"], []):
+        assert sparked.counts(columns).tolist() == duck.counts(columns).tolist()
+    rows = {e: sorted(zip(map(tuple, c.tolist()), k.tolist())) for e, (c, k) in
+            (("duckdb", duck.distinct_rows(10**4)), ("spark", sparked.distinct_rows(10**4)))}
+    assert rows["spark"] == rows["duckdb"] and sum(k for _, k in rows["duckdb"]) > 50
+    assert "CAST" not in level_case("`v`", TRICKY_LEVELS, "NULL", "spark", integer=True)

