@@ -13,7 +13,7 @@ the same SQL the engines code them with (:func:`~privgraph.data.engines.sql.leve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 import uuid
 
 from privgraph.data.bins import bin_sql, numeric_sql
@@ -23,14 +23,17 @@ from privgraph.data.files import connect, duckdb_source, file_columns, file_form
 from privgraph.data.frontdoor import check_engine, open_file
 from privgraph.data.names import check_columns_present, quote
 from privgraph.data.records import VALID
+from privgraph.data.relation import spark_integer_columns
 
 
-def invalid_values_query(source: str, domain: Domain, *, style: str = "ansi", has_valid: bool = False) -> str:
+def invalid_values_query(source: str, domain: Domain, *, style: str = "ansi", has_valid: bool = False,
+                         integers: Collection[str] = ()) -> str:
     """``SELECT rows, [lines that did not parse], missing_1, outside_1, missing_2, ...`` over
     ``source``: a column's *missing* values are its NULLs; *outside* are the others that a
     private run drops or recodes (not a level; a binned column's text that is not a number,
     where a number is clipped into the bins; an unbinned continuous column's non-number or,
-    with bounds, a number outside them).
+    with bounds, a number outside them). ``integers``: the source's columns of an integer
+    type, matched to their levels by number (the same as by text; Spark's Parquet columns).
 
     >>> import duckdb
     >>> d = Domain(("a", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS), (("no", "yes"), ()), (None, (0.0, 1.0)))
@@ -49,7 +52,7 @@ def invalid_values_query(source: str, domain: Domain, *, style: str = "ansi", ha
         elif kind is Kind.CONTINUOUS:
             valid = number if bounds is None else f"CASE WHEN {number} BETWEEN {float(bounds[0])!r} AND {float(bounds[1])!r} THEN 1 END"
         else:
-            valid = level_case(raw, levels, "NULL", style)
+            valid = level_case(raw, levels, "NULL", style, integer=name in integers)
         if kind is Kind.CONTINUOUS:
             inner.append(f"{numeric_sql(f'CAST({q(name)} AS {text})', style)} AS {number}")
         parts += [f"count(*) - count({raw})", f"count({raw}) - count({valid})"]
@@ -83,7 +86,8 @@ def count_invalid_values(path: Path, domain: Domain, engine: str = "duckdb", *, 
         view = f"privgraph_check_{uuid.uuid4().hex}"
         frame.createOrReplaceTempView(view)
         try:
-            row = frame.sparkSession.sql(invalid_values_query(view, domain, style="spark", has_valid=csv)).collect()[0]
+            query = invalid_values_query(view, domain, style="spark", has_valid=csv, integers=spark_integer_columns(frame))
+            row = frame.sparkSession.sql(query).collect()[0]
         finally:
             frame.sparkSession.catalog.dropTempView(view)
     return _counts(list(row), domain.names, csv)

@@ -87,8 +87,14 @@ class RelationEngine:
         return read_packed_rows(self.relation.query(_VIEW, query), runs, self.domain, max_rows)
 
 
-#: Spark's integer types (``DataFrame.dtypes``), whose values :func:`coded_spark_engine` codes by number.
+#: Spark's integer types (``DataFrame.dtypes``), whose values are coded by number.
 SPARK_INTEGERS = frozenset({"tinyint", "smallint", "int", "bigint"})
+
+
+def spark_integer_columns(frame) -> set[str]:
+    """The columns of a Spark DataFrame of an integer type: matched to their levels by number
+    (:func:`~privgraph.data.engines.sql.level_case`'s ``integer``; the same codes as by text)."""
+    return {name for name, kind in frame.dtypes if kind in SPARK_INTEGERS}
 
 
 def coded_spark_engine(frame, domain: Domain, invalid: str):
@@ -105,8 +111,8 @@ def coded_spark_engine(frame, domain: Domain, invalid: str):
     view = f"privgraph_spark_{next(_ids)}"
     frame.createOrReplaceTempView(view)
     where = " " + complete_codes_where(discrete.names, style="spark") if invalid == "drop" and discrete.names else ""
-    integers = {name for name, kind in frame.dtypes if kind in SPARK_INTEGERS}
-    coded = frame.sparkSession.sql(f"SELECT * FROM {coded_source(view, discrete, invalid, style='spark', integers=integers)} c{where}")
+    source = coded_source(view, discrete, invalid, style="spark", integers=spark_integer_columns(frame))
+    coded = frame.sparkSession.sql(f"SELECT * FROM {source} c{where}")
     kinds = tuple(Kind.ORDINAL if b is not None else k for k, b in zip(discrete.kinds, discrete.bins))
     codes_domain = Domain(discrete.names, discrete.sizes, kinds)  # levels: the codes themselves (bins: coded already)
     return LabelledEngine(SparkEngine(coded, domain=codes_domain, spark=frame.sparkSession, coded=True), discrete)
@@ -135,4 +141,5 @@ def is_spark_frame(x) -> bool:
     return type(x).__module__.startswith("pyspark") and hasattr(x, "createOrReplaceTempView")
 
 
-__all__ = ["LabelledEngine", "RelationEngine", "coded_spark_engine", "is_duckdb_relation", "is_spark_frame"]
+__all__ = ["LabelledEngine", "RelationEngine", "coded_spark_engine", "is_duckdb_relation", "is_spark_frame",
+           "spark_integer_columns"]
