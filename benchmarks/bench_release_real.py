@@ -48,7 +48,7 @@ import json, resource, sys, time, warnings
 warnings.simplefilter("ignore")
 spec = json.loads(sys.argv[1])
 sys.path.insert(0, spec["bench"])
-from bench_release_real import table
+from bench_release_real import adaptive_fields, table
 from privgraph.release import PrivateRelease
 if spec.get("rare_sigmas") is not None:  # an ablation: the rare-level threshold (-inf: merge nothing)
     import privgraph.release.levels as levels
@@ -72,9 +72,17 @@ synth.to_csv(spec["out"], index=False)
 print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "structure": rel.structure_kind_, "tables": len(rel.parameters_.model_.cliques),
                   "model_cells": rel.model_cells_, "tree_cap": rel.tree_cap, "exact": rel.is_exact_,
-                  "sampling": rel.sampling_,
+                  "sampling": rel.sampling_, **adaptive_fields(getattr(rel.structure_, "adaptive", None)),
                   "epsilon_spent": rel.ledger_.total(rel.composition_, spec["delta"]).epsilon}))
 """
+
+def adaptive_fields(rounds) -> dict:
+    """A run's adaptive rounds (``release.adaptive.AdaptiveRounds``): how many ran, how many
+    annealed, the distinct pairs they measured (none where the release ran no rounds)."""
+    if rounds is None:
+        return {"rounds": None}
+    return {"rounds": rounds.rounds, "annealed": rounds.annealed, "round_pairs": len(set(rounds.pairs))}
+
 
 PEER_SCRIPT = r"""
 import json, resource, sys, time, warnings
