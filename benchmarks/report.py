@@ -102,7 +102,8 @@ COMMANDS = {
                                     "(and again with --tree-cap 500000)"),
     "spark_scale.jsonl": ("nice -n 19 python3 benchmarks/bench_spark_scale.py --rows 1e7,1e8 --dir /tmp/spark-scale "
                           "--out benchmarks/results/spark_scale.jsonl (the rows at 5294df4: --rows 1e8 --engines "
-                          "spark,duckdb)"),
+                          "spark,duckdb; at d29f7fd: --rows 1e9, then 1e8, --engines spark --commands release,discover, then --rows 1e9 "
+                          "--engines duckdb --commands release)"),
     "held_rows.jsonl": ("nice -n 19 python3 benchmarks/bench_held_rows.py --rows 2e7,4e7 --modes engine,python "
                         "--dir /tmp/held-rows --out benchmarks/results/held_rows.jsonl, then the same with --rows 2e7 "
                         "--modes spark"),

@@ -174,7 +174,7 @@ def chain_file(folder, columns: int, rows: int = 3000):
 
 
 #: The most Spark jobs each command launches (docs/data.md, "Count engines"), whatever the
-#: number of columns and tables: the first scan (NULLs, complete rows, each column's values)
+#: number of columns and tables: the first scan (NULLs and complete rows of the coded view)
 #: and the distinct rows' grouped query, once per engine a command opens.
 MOST_JOBS = {"discover": 2, "fit-mrf": 2, "release": 2}
 
