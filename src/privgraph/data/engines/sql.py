@@ -205,8 +205,8 @@ def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi", *
     decimal spelling (no sign for 0 or above, no leading zeros, no spaces) in DuckDB and
     Spark alike. It is then matched by number against each level's spellings that are such
     a text (:func:`integer_spellings`): the same codes as matching its text, for every value,
-    without casting each value to text (on Spark, 12 times faster on the 30-column scale
-    table).
+    without casting each value to text (through Spark, the release of the 30-column scale
+    table at 1e8 rows took 253 CPU-s against 2,385: benchmarks/results/spark_scale.jsonl).
 
     >>> level_case('"a"', ("x",), "NULL")
     'CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'x\\') THEN 0 ELSE NULL END'
