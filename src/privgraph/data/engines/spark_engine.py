@@ -144,8 +144,6 @@ class SparkEngine:
         return self._distinct[max_rows]
 
     def _fetch_distinct_rows(self, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
-        from pyspark.sql import functions as F
-
         d = self.domain
         if not d.names:
             return None
