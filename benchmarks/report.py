@@ -97,6 +97,13 @@ COMMANDS = {
                                     "--set=release.adaptive.COARSE_BINS=12; do python3 benchmarks/bench_release_real.py "
                                     "--tables gss --epsilon 1 --first-seed 100 --seeds 5 $s --out "
                                     "benchmarks/results/release_bins_ablation.jsonl; done"),
+    "release_tuning_after_bins.jsonl": ("for s in 0.3 0.5; do for t in 'gss 3' 'anes 1' 'cces16 1'; do set -- $t; "
+                                        "python3 benchmarks/bench_release_real.py --tables $1 --epsilon $2 --first-seed 100 "
+                                        "--seeds 2 --set=release.tree.ADAPTIVE_SHARE=$s --out "
+                                        "benchmarks/results/release_tuning_after_bins.jsonl; done; done; for c in 10000 "
+                                        "1000000000; do python3 benchmarks/bench_release_real.py --tables anes --epsilon 1 "
+                                        "--first-seed 100 --seeds 2 --set=release.adaptive.COARSE_MAX_CLIQUE=$c --out "
+                                        "benchmarks/results/release_tuning_after_bins.jsonl; done"),
     "release_real_rounds.jsonl": ("python3 benchmarks/bench_release_real.py --tables fair cces16 gss anes mpls "
                                   "census_shape --epsilon 0.3 1 3 --seeds 1 --out "
                                   "benchmarks/results/release_real_rounds.jsonl"),
@@ -416,6 +423,16 @@ def release_summary(files: list[str], label: Callable[[dict], str] | None = None
                      "peak RSS MiB"], body)
 
 
+def settings_label(row: dict) -> str:
+    """A privgraph run's label from the package constants it set (``--set``), or "(default)".
+
+    >>> settings_label({"set": {"release.adaptive.COARSE_BINS": 4}}), settings_label({})
+    ('privgraph (COARSE_BINS 4)', 'privgraph (default)')
+    """
+    settings = sorted(row.get("set", {}).items())
+    return "privgraph" + ("".join(f" ({k.rsplit('.', 1)[1]} {v:g})" for k, v in settings) or " (default)")
+
+
 def release_rounds(name: str = "release_real_rounds.jsonl") -> str:
     """Each run's adaptive rounds beside its TVD, and whether the first table's run of the same
     table, epsilon and seed drew the same synthetic rows (the same TVDs)."""
@@ -583,10 +600,16 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "`release.adaptive` changed at a time (`--set`). `COARSE_ABOVE` 1e6 offers no table in bins, so the "
               "rounds' refits are unfocused too; `COARSE_MAX_CLIQUE` 1e9 offers every pair in bins, whatever its "
               "clique's cells; `COARSE_BINS` is the most bins of a wide column.",
-              lambda: release_summary(["release_bins_ablation.jsonl"],
-                                      lambda r: "privgraph" + "".join(f" ({k.rsplit('.', 1)[1]} {v:g})"
-                                                                      for k, v in sorted(r.get("set", {}).items()))
-                                      + ("" if r.get("set") else " (default)"))),
+              lambda: release_summary(["release_bins_ablation.jsonl"], settings_label)),
+        Table("The adaptive share and wide pairs in bins, checked again after bins", "release_tuning_after_bins.jsonl",
+              "Tuning seeds 100-101 (noise seeds 1100-1101: not the benchmark's), at commit 8ea5775, two runs "
+              "beside each other on the 2-core machine (CPU seconds are inflated; compare within this table): the "
+              "share of rho the adaptive rounds get (`release.tree.ADAPTIVE_SHARE`, 0.3 the default) at 0.3 and 0.5 "
+              "on the three real tables of 14+ columns, and on anes, whose wide pairs have up to 9,000 cells, pairs "
+              "in bins up to 10,000 cells or every pair (`release.adaptive.COARSE_MAX_CLIQUE`, 1,000 the default; the "
+              "same draws, as no pair of anes has over 10,000 cells). The share 0.5 is worse on anes, the same on gss "
+              "and better on cces16; more pairs in bins are worse on anes. The defaults stay.",
+              lambda: release_summary(["release_tuning_after_bins.jsonl"], settings_label)),
         Table("Tables in bins with unfocused refits", "release_real_tables_unfocused_bins.jsonl",
               "The same benchmark at commit 9a0a6ad: the adaptive rounds offered tables in bins but refitted without "
               "focus (`release.adaptive.ROUND_FOCUS` alone decided); compare the privgraph rows of the first table. "

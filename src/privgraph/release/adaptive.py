@@ -101,7 +101,9 @@ MAX_ROUNDS = 64
 #: (not the benchmark's; benchmarks/results/release_bins_ablation.jsonl, 2-way / 3-way TVD
 #: means): these values 0.0162 / 0.0443; no bins 0.0186 / 0.0493; bins on every pair
 #: 0.0168 / 0.0464; pairs up to 600 cells 0.0161 / 0.0443; 4 bins 0.0169 / 0.0452; 12 bins
-#: 0.0165 / 0.0444.
+#: 0.0165 / 0.0444. On anes at epsilon 1, whose wide pairs (thermometers, ages) have up to
+#: 9,108 cells, bins on every pair are worse too: 0.0670 / 0.1503 against 0.0646 / 0.1421 over
+#: seeds 100-101 (benchmarks/results/release_tuning_after_bins.jsonl).
 COARSE_ABOVE = 12
 COARSE_BINS = 8
 COARSE_MAX_CLIQUE = 1000

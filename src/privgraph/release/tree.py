@@ -88,7 +88,10 @@ RESIDUAL_ROUNDS = 3
 #: the tree's tables and the last round of residual pairs with this share of rho, their first
 #: rounds priced as ``ADAPTIVE_ROUNDS`` per column (AIM's 16 d). Settled on seeds 100-101 of the
 #: six real tables of docs/benchmarks/release.md and child (shares 0.15, 0.3, 0.5 and 0.85; 4, 8
-#: and 16 rounds per column), never on the reported runs.
+#: and 16 rounds per column), never on the reported runs. Checked again after the rounds offered
+#: tables in bins, on seeds 100-101 (benchmarks/results/release_tuning_after_bins.jsonl): 0.5
+#: against 0.3 is worse on anes at epsilon 1 (2-way 0.0683 against 0.0646), the same on gss at 3
+#: and better on cces16 at 1 (0.0244 against 0.0253).
 ADAPTIVE_SHARE, ADAPTIVE_ROUNDS = 0.3, 16
 #: Rows drawn from a round's model to predict every pair's table (post-processing; public),
 #: unless the domain has at most ``_CHUNK`` cells, where the model's joint is used exactly.
