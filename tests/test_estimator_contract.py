@@ -202,12 +202,9 @@ def test_direction_plan_is_the_ledger_fit_charges(score, privacy):
 
 
 def test_direction_plan_reads_no_data_and_refuses_as_fit():
-    import time
-
     est = PrivateANM(epsilon=1.0, score="hsic", privacy="test")
-    start = time.process_time()
-    plan = est.privacy_plan(None, 20_000)
-    assert time.process_time() - start < 0.05 and len(plan) == 2 and not plan.is_private  # the test-only caveat
+    plan = est.privacy_plan(None, 20_000)  # no data is passed: the plan cannot read any
+    assert len(plan) == 2 and not plan.is_private  # the test-only caveat
     with pytest.raises(ValueError, match="needs 32 test rows"):
         PrivateANM(epsilon=1.0, score="kendall").privacy_plan(None, 40)
     with pytest.raises(ValueError, match="replace_one"):

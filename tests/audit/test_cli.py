@@ -2,7 +2,7 @@
 
 import subprocess
 import sys
-import time
+from collections import Counter
 
 import pytest
 from typer.testing import CliRunner
@@ -15,21 +15,18 @@ pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
 
 @pytest.fixture(scope="module")
 def quick_audit():
-    """``privgraph audit --quick`` as CI would run it: (exit code, rows by name, CPU seconds:
-    the run's size, which a loaded machine's wall clock would hide)."""
-    start = time.process_time()
+    """``privgraph audit --quick`` as CI would run it: (exit code, rows by name)."""
     result = CliRunner().invoke(app, ["audit", "--quick", "--seed", "0"])
-    elapsed = time.process_time() - start
     audit_part = result.output.split("No data-dependent refusal")[0]  # the refusal table follows
     lines = [line.split("│")[1:-1] for line in audit_part.splitlines() if line.count("│") > 5]
     header = [cell.strip() for cell in result.output.split("┃")[1:11]]
     rows = {cells[0].strip(): dict(zip(header, (c.strip() for c in cells))) for cells in lines
             if cells[0].strip()}  # a long event wraps onto a row with no name
-    return result, rows, elapsed
+    return result, rows
 
 
-def test_quick_audit_passes_every_mechanism_well_within_ci_time(quick_audit):
-    result, rows, elapsed = quick_audit
+def test_quick_audit_passes_every_mechanism(quick_audit):
+    result, rows = quick_audit
     assert result.exit_code == 0, result.output
     assert sorted(rows) == sorted(c.name for c in all_cases())
     for case in all_cases():
@@ -38,11 +35,18 @@ def test_quick_audit_passes_every_mechanism_well_within_ci_time(quick_audit):
     assert "lower bound" in result.output
     refusals = result.output.split("No data-dependent refusal")[1]
     assert "DIFFERENT" not in refusals and refusals.count("same") >= 12
-    # A CI budget guard, in CPU seconds (primitives, estimators, release, refusals): the same run
-    # took 64 and then 115 CPU seconds on this 2-core machine on 2026-11-30, and 160 to 183 on
-    # 2026-12-03 with 31 cases and a second process on the other core (a loaded VM's CPU
-    # seconds grow too), so the bound leaves room for a slow or busy CI machine.
-    assert elapsed < 240
+
+
+def test_quick_audit_size_stays_within_the_ci_budget():
+    # The CI budget is guarded by the quick audit's size, which is public and fixed, not by its
+    # time: a timed assertion failed on CI at c73e8a3 (570 CPU seconds against 160 to 183 on
+    # a loaded 2-core machine here), with nothing changed but the machine. The bounds are
+    # today's sizes: growing them is a choice made here, after timing the quick audit
+    # (`/usr/bin/time privgraph audit --quick --seed 0`).
+    runs = Counter()
+    for case in all_cases():
+        runs[case.group] += case.quick_runs
+    assert runs["estimators"] <= 22_000 and runs["primitives"] <= 1_080_000, runs
 
 
 def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
@@ -63,7 +67,7 @@ def test_quick_audit_sees_every_mechanism_that_can_leak(quick_audit):
     # is checked with the noise taken out (tests/audit/test_estimators.py,
     # test_without_its_noise_every_case_sees_its_pair_apart), or, for the PC decisions, by
     # the margin-move tests there.
-    _, rows, _ = quick_audit
+    _, rows = quick_audit
     # The tie-corrected Kendall pair moves its margin by 0.66 of the sensitivity (which pays
     # for the threshold's move too): 0.43 at quick size.
     least = {"priv_pc": 0.3, "laplace_pc_ties": 0.3, "anm_record_test": 0.1, "anm_record_train": 0.0, "anm_reci_test": 0.1, "release_structure": 0.0,
