@@ -90,6 +90,9 @@ from privgraph.validation import InvalidInput, one_of
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
 DEFAULT_SPLIT = 0.5
 
+#: The plan's note on the stages that spend nothing.
+_POST_PROCESSING = "orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget"
+
 #: Stage-1 algorithms of a release (``"auto"``: chosen by the planner from public facts).
 STRUCTURES = ("auto", "gauss-pc", "priv-pc", "tree")
 
@@ -211,7 +214,7 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     if Neighbours.parse(neighbours) is Neighbours.REPLACE_ONE:
         return _plan(domain, int(n_rows), epsilon=epsilon, delta=delta, tables=Neighbours.REPLACE_ONE, **options)
     if structure == "tree":
-        notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",
+        notes = (_POST_PROCESSING,
                  "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the "
                  "structure stage that needs no n")
         base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes, neighbours="add_remove")
@@ -302,6 +305,9 @@ def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, c
     Gauss-PC and the tree with ``epsilon``, Priv-PC with ``pure_epsilon`` (default: the same).
     The plan's ``epsilon`` is the chosen structure's."""
     pure = epsilon if pure_epsilon is None else pure_epsilon
+    if structure == "tree":  # asked for: Priv-PC's plan (a split search) would be neither used nor true
+        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, (_POST_PROCESSING,))
+        return _tree_release(base, domain, effect, cell, miss, max_relative_error, None, tables)
     if structure == "gauss-pc" or (structure == "auto" and delta > 0):
         gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
                                effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
@@ -313,7 +319,7 @@ def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, c
     stage1, chosen = _structure(domain, n_rows, share * pure, delta, alpha, effect, miss, rounds)
     parameters, useful = _parameters(domain, n_rows, (1 - share) * pure, cap, cell, max_relative_error, usefulness,
                                      tables)
-    notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",)
+    notes = (_POST_PROCESSING,)
     plan = ReleasePlan(pure, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
     if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
         return plan
@@ -377,7 +383,7 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
                        f"with stage 1; a released 2-way table of the two widest columns is off by about "
                        f"{min(1.0, widest * widest * noise * math.sqrt(2 / math.pi) / (2 * n)):.3g} in total "
                        "variation before fitting")
-    notes = ("orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget",
+    notes = (_POST_PROCESSING,
              f"one zCDP budget: {share:g} of rho to Gauss-PC (epsilon {eps_s:.4g} alone), the rest to the tables "
              f"(epsilon {eps_p:.4g} alone); together epsilon {epsilon:g} at delta {delta:g}")
     return ReleasePlan(epsilon, delta, n, share, None, (stage1, params), cap, share, notes, structure="gauss-pc")
