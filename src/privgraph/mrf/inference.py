@@ -167,21 +167,22 @@ def _broadcast_run(tree: JunctionTree, plan, groups: Sequence[int], sizes: np.nd
         summed = tuple(i for i, v in enumerate(big) if v not in c)
         g = groups[k]
         into.append((slice(off[a], off[a + 1]), shape, slice(sizes[g], sizes[g + 1]),
-                     tuple(domain.size_of(v) for v in c), order, view, summed))
+                     tuple(domain.size_of(v) for v in c), order, view, summed,
+                     tuple(int(i) for i in np.argsort(order))))  # big's order -> c's (computed once)
     back = np.argsort(plan.perm)  # C position of the tree's cells -> the scaled plan's
     cells, params = int(off[-1]), int(sizes[-1])
 
     def run(flat: np.ndarray) -> tuple[np.ndarray, float]:
         logs = np.zeros(cells)
-        for at, shape, g, own, order, view, _ in into:
+        for at, shape, g, own, order, view, _, _ in into:
             np.add(logs[at].reshape(shape), flat[g].reshape(own).transpose(order).reshape(view),
                    out=logs[at].reshape(shape))
         beliefs, log_z = calibrate_scaled(plan, logs[plan.perm])
         beliefs = beliefs[back]
         out = np.zeros(params)
-        for at, shape, g, own, order, view, summed in into:
+        for at, shape, g, _, _, _, summed, inverse in into:
             marginal = beliefs[at].reshape(shape).sum(axis=summed) if summed else beliefs[at].reshape(shape)
-            out[g] += marginal.transpose(np.argsort(order)).ravel()
+            out[g] += marginal.transpose(inverse).ravel()
         return out, log_z
 
     return run
