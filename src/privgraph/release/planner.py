@@ -207,18 +207,13 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     domain = check_countable(domain)  # the release refuses these columns: so does its plan
     check_structure(structure)
 
-    check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
+    relation = Neighbours.parse(neighbours)
+    check_splittable(epsilon, delta, sized=relation is Neighbours.ADD_REMOVE and structure != "tree")
 
     options = dict(split=split, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
                    max_relative_error=max_relative_error, rounds=rounds, usefulness=usefulness, structure=structure)
-    if Neighbours.parse(neighbours) is Neighbours.REPLACE_ONE:
-        return _plan(domain, int(n_rows), epsilon=epsilon, delta=delta, tables=Neighbours.REPLACE_ONE, **options)
-    if structure == "tree":
-        notes = (_POST_PROCESSING,
-                 "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the "
-                 "structure stage that needs no n")
-        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes, neighbours="add_remove")
-        return _tree_release(base, domain, effect, cell, miss, max_relative_error, None, Neighbours.ADD_REMOVE)
+    if relation is Neighbours.REPLACE_ONE or structure == "tree":  # the tree needs no size stage
+        return _plan(domain, int(n_rows), epsilon=epsilon, delta=delta, tables=relation, **options)
     return _sized(domain, int(n_rows), epsilon=epsilon, delta=delta, **options)
 
 
@@ -303,10 +298,14 @@ def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, c
           ) -> ReleasePlan:
     """Stages 1 to 3 at ``n_rows`` public rows, the tables' sensitivities under ``tables``:
     Gauss-PC and the tree with ``epsilon``, Priv-PC with ``pure_epsilon`` (default: the same).
-    The plan's ``epsilon`` is the chosen structure's."""
+    The plan's ``epsilon`` is the chosen structure's. The tree, when asked for, is planned alone,
+    under either relation (it needs no n: under add/remove ``n_rows`` is only a guess)."""
     pure = epsilon if pure_epsilon is None else pure_epsilon
     if structure == "tree":  # asked for: Priv-PC's plan (a split search) would be neither used nor true
-        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, (_POST_PROCESSING,))
+        notes = (_POST_PROCESSING,) + (() if tables is Neighbours.REPLACE_ONE else (
+            "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the structure "
+            "stage that needs no n",))
+        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes, neighbours=tables.value)
         return _tree_release(base, domain, effect, cell, miss, max_relative_error, None, tables)
     if structure == "gauss-pc" or (structure == "auto" and delta > 0):
         gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
