@@ -13,9 +13,8 @@ import ast
 import importlib
 from pathlib import Path
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 from typer.main import get_command_from_info
 from typer.models import CommandInfo
 
@@ -61,7 +60,7 @@ class Commands(TyperGroup):
 
     def format_commands(self, ctx, formatter) -> None:
         limit = formatter.width - 6 - max(map(len, COMMANDS))
-        rows = [(name, click.Command(name, help=command_doc(name)).get_short_help_str(limit)) for name in COMMANDS]
+        rows = [(name, TyperCommand(name, help=command_doc(name)).get_short_help_str(limit)) for name in COMMANDS]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -30,7 +30,8 @@ policy that never looks at the rest of the data and never raises (``invalid=``):
   value is clipped to its public bounds and a missing one set to their midpoint; in a
   column read through its public bins a value that is not a number is recoded to bin 0. A fixed
   map of each record on its own: neighbours stay neighbours under both relations and the
-  number of rows is unchanged. The default under replace-one.
+  number of rows is unchanged. The default under replace-one; ``PrivateRelease`` uses it
+  under both relations (docs/data.md, "What each command does with an invalid record").
 
 How many values were dropped or recoded is private and is not reported; ``privgraph
 domain DATA --check D.json`` (which says loudly that it reads the data; DuckDB or ``--engine
