@@ -8,12 +8,21 @@ the model fits, the tree's rounds and the sampler check it (:func:`check_time`) 
 steps. Past the cap they raise :class:`TimeCapReached`; the CLI then writes nothing (its
 outputs are written together, last) and says so in one line.
 
-Privacy: what runs under the clock is post-processing of released tables (the fits, the
-selections' predictions, the sampler) and the noise draws of tables already counted, so
-whether the cap is reached depends on released values and on the machine, not on a record
-beyond what was released. The time of the data passes themselves (which grows with the
-number of rows, private under add/remove) is outside the clock; like any DP library's
-running time, it is not covered by the guarantee. A stopped run has spent its budget.
+Privacy: what runs under the clock is of three kinds. (1) Post-processing of released
+tables (the fits, the selections' predictions, the sampler) and of the public structure (the
+model-size checks of :mod:`privgraph.release.model_size`: while a cap holds, every candidate
+of a selection is checked before its race, so their number is public, never the true
+scores'; without a cap they run in race order until one passes, the same pick for less
+work, since an uncapped run's time is not an output). (2) The noise
+draws of tables already counted, whose time does not read the counts. (3) What is **not**
+post-processing: the selections' scores are computed from the true tables and each
+exponential mechanism's race reads them, at a cost fixed by the number of candidates. So
+whether the cap is reached depends on released values, public sizes and the machine, not on
+a record beyond what was released, up to the floating-point time of arithmetic on true
+values (not covered, as for any DP library). The time of the data passes themselves (which
+grows with the number of rows, private under add/remove) is outside the clock; like any DP
+library's running time, it is not covered by the guarantee. A stopped run has spent its
+budget.
 
 >>> with time_cap(None):   # no cap: the checks do nothing
 ...     start_clock(); check_time("a step")
@@ -69,6 +78,18 @@ def check_seconds(seconds: float | None) -> float | None:
     return seconds
 
 
+def is_capped() -> bool:
+    """Whether a time cap holds here (public: the user's ``--max-seconds``).
+
+    >>> with time_cap(10):
+    ...     is_capped()
+    True
+    >>> is_capped()
+    False
+    """
+    return _CAP.get() is not None
+
+
 def start_clock() -> None:
     """Start the cap's clock, if there is a cap and it has not started (the data passes are done)."""
     cap = _CAP.get()
@@ -84,4 +105,4 @@ def check_time(where: str) -> None:
                              "(--max-seconds): nothing written")
 
 
-__all__ = ["TimeCapReached", "check_seconds", "check_time", "start_clock", "time_cap"]
+__all__ = ["TimeCapReached", "check_seconds", "check_time", "is_capped", "start_clock", "time_cap"]

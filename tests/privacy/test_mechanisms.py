@@ -17,6 +17,7 @@ from privgraph.privacy import (
 )
 from privgraph.privacy.calibration import analytic_gaussian_sigma
 from privgraph.privacy.mechanisms import laplace_calibration
+from privgraph.privacy.samplers import PURE_DP_SLACK
 from tests.privacy.bounds import hoeffding
 
 AR, RO = Neighbours.ADD_REMOVE, Neighbours.REPLACE_ONE
@@ -163,3 +164,36 @@ def test_exponential_mechanism_on_admissible_candidates_is_the_mechanism_on_that
     none = exponential_mechanism(u, epsilon=eps, sensitivity=1.0, neighbours=Neighbours.REPLACE_ONE, sampler=sampler,
                                  admissible=lambda i: False)
     assert none.value is None and none.ledger.total().epsilon == eps
+
+
+def test_admissibility_is_tested_on_every_candidate_whatever_the_utilities():
+    """How many admissibility tests run (and so their time under --max-seconds) must not read
+    the utilities: one test per candidate, for a vector whose race winner is admissible and for
+    one whose winner is not."""
+    from privgraph.timecap import time_cap
+
+    def tests_run(u) -> int:
+        tested = []
+        exponential_mechanism(u, epsilon=1.0, sensitivity=1.0, neighbours=Neighbours.REPLACE_ONE,
+                              sampler=SeededSampler(3), admissible=lambda i: tested.append(i) or i > 1)
+        return len(tested)
+
+    vectors = (np.array([0.0, 0.0, 0.0, 50.0]), np.array([50.0, 40.0, 0.0, 0.0]))
+    with time_cap(3600):
+        assert [tests_run(u) for u in vectors] == [4, 4]
+    # without a cap (running time not an output) the tests stop at the first admissible finisher
+    assert [tests_run(u) for u in vectors] == [1, 3]
+
+
+def test_admissible_pick_equals_the_first_admissible_finisher_of_the_same_race():
+    """Seeded results unchanged: the pick is the first admissible entry of the race order the
+    same sampler draws (what the mechanism returned when it tested candidates in race order)."""
+    rng = np.random.default_rng(0)
+    for seed in range(200):
+        u = rng.normal(0, 3, 12)
+        keep = rng.random(12) < 0.5
+        order = SeededSampler(seed).race_order((1.0 - PURE_DP_SLACK) / 2 * u)
+        expected = next((int(i) for i in order if keep[i]), None)
+        got = exponential_mechanism(u, epsilon=1.0, sensitivity=1.0, neighbours=Neighbours.REPLACE_ONE,
+                                    sampler=SeededSampler(seed), admissible=lambda i: keep[i]).value
+        assert got == expected

@@ -43,6 +43,7 @@ from privgraph.privacy.neighbours import (
     check_sensitivity,
 )
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
+from privgraph.timecap import is_capped
 from privgraph.validation import InvalidInput, positive_int
 
 T = TypeVar("T")
@@ -334,9 +335,14 @@ def exponential_mechanism(
     and earlier releases only, e.g. whether a table keeps a model under a public size cap).
     The mechanism then runs on the admissible candidates alone: the first admissible
     finisher of one race (:meth:`~privgraph.privacy.samplers.NoiseSampler.race_order`) is
-    distributed exactly as the mechanism over that subset, so the test is evaluated only
-    until it passes, never on every candidate. The index returned is into ``utilities``;
-    None when no candidate is admissible (the charge is made all the same).
+    distributed exactly as the mechanism over that subset. The index returned is into
+    ``utilities``; None when no candidate is admissible (the race is drawn and the charge
+    made all the same). Under a time cap (:func:`privgraph.timecap.time_cap`, which turns
+    running time into an output: stopped or not) the test runs on every candidate, in
+    index order, before the race, so how many tests run depends on the number of
+    candidates only, never on the utilities; without a cap it runs in race order until
+    one passes (the same pick, for less work: the running time of an uncapped run is not
+    an output, and like any DP library's it is not covered by the guarantee).
 
     Examples
     --------
@@ -360,15 +366,30 @@ def exponential_mechanism(
 def _admissible_pick(u: np.ndarray, epsilon: float, sensitivity: float, monotone: bool, sampler: NoiseSampler,
                      admissible: Callable[[int], bool]) -> int | None:
     """:func:`exponential_mechanism` over the candidates ``admissible`` accepts: the first
-    admissible finisher of one race (None when there is none)."""
+    admissible finisher of one race (None when there is none). Under a time cap every
+    candidate is tested before the race, whatever the utilities (the tests' number, and so
+    their time, is public); without one, in race order until one passes (the same pick).
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> from privgraph.timecap import time_cap
+    >>> tested = []
+    >>> with time_cap(3600):
+    ...     _admissible_pick(np.array([9.0, 0.0, 0.0]), 1.0, 1.0, False, SeededSampler(0),
+    ...                      lambda i: tested.append(i) or i > 0) in (1, 2), tested
+    (True, [0, 1, 2])
+    """
     if float(sensitivity) == 0:  # uniform over the admissible maximisers
-        keep = np.array([bool(admissible(i)) for i in range(u.size)])
+        keep = np.fromiter((bool(admissible(i)) for i in range(u.size)), dtype=bool, count=u.size)
         if not keep.any():
             return None
         best = u[keep].max()
         return int(sampler.race(np.where(keep & (u == best), 0.0, -np.inf)))
     factor = (epsilon - PURE_DP_SLACK) / (sensitivity if monotone else 2 * sensitivity)
-    return next((int(i) for i in sampler.race_order(factor * u) if admissible(int(i))), None)
+    order = sampler.race_order(factor * u)  # drawn even when none is admissible: the same draws either way
+    if is_capped():  # running time is an output: test all candidates, a public number of them
+        keep = np.fromiter((bool(admissible(i)) for i in range(u.size)), dtype=bool, count=u.size)
+        return next((int(i) for i in order if keep[i]), None)
+    return next((int(i) for i in order if admissible(int(i))), None)
 
 
 def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, monotone, budget):
