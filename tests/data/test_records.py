@@ -139,3 +139,63 @@ def test_spark_scan_reads_as_duckdb(tmp_path, spark):
     path = _write(tmp_path / "d.csv", HEADER, lines)
     rows = spark_records(spark, path, HEADER, Dialect()).collect()
     assert [tuple(r) for r in rows] == _duckdb_rows(path, Dialect())
+
+
+# --- lines over 4 MiB: invalid records, counted, in their places ------------------------
+
+from privgraph.data.long_lines import MAX_LINE_BYTES, SCAN_LINE_BYTES, _scan, long_lines  # noqa: E402
+
+
+def _long_reference(data: bytes, header: bool, limit: int) -> list[int]:
+    """The places of the records longer than ``limit`` (lines end at LF, CR, CRLF; empty ones skipped)."""
+    lines = data.replace(b"\r\n", b"\n\n").replace(b"\r", b"\n").split(b"\n")
+    if data.endswith((b"\n", b"\r")):
+        lines = lines[:-1]
+    records = [line for line in lines[1 if header else 0:] if line]
+    return [i for i, line in enumerate(records) if len(line) > limit]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"bbbb", b"\n", b"\r", b"\r\n", b"xxxxxxx"]), max_size=30).map(b"".join),
+       st.booleans(), st.integers(1, 7), st.integers(1, 9))
+def test_long_lines_follow_the_reference(data, header, limit, block):
+    blocks = [data[i:i + block] for i in range(0, len(data), block)]
+    assert _scan(iter(blocks), header, limit).tolist() == _long_reference(data, header, limit)
+
+
+def test_long_lines_reads_gzip(tmp_path):
+    import gzip
+
+    data = b"a,b\n1,2\n" + b"9" * 20 + b"\n1,2\n"
+    (tmp_path / "d.csv.gz").write_bytes(gzip.compress(data))
+    assert long_lines(tmp_path / "d.csv.gz", header=True, limit=10).tolist() == [1]
+
+
+def _around_the_limit(tmp_path, newline: bytes = b"\n"):
+    """A file whose records 1, 2 and 3 are 'no,1,x...' lines of MAX, MAX + 1 and 3 * SCAN bytes (the
+    first parses: a value outside the domain; the others are over the limit), between good ones."""
+    long = [b"no,1,zqxj" + b"x" * (size - 9) for size in (MAX_LINE_BYTES, MAX_LINE_BYTES + 1, 3 * SCAN_LINE_BYTES)]
+    return _write(tmp_path / "long.csv", HEADER, [b"no,1,x", *long, b"yes,2,y"], newline)
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_an_over_long_line_is_an_invalid_record_duckdb(tmp_path, newline):
+    path = _around_the_limit(tmp_path, newline)
+    valid = [row[-1] for row in _duckdb_rows(path, Dialect())]
+    assert sorted(valid) == [False, False, True, True, True]  # the two over the limit, last in the scan
+    for neighbours, n, first in ((Neighbours.ADD_REMOVE, 2, 1), (Neighbours.REPLACE_ONE, 5, 4)):
+        counts = open_engine(path, DOMAIN, neighbours=neighbours).counts(["a", "b", "c"])
+        assert counts.sum() == n and counts[0, 0, 0] == first  # recoded to the first levels, or dropped
+
+
+def test_an_over_long_line_keeps_its_place_in_memory(tmp_path):
+    """The pandas frames (discover's in-memory path, direction) hold the record at its line's place."""
+    frame = read_table(_around_the_limit(tmp_path), HEADER, as_text=True, with_valid=True)
+    assert frame[VALID].tolist() == [True, True, False, False, True]
+    assert frame["a"].tolist()[:2] == ["no", "no"] and frame["a"].isna().tolist() == [False, False, True, True, False]
+
+
+def test_an_over_long_line_is_an_invalid_record_spark(tmp_path, spark):
+    path = _around_the_limit(tmp_path)
+    rows = spark_records(spark, path, HEADER, Dialect()).collect()
+    assert [tuple(r) for r in rows] == _duckdb_rows(path, Dialect())

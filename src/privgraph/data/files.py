@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import check_missing_policy, check_overrides, infer_column, parse_kind
 from privgraph.data.names import check_columns_present, quote, sql_literal
+from privgraph.data.long_lines import in_file_order, long_lines
 from privgraph.data.records import VALID, Dialect, check_csv_file, header_of, records_query
 from privgraph.validation import InvalidInput, UnknownName
 
@@ -87,8 +88,9 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
     that no type is guessed from the data (a public domain then says how to read each
     value); otherwise a column whose values are all numbers becomes numeric. ``with_valid``
     adds the column :data:`~privgraph.data.records.VALID` (CSV only: False on a line that
-    did not parse). Parquet keeps its stored types. A requested column that the file lacks
-    is a KeyError naming the file.
+    did not parse). Rows are in the file's order (a line over 4 MiB too, as a record of missing
+    values: :mod:`privgraph.data.long_lines`). Parquet keeps its stored types. A requested
+    column that the file lacks is a KeyError naming the file.
 
     >>> import tempfile, pandas as pd
     >>> p = Path(tempfile.mkdtemp()) / "t.csv"
@@ -109,7 +111,8 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
     con = connect(csv_columns=len(names))
     source = csv_records(path, names, dialect, typed=not as_text, con=con)
     select = ", ".join([quote(n) for n in names] + ([VALID] if with_valid else []))
-    return con.execute(f"SELECT {select} FROM {source}").df()
+    frame = con.execute(f"SELECT {select} FROM {source}").df()
+    return in_file_order(frame, long_lines(path, header=(dialect or Dialect()).header))
 
 
 def file_format(path: Path) -> str | None:

@@ -17,7 +17,8 @@ frames, which come from the DuckDB query):
 * **A line that does not parse is an invalid record**: a wrong number of fields, a quote
   that does not close (or text after a closing quote), bytes that are not valid in the
   encoding (in UTF-8 also the replacement character U+FFFD, which Spark's reader writes for
-  such bytes), or one of the control characters U+001C to U+001F (:data:`MARKS`). Such a
+  such bytes), one of the control characters U+001C to U+001F (:data:`MARKS`), or more than
+  4 MiB (:mod:`privgraph.data.long_lines`: the scans count such lines, never skip them). Such a
   line becomes a record whose every value is missing, so the relation's policy handles it
   like an out-of-domain value: dropped under add/remove, recoded under replace-one
   (:mod:`privgraph.data.frontdoor`). It is never an error, and no parser message, which
@@ -41,15 +42,12 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from privgraph.data.long_lines import MAX_LINE_BYTES, SCAN_LINE_BYTES, long_lines
 from privgraph.data.names import quote as ident
 from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: The encodings a dialect may name.
 ENCODINGS = ("utf-8", "latin-1")
-#: Longest line the scan reads (bytes: 4 MiB; DuckDB buffers 16 times this per scan). A longer
-#: line is skipped (the scan's only possible error, never shown): under add/remove that is the
-#: invalid-record policy; under replace-one it is a removal, a documented limit (docs/data.md).
-MAX_LINE_BYTES = 1 << 22
 #: Longest header line read (bytes).
 MAX_HEADER_BYTES = 1 << 20
 #: Control characters that make a line invalid (U+001C to U+001F: no text field holds them).
@@ -284,7 +282,7 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     """A DuckDB sub-query over a CSV file: one row per non-empty line after the header, the
     text of each of ``names`` (NULL for an empty field, and in every column of a line that does
     not parse) and
-    :data:`VALID`.
+    :data:`VALID`. The records of lines over 4 MiB come last (:mod:`privgraph.data.long_lines`).
 
     >>> import tempfile, duckdb
     >>> p = Path(tempfile.mkdtemp()) / "t.csv"
@@ -296,7 +294,9 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     scan = (f"read_csv({_literal(str(path))}, columns = {{'l': 'VARCHAR'}}, "
             f"header = {str(dialect.header).lower()}, delim = {_literal(SEPARATOR)}, quote = '', escape = '', "
             f"new_line = '\\n', encoding = 'latin-1', auto_detect = false, strict_mode = false, null_padding = true, "
-            f"max_line_size = {MAX_LINE_BYTES}, ignore_errors = true)")  # the one error left: a line too long
+            f"max_line_size = {SCAN_LINE_BYTES}, ignore_errors = true)")  # the one error left: a line too long
+    # lines over the limit: those the scan read are dropped, and every one is a record of missing values
+    long = len(long_lines(path, header=dialect.header))
     view = "(CASE WHEN ends_with(l, chr(13)) THEN left(l, length(l) - 1) ELSE l END)"
     if dialect.encoding == "utf-8":  # the view's bytes decoded, where they are valid UTF-8 (else NULL)
         decoded = "decode(unhex(list_aggr(list_transform(string_split(v, ''), lambda c: printf('%02X', ord(c))), 'string_agg', '')))"
@@ -319,7 +319,8 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     cols = ", ".join(f"CASE WHEN {VALID} THEN NULLIF(fs[{list(header).index(n) + 1}], '') END AS {ident(n)}"
                      for n in names)
     # an empty line (and the empty line DuckDB's scan sees inside a CRLF) reads as NULL: not a record
-    lines = f"(SELECT {text} AS s FROM (SELECT {view} AS v FROM {scan} WHERE l IS NOT NULL))"
+    lines = (f"(SELECT {text} AS s FROM (SELECT {view} AS v FROM {scan} WHERE l IS NOT NULL) "
+             f"WHERE length(v) <= {MAX_LINE_BYTES} UNION ALL SELECT NULL FROM range({long}))")
     return (f"(SELECT {cols}{', ' if cols else ''}{VALID} FROM (SELECT fs, {valid} AS {VALID} FROM "
             f"(SELECT s, {fields} AS fs FROM {lines})))")
 
@@ -330,14 +331,16 @@ def spark_records(spark, path: Path, header: Sequence[str], dialect: Dialect):
     and :data:`VALID`). Spark's text source splits lines at LF, CRLF and CR as DuckDB does
     and decodes UTF-8 with U+FFFD for bytes that do not decode, which marks the line invalid
     here as there. The header is the first line of the file's first block (the first row of
-    the partition that starts at byte 0), so it is dropped without a second job.
+    the partition that starts at byte 0), so it is dropped without a second job. Lines over
+    4 MiB: Hadoop's line reader skips those beyond its maximum, the rest are dropped here, and
+    each one is a record of missing values at the end (:mod:`privgraph.data.long_lines`).
     """
     from pyspark.sql import functions as F
 
     if dialect.encoding != "utf-8":
         raise InvalidInput(f"data file {str(path)!r}: --engine spark reads UTF-8 files only; the codebook's \"csv\" "
                            f"names {dialect.encoding!r} (use --engine duckdb, or convert the file to UTF-8)")
-    lines = spark.read.text(str(path))
+    lines = spark.read.option("mapreduce.input.linerecordreader.line.maxlength", SCAN_LINE_BYTES).text(str(path))
     if dialect.header:
         first = (F.input_file_block_start() == 0) & ((F.monotonically_increasing_id() % F.lit(1 << 33)) == 0)
         lines = lines.where(~first)
@@ -345,7 +348,9 @@ def spark_records(spark, path: Path, header: Sequence[str], dialect: Dialect):
     # text source keeps a line's raw bytes: a round trip through a Java string writes U+FFFD for
     # each byte that is not UTF-8, which the check below then sees
     utf8 = F.decode(F.encode(F.col("value"), "UTF-8"), "UTF-8")
-    lines = lines.where(F.col("value") != "").select(utf8.alias("s"))
+    lines = lines.where((F.col("value") != "") & (F.octet_length("value") <= MAX_LINE_BYTES)).select(utf8.alias("s"))
+    long = spark.range(len(long_lines(path, header=dialect.header))).select(F.lit(None).cast("string").alias("s"))
+    lines = lines.unionByName(long)
     s = F.col("s")
     split = F.split(s, _rx(dialect.delimiter), -1)
     if dialect.quote is None:
