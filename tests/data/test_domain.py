@@ -130,3 +130,21 @@ def test_from_path_checks_kinds_and_levels(tmp_path):
         Domain.from_path(tmp_path / "a.parquet", kinds={"zz": "ordinal"})
     with pytest.raises(ValueError, match="column 'age' is declared ordinal but holds the non-numeric"):
         Domain.from_path(tmp_path / "a.parquet", kinds={"age": "ordinal"})
+
+
+def test_a_public_column_round_trips_through_the_codebook_and_a_bad_value_is_named(tmp_path):
+    """``"public": true`` (issue 43): kept by read/write and by project; anything but a boolean
+    is an error naming the file and the column."""
+    from privgraph.data import read_codebook, write_codebook
+    from privgraph.data.codebook import domain_from_codebook
+
+    d = Domain(("site", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS), (("a", "b"), ()), (None, (0.0, 1.0)),
+               public_columns={"site"})
+    back = read_codebook(write_codebook(d, tmp_path / "d.json"))
+    assert back.public_columns == {"site"} and back.project(["x"]).public_columns == frozenset()
+    assert '"public": true' in (tmp_path / "d.json").read_text()
+    entry = {"name": "site", "kind": "nominal", "levels": ["a"], "public": "yes"}
+    with pytest.raises(ValueError, match=r"^cb.json: column 'site' has \"public\": 'yes'; expected true or false$"):
+        domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [entry]}, source="cb.json")
+    with pytest.raises(ValueError, match=r"public columns \['z'\] are not in the domain"):
+        Domain(("a",), (2,), public_columns={"z"})

@@ -3,9 +3,18 @@
 One pair: ``privgraph direction data.csv --x age --y income --epsilon 1``.
 Batch: several files (one pair per file, the same --x/--y column names in each), or one
 long table with a pair column: ``privgraph direction pairs.parquet --pair-column pair
---x a --y b --epsilon 1 --out results.json``. The settings and ``--out`` are checked before
-any data is read (a bad one costs no budget); results are written atomically (a temporary
-file in the same folder, then renamed), as JSON or CSV by the extension of ``--out``.
+--x a --y b --epsilon 1 --domain d.json --out results.json``. The settings and ``--out`` are
+checked before any data is read (a bad one costs no budget); results are written atomically
+(a temporary file in the same folder, then renamed), as JSON or CSV by the extension of ``--out``.
+
+The pair column: the pairs are its codebook levels, in order, whatever the file holds (a
+level without rows is a pair too small; a value outside them is recoded to the first level,
+replace-one's fixed policy, and never shown). Each pair's size is printed and sets its
+split, so the codebook must declare the column ``"public": true`` (its values are then
+public knowledge and not protected, and the ledger says so): without that, or with
+--x-bounds/--y-bounds (no levels), --pair-column is refused before any data is read. Under
+replace-one of the long table a replaced record could otherwise move between pairs, making
+the sizes private. With --infer-domain (NOT private) the pairs are the values that occur.
 
 Accounting across pairs: each pair gets the full ``--epsilon``. If the pairs hold disjoint
 records (the rows of a long table, files about different people), a record is in one pair
@@ -48,14 +57,27 @@ from privgraph.validation import InvalidInput, UnknownName
 
 
 def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as_text: bool = False,
-               dialect=None):
+               dialect=None, pairs=None):
     """Yield ``(name, x_values, y_values)`` for every pair in the files (as Series named x, y).
 
     One file without ``pair_column`` is one pair named after the file; with it, one pair
-    per value of that column (prefixed by the file's name when there are several files).
+    per level of ``pairs`` (the pair column's public domain, :func:`_pair_domain`), in the
+    codebook's order, whatever the file holds: a level without rows is an empty pair, and a
+    value outside the levels goes through replace-one's fixed policy (recoded to the first
+    level, :func:`~privgraph.data.frontdoor.encode_public`), so no value read from the file
+    names a pair. Without ``pairs`` (``--infer-domain`` only: NOT private), one pair per value
+    that occurs. Names are prefixed by the file's name when there are several files.
     ``as_text`` reads a CSV as text, so that no type is guessed from the data (the public
     domain then says how to read each value). A CSV is read by the fixed ``dialect`` (the
     codebook's, else RFC 4180): a line that does not parse is a record of missing values.
+
+    >>> import tempfile
+    >>> from privgraph.data import Domain
+    >>> p = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_text("g,a,b\\nu,1,2\\nsecret,3,4\\nv,5,6\\n")
+    >>> pairs = Domain(("g",), (3,), levels=(("u", "v", "w"),), public_columns={"g"})
+    >>> [(name, list(xs)) for name, xs, _ in read_pairs([p], "a", "b", "g", as_text=True, pairs=pairs)]
+    [('u', ['1', '3']), ('v', ['5']), ('w', [])]
     """
     from privgraph.data.files import read_table
 
@@ -65,18 +87,35 @@ def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as
         if pair_column is None:
             yield path.stem, frame[x], frame[y]
             continue
-        for name, group in frame.groupby(pair_column, sort=True):
+        for name, group in _pair_groups(frame, pair_column, pairs):
             yield f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x], group[y]
 
 
-def _pair_domain(path: Path, x: str, y: str):
-    """The codebook's domain over the two columns (read before any data)."""
+def _pair_groups(frame, pair_column: str, pairs):
+    """``(name, rows)`` per pair: the public levels of ``pairs`` (every one, in order), or
+    without them the values that occur (--infer-domain)."""
+    if pairs is None:
+        yield from frame.groupby(pair_column, sort=True)
+        return
+    from privgraph.data.frontdoor import check_invalid, encode_public
+
+    codes = encode_public(frame[[pair_column]], pairs, check_invalid(None, "replace_one"))[:, 0]
+    for code, level in enumerate(pairs.levels[0]):
+        yield str(level), frame[codes == code]
+
+
+def _pair_domain(path: Path, x: str, y: str, pair_column: Optional[str]):
+    """The codebook's domain over the two columns, and the pair column's (None without one),
+    which must be declared public (read before any data)."""
     from privgraph.data import read_codebook
+    from privgraph.data.domain import check_public_column
 
     full = read_codebook(path)
     if missing := [c for c in (x, y) if c not in full.names]:
         raise UnknownName(f"columns {missing} are not in the domain codebook {str(path)!r} (its columns: {list(full.names)})")
-    return full.project([x, y])
+    if pair_column is not None:
+        check_public_column(full, pair_column, "--pair-column")
+    return full.project([x, y]), None if pair_column is None else full.project([pair_column])
 
 
 def write_rows(rows: list[dict], out: Path) -> None:
@@ -132,7 +171,10 @@ def direction(
     delta: float = ANM.option(),
     x_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of x (instead of --domain)."),
     y_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of y (instead of --domain)."),
-    pair_column: Optional[str] = typer.Option(None, help="Long table: the column naming each pair."),
+    pair_column: Optional[str] = typer.Option(
+        None, help="Long table: the column naming each pair. The pairs are its levels in the --domain codebook, "
+                   "where it must be declared \"public\": true (each pair's size is printed, so its values are "
+                   "not protected); values outside the levels are recoded to the first one."),
     out: Optional[Path] = typer.Option(None, help="Write the results here (.json or .csv), atomically."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     compositions: bool = COMPOSITIONS,
@@ -154,11 +196,16 @@ def direction(
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):
         raise InvalidInput("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")
+    pair_domain = None
     if domain is not None:
-        domain = _pair_domain(domain, x, y)
+        domain, pair_domain = _pair_domain(domain, x, y, pair_column)
     elif bounds is None and not infer_domain:
         raise DomainRequired(how_to_get_a_domain(f"the pair {x!r}, {y!r}").replace(
             "Give one:", "Give --x-bounds/--y-bounds, or"))
+    elif pair_column is not None and not infer_domain:
+        raise InvalidInput(f"--pair-column {pair_column!r} needs public levels, which --x-bounds/--y-bounds do not "
+                           f"give: use a --domain codebook with column {pair_column!r} nominal or ordinal, its "
+                           "levels, and \"public\": true")
     if infer_domain:
         from privgraph.cli.inputs import INFER_NOTICE
 
@@ -166,7 +213,7 @@ def direction(
     # public bounds or a domain: every value read as text and mapped on its own (a value that
     # is no number is missing), so no record can change how a column is typed
     pairs = list(read_pairs(list(data), x, y, pair_column, as_text=not infer_domain,
-                            dialect=None if domain is None else domain.dialect))
+                            dialect=None if domain is None else domain.dialect, pairs=pair_domain))
     if domain is None and not infer_domain:
         import pandas as pd
 
@@ -174,6 +221,10 @@ def direction(
                  for name, xs, ys in pairs]
     batch = len(pairs) > 1
     rows, ledgers, caveats = [], [], set()
+    if pair_domain is not None:  # public: the codebook's declaration, shown even if every pair fails
+        from privgraph.data.domain import public_column_caveat
+
+        caveats.add(public_column_caveat(pair_column))
     with Progress(console=console, transient=True, disable=not batch) as progress:
         task = progress.add_task("pairs", total=len(pairs))
         for i, (name, xs, ys) in enumerate(pairs):
@@ -182,8 +233,10 @@ def direction(
             try:
                 model.fit(xs, ys, domain=domain, infer_domain=infer_domain)
                 rows.append(result_row(name, model, len(xs), None))
-                caveats.update(model.ledger_.caveats)
-                ledgers.append(model.ledger_)
+                ledger = model.ledger_ if pair_domain is None else model.ledger_.with_caveat(
+                    public_column_caveat(pair_column))
+                caveats.update(ledger.caveats)
+                ledgers.append(ledger)
             except ValueError as err:
                 if not batch:
                     raise

@@ -30,6 +30,13 @@ codebook written in advance (``--domain domain.json``)::
   command; without bins the counting commands (and ``plan``) refuse it.
 * Levels are JSON strings, numbers or booleans. A data value matches a level if it is the
   level or is written the same way (``1``, ``"1"`` and ``1.0`` all match the level ``1``).
+* ``"public": true`` (optional): the column's values are public knowledge, so the guarantee
+  does *not* protect them; neighbours differ in a record's other values only, and whatever
+  depends on the column alone (each of its groups' size) may be released exactly. Only
+  ``privgraph direction --pair-column`` uses it (it needs it: its pairs' sizes are printed),
+  and its ledger then says the column is not protected; elsewhere the column is protected
+  like any other. Declare it only for values everyone may know (a dataset's name, a public
+  site), never for a person's attribute (:func:`~privgraph.data.domain.check_public_column`).
 * ``"drafted_from_data"``: present in a codebook that :func:`draft_codebook` wrote from the
   data. Such a domain is *not public* until a person has reviewed it (removed levels that
   only the data could tell, added the ones it lacks) and deleted that key; until then every
@@ -96,6 +103,8 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
                 entry["description"] = DRAFT_BOUNDS
         else:
             entry["levels"] = [_json_level(v) for v in levels]
+        if name in domain.public_columns:
+            entry["public"] = True
         columns.append(entry)
     out: dict[str, Any] = {"format": FORMAT, "version": VERSION, "columns": columns}
     if domain.csv is not None and (csv := domain.csv.to_codebook()) is not None:
@@ -111,8 +120,11 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     >>> d = domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [
     ...     {"name": "s", "kind": "nominal", "levels": ["no", "yes"]},
     ...     {"name": "bmi", "kind": "continuous", "bounds": [10, 60]}]})
-    >>> d.names, d.sizes, d.bounds_of("bmi"), d.public
-    (('s', 'bmi'), (2, 0), (10.0, 60.0), True)
+    >>> d.names, d.sizes, d.bounds_of("bmi"), d.public, d.public_columns
+    (('s', 'bmi'), (2, 0), (10.0, 60.0), True, frozenset())
+    >>> domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [
+    ...     {"name": "site", "kind": "nominal", "levels": ["a", "b"], "public": True}]}).public_columns
+    frozenset({'site'})
     >>> domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [
     ...     {"name": "bmi", "kind": "continuous", "bounds": [10, 60], "bins": 5}]}).bins_of("bmi").edges
     (10.0, 20.0, 30.0, 40.0, 50.0, 60.0)
@@ -134,13 +146,23 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     if not isinstance(entries, list) or not entries:
         raise InvalidInput(f"{source}: \"columns\" must be a non-empty list")
     specs = [_column(entry, i, source) for i, entry in enumerate(entries)]
+    public = frozenset(e["name"] for e in entries if _is_public(e, source))
     names = [s[0] for s in specs]
     if dup := sorted({n for n in names if names.count(n) > 1}):
         raise InvalidInput(f"{source}: duplicate column names {dup}")
     dialect = Dialect.from_codebook(codebook.get("csv"), source, names) if "csv" in codebook else None
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
                   tuple(s[3] for s in specs), tuple(s[4] for s in specs),
-                  public=_DRAFT_KEY not in codebook, csv=dialect, bins=tuple(s[5] for s in specs))
+                  public=_DRAFT_KEY not in codebook, csv=dialect, bins=tuple(s[5] for s in specs),
+                  public_columns=public)
+
+
+def _is_public(entry: Mapping, source: str) -> bool:
+    """Whether a (checked) column entry declares its values public (``"public": true``)."""
+    value = entry.get("public", False)
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{source}: column {entry['name']!r} has \"public\": {value!r}; expected true or false")
+    return value
 
 
 def _column(entry, i: int, source: str):
@@ -151,7 +173,7 @@ def _column(entry, i: int, source: str):
         raise InvalidInput(f"{source}: column {name!r} has kind {kind_name!r}; expected one of "
                            "'nominal', 'ordinal', 'continuous'")
     kind = KIND_NAMES[kind_name]
-    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description"} - set(BIN_KEYS)):
+    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description", "public"} - set(BIN_KEYS)):
         raise InvalidInput(f"{source}: column {name!r} has unknown keys {unknown}")
     if kind is Kind.CONTINUOUS:
         if "levels" in entry:

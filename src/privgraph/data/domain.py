@@ -34,7 +34,9 @@ class Domain:
     (continuous, with its bounds and units) and has size k, its codes the k bins in order,
     so it is counted, tested and modelled as an ordinal column of k levels
     (:attr:`discrete_names`, :meth:`is_ordered`); without bins a continuous column has size
-    0 and cannot be counted (:func:`check_countable`). Build a public domain from a codebook
+    0 and cannot be counted (:func:`check_countable`). ``public_columns`` names the columns
+    whose *values* are public knowledge (the codebook's ``"public": true``, see
+    :func:`check_public_column`). Build a public domain from a codebook
     (:func:`privgraph.data.read_codebook`), from categorical dtypes, or by hand.
 
     Examples
@@ -56,6 +58,8 @@ class Domain:
     csv: object = field(default=None, compare=False, repr=False)
     #: The public bins of each continuous column that has them (None otherwise).
     bins: tuple = ()
+    #: The columns whose values are public knowledge, not protected (:func:`check_public_column`).
+    public_columns: frozenset = field(default=frozenset(), compare=False)
 
     def __post_init__(self):
         if len(set(self.names)) != len(self.names):
@@ -77,6 +81,9 @@ class Domain:
             raise InvalidInput(f"got {len(self.bins)} bins for {len(self.names)} names")
         if any(b is not None for b in self.bins):
             self._check_bins()
+        object.__setattr__(self, "public_columns", frozenset(self.public_columns))
+        if unknown := sorted(self.public_columns - set(self.names)):
+            raise UnknownName(f"public columns {unknown} are not in the domain {list(self.names)}")
 
     def _check_bins(self) -> None:
         """A binned column is continuous, of size k, its bounds the bins' (levels: their labels)."""
@@ -210,6 +217,7 @@ class Domain:
             self.public,
             self.csv,
             tuple(self.bins[i] for i in idx),
+            self.public_columns & set(names),
         )
 
     @property
@@ -246,3 +254,52 @@ def check_countable(domain: Domain) -> Domain:
                            "one \"bins\": k (with \"scale\": \"linear\" or \"log\") or \"edges\": [...] in the codebook "
                            "(docs/data.md)")
     return domain
+
+
+def check_public_column(domain: Domain, name: str, use: str) -> tuple:
+    """The levels of ``name`` if the domain declares it a public discrete column, else the one
+    refusal (public: the domain only, raised before any data is read).
+
+    A column declared public (the codebook's ``"public": true``) is one whose every record's
+    value is public knowledge, so the guarantee does not protect it: neighbouring data sets
+    are then those that differ in one record's *other* values, its public value fixed, and
+    anything computed from the public column alone (the size of each of its groups) may be
+    released exactly. A command that releases per-group results with each group's size (a
+    long table's pairs, ``privgraph direction --pair-column``) needs that declaration: without
+    it a replaced record could move from one group to another, and the sizes would be private.
+    Its ledger carries :func:`public_column_caveat`. Elsewhere the declaration changes nothing
+    (the column is protected like any other). ``use`` names what needs it in the message.
+
+    >>> d = Domain(("pair", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS), (("p0", "p1"), ()),
+    ...            public_columns={"pair"})
+    >>> check_public_column(d, "pair", "--pair-column")
+    ('p0', 'p1')
+    >>> check_public_column(d.project(["pair"]), "pair", "--pair-column")
+    ('p0', 'p1')
+    >>> check_public_column(Domain(("pair",), (2,), levels=(("p0", "p1"),)), "pair", "--pair-column")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --pair-column 'pair' reports each group's size, which is private unless the column's values are public knowledge: if they are, add "public": true to column 'pair' in the codebook (its values and group sizes are then not protected)
+    """
+    if name not in domain.names:
+        raise UnknownName(f"{use} {name!r} is not in the domain codebook (its columns: {list(domain.names)}): add it "
+                          "as a nominal or ordinal column with its levels and \"public\": true")
+    i = domain.index(name)
+    if domain.kinds[i] is Kind.CONTINUOUS:
+        raise InvalidInput(f"{use} {name!r} is continuous in the codebook: its groups are its levels, so expected a "
+                           "nominal or ordinal column with \"levels\" and \"public\": true")
+    if name not in domain.public_columns:
+        raise InvalidInput(f"{use} {name!r} reports each group's size, which is private unless the column's values "
+                           f"are public knowledge: if they are, add \"public\": true to column {name!r} in the "
+                           "codebook (its values and group sizes are then not protected)")
+    return domain.levels[i]
+
+
+def public_column_caveat(name: str) -> str:
+    """The caveat of a run that treats column ``name`` as public (:func:`check_public_column`).
+
+    >>> public_column_caveat("pair")
+    "column 'pair' is public by the codebook: its values and each group's size are not protected (the guarantee covers the other values of each record)"
+    """
+    return (f"column {name!r} is public by the codebook: its values and each group's size are not protected "
+            "(the guarantee covers the other values of each record)")
