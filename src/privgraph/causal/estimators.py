@@ -23,8 +23,10 @@ import numpy as np
 import pandas as pd
 
 from privgraph.causal.deciders import BudgetTooSmall, spent
-from privgraph.causal.direction.orient import orient_by_direction
+from privgraph.causal.direction import orient as direction_orient
+from privgraph.causal.direction.orient import orient_by_direction, pair_records
 from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
+from privgraph.causal.rank_pc import RANK, check_relation as check_rank_relation, rank_correlation, rank_plan
 from privgraph.causal.methods import FISHER_Z_METHODS, METHODS, LevelNoise, PublicShape, Search, SkeletonMethod
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.data.domain import check_countable
@@ -109,7 +111,9 @@ class PrivPC(PrivateEstimator):
         orient the remaining undirected edges between ordinal or binary columns with the
         private causal-direction test on their codes (edges touching a nominal column, or a
         share too small for the rows, are left undirected: decided from public facts, after
-        the structure's spend, never an error)
+        the structure's spend, never an error; from a file or any count engine each pair's
+        records come from its count table, at most ``MAX_PAIR_ROWS`` of them: never refused
+        on a count)
         (:func:`privgraph.causal.direction.orient.orient_by_direction`), so the result is
         closer to a DAG.
     orient_share : float
@@ -186,8 +190,9 @@ class PrivPC(PrivateEstimator):
         Param("ci_test", "auto: fisher-z when every column is continuous, kendall when every column is ordinal or "
                          "binary, else g; kendall-ties: Kendall corrected for ties (categorical columns with rare "
                          "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
-                         "on it for free.",
-              choices=("auto", *CI_TESTS, FISHER_Z)),
+                         "on it for free; rank: continuous (no bounds needed) and ordinal columns, one private "
+                         "release of Kendall's tau and PC on its Gaussian-copula correlation for free.",
+              choices=("auto", *CI_TESTS, FISHER_Z, RANK)),
         Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count),
         Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
               choices=tuple(METHODS)),
@@ -236,6 +241,10 @@ class PrivPC(PrivateEstimator):
         :mod:`privgraph.data.frontdoor`). ``budget``: an outside :class:`Budget` that this
         fit's charges are reserved on (so several fits share it); by default a budget of
         exactly (epsilon, delta)."""
+        if self.ci_test == RANK and not isinstance(X, CountEngine):
+            private = self._check_rank()  # the parameters first, before the domain is looked for
+            return self._fit_rank(X, names=names, domain=_domain_of(X, names, domain, infer_domain), budget=budget,
+                                  on_level=on_level, private=private)
         if self.ci_test == FISHER_Z and not isinstance(X, CountEngine):
             self._check_fisher_z()  # the parameters first, before the domain is looked for
             return self._fit_fisher_z(X, names=names, domain=_domain_of(X, names, domain, infer_domain),
@@ -260,7 +269,7 @@ class PrivPC(PrivateEstimator):
             has_values = isinstance(X, (str, Path, np.ndarray)) or hasattr(X, "iloc")  # a file, an array, pandas
             if has_values and any(k is Kind.CONTINUOUS for k in tables.domain.kinds):
                 raw = orientation_values(X, names, tables.domain)
-            rows = None if raw is not None else _record_codes(tables.engine)  # refuses an engine without rows
+            rows = None if raw is not None else getattr(tables.engine, "codes", None)  # in memory: the records
         outer = budget
         if method.is_private and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
@@ -270,7 +279,8 @@ class PrivPC(PrivateEstimator):
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
         self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
         if self.orient == "direction":
-            self.graph_, oriented = self._orient_by_direction(tables.domain, rows, sampler, outer, raw=raw)
+            self.graph_, oriented = self._orient_by_direction(tables.domain, rows, sampler, outer, raw=raw,
+                                                              tables=tables)
             ledger = ledger + oriented
             self.epsilon_spent_ += oriented.total("basic").epsilon
         if not tables.domain.public:
@@ -317,28 +327,63 @@ class PrivPC(PrivateEstimator):
         self.rounds_, self.rounds_used_, self.ci_test_ = None, None, FISHER_Z
         return self
 
-    def _check_fisher_z(self) -> Neighbours:
-        """The checks of a Fisher-z fit (parameters only), and its relation."""
+    def _check_one_release(self, released: str) -> bool:
+        """The checks every test on ONE Gaussian release (Fisher-z, rank) shares (parameters only);
+        whether the fit is private. ``released`` names what is released, in the errors."""
         check_alpha(self.alpha)
         if self.method not in FISHER_Z_METHODS:
-            raise InvalidInput(f"ci_test='fisher-z' releases the covariance once and runs PC on it for free: "
+            raise InvalidInput(f"ci_test={self.ci_test!r} releases {released} once and runs PC on it for free: "
                                f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
                                "(not private)")
-        if self.orient == "direction" and Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
-            raise InvalidInput("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
-                               "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
         positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
-        if self._method().is_private:
+        private = self._method().is_private
+        if private:
             check_epsilon(self.epsilon)
             check_delta(self.delta)
             if self.delta <= 0:
-                raise InvalidInput(f"ci_test='fisher-z' releases the covariance with the Gaussian mechanism and needs "
-                                   f"delta > 0, got delta={self.delta!r}")
+                raise InvalidInput(f"ci_test={self.ci_test!r} releases {released} with the Gaussian mechanism and "
+                                   f"needs delta > 0, got delta={self.delta!r}")
+        return private
+
+    def _check_fisher_z(self) -> Neighbours:
+        """The checks of a Fisher-z fit (parameters only), and its relation."""
+        self._check_one_release("the covariance")
+        if self.orient == "direction" and Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
+            raise InvalidInput("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
+                               "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
         if self.record_norm is not None and not (isinstance(self.record_norm, (int, float))
                                                  and not isinstance(self.record_norm, bool) and self.record_norm > 0):
             raise InvalidInput(f"record_norm must be a positive number (math.inf: no norm clip) or None, got "
                                f"{self.record_norm!r}")
         return Neighbours.parse(self.neighbours)
+
+    def _fit_rank(self, X, *, names, domain: Domain, budget, on_level, private: bool) -> "PrivPC":
+        """Rank PC: Kendall's tau of every pair, ONE private release of it (the only charge), then
+        stable PC on its Gaussian-copula correlation as post-processing (:mod:`privgraph.causal.rank_pc`)."""
+        sampler = self._noise_sampler() if private else resolve_sampler(None)
+        if private and budget is None:
+            budget = Budget(self._structure_epsilon(), self.delta, composition="rdp")
+        cov, ledger, n = rank_correlation(X, domain, names=names, epsilon=self._structure_epsilon(),
+                                          delta=self.delta, sampler=sampler, budget=budget, private=private)
+        sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
+                                forbidden=self.forbidden, required=self.required, on_level=on_level)
+        self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
+        self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
+        self.composition_ = "rdp" if private else "basic"
+        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self.ledger_ = ledger if domain.public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
+        self.sampler_, self.n_rows_, self.covariance_ = sampler, n, cov
+        self.rounds_, self.rounds_used_, self.ci_test_ = None, None, RANK
+        return self
+
+    def _check_rank(self) -> bool:
+        """The checks of a rank fit (parameters only); whether it is private."""
+        private = self._check_one_release("Kendall's tau")
+        if self.orient != "cpdag":
+            raise InvalidInput("ci_test='rank' orients by colliders and Meek's rules only: use orient='cpdag'")
+        if private:
+            check_rank_relation(self.neighbours)
+        return private
 
     def _record_norm(self, d: int) -> float | None:
         if self.record_norm is None:
@@ -401,12 +446,17 @@ class PrivPC(PrivateEstimator):
         """
         domain = resolve_domain(None, domain)
         ledger = self._plan_ledger(domain, n_rows)
-        fisher_z = is_fisher_z(self.ci_test, domain)
+        fisher_z = is_fisher_z(self.ci_test, domain) or self.ci_test == RANK
         composition = ("rdp" if self._method().is_private else "basic") if fisher_z else self._composition()
         return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), composition, self.delta)
 
     def _plan_ledger(self, domain: Domain, n_rows: int) -> Ledger:
         """The charges of :meth:`privacy_plan` on a resolved ``domain``."""
+        if self.ci_test == RANK:
+            if not self._check_rank():
+                return Ledger()
+            return rank_plan(domain, int(n_rows), epsilon=self._structure_epsilon(), delta=self.delta,
+                             neighbours=self.neighbours)
         if is_fisher_z(self.ci_test, domain):
             neighbours = self._check_fisher_z()
             if not self._method().is_private:
@@ -466,25 +516,36 @@ class PrivPC(PrivateEstimator):
     def _structure_epsilon(self) -> float:
         return self.epsilon * (1 - self.orient_share) if self.orient == "direction" else self.epsilon
 
-    def _orient_by_direction(self, domain: Domain, rows, sampler, outer: Budget | None, raw=None):
+    def _orient_by_direction(self, domain: Domain, rows, sampler, outer: Budget | None, raw=None, tables=None):
         """The orientation stage: its own basic-composition budget of share x epsilon, reserved
         as one stage on an outer budget first (so that budget refuses before any noise).
-        ``rows``: the records' codes; ``raw``: ``(values, bounds)`` of the records instead
-        (:func:`orientation_values`)."""
+        ``rows``: the records' codes (an in-memory engine's); ``raw``: ``(values, bounds)`` of
+        the records instead (:func:`orientation_values`); neither: each pair's records from its
+        table in ``tables``, counted through the engine (a file out of core, any engine), at most
+        :data:`~privgraph.causal.direction.orient.MAX_PAIR_ROWS` of them
+        (:func:`~privgraph.causal.direction.orient.pair_records`). Which of the three runs
+        depends on the input's type and the public domain only, never on a count."""
         share = self.epsilon * self.orient_share
         if outer is not None:
             outer.reserve(Charge("direction orientation (stage)", share, 0.0, Neighbours.REPLACE_ONE,
                                  note="split over the released CPDAG's undirected edges"))
+        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+        n_rows = None
         if raw is not None:
             data, bounds = raw
         else:
             ordered = [n for n, s in zip(domain.names, domain.sizes) if domain.is_ordered(n) or s == 2]
-            data = {n: rows[:, domain.index(n)].astype(float) for n in ordered}
             bounds = {n: (0.0, float(domain.size_of(n) - 1)) for n in ordered}
-        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+            if rows is not None:
+                data = {n: rows[:, domain.index(n)].astype(float) for n in ordered}
+            else:  # public: n and the cap; the subsample's draws are their own stream
+                picks = np.random.default_rng(None if seed is None else (int(seed), 3))
+                data = lambda a, b: pair_records(tables.table([a, b]), picks)  # noqa: E731
+                n_rows = min(tables.n, direction_orient.MAX_PAIR_ROWS)
         return orient_by_direction(self.graph_, data, bounds=bounds, epsilon=share, sampler=sampler,
                                    rng=np.random.default_rng(None if seed is None else (int(seed), 2)),
-                                   budget=Budget(share, 0.0, composition="basic"), untestable="skip")
+                                   budget=Budget(share, 0.0, composition="basic"), untestable="skip",
+                                   n_rows=n_rows)
 
     def _method(self) -> SkeletonMethod:
         """The skeleton method ``method`` names (:data:`~privgraph.causal.methods.METHODS`)."""
@@ -500,11 +561,11 @@ class PrivPC(PrivateEstimator):
 
     def _checked(self):
         method = self._method()
-        if self.ci_test == FISHER_Z:
-            raise InvalidInput("ci_test='fisher-z' needs the records' values (a DataFrame, an array with names, a "
+        if self.ci_test in (FISHER_Z, RANK):
+            raise InvalidInput(f"ci_test={self.ci_test!r} needs the records' values (a DataFrame, an array with names, a "
                                "CSV/Parquet file or a DuckDB relation), not a count engine")
         if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
-            raise InvalidInput(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z])}, got {self.ci_test!r}")
+            raise InvalidInput(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z, RANK])}, got {self.ci_test!r}")
         check_alpha(self.alpha)
         if method.is_private:
             check_epsilon(self.epsilon)
@@ -564,18 +625,6 @@ def orientation_values(X, names, domain: Domain) -> tuple[dict, dict]:
             codes = encode_public(frame[[name]], domain.project([name]), "recode")[:, 0]
             values[name], bounds[name] = codes.astype(float), (0.0, float(size - 1))
     return values, bounds
-
-
-def _record_codes(engine) -> np.ndarray:
-    """The records' codes (rows x columns) for the direction tests, from an in-memory engine
-    or a file's distinct coded rows; other engines are refused before any spend."""
-    if hasattr(engine, "codes"):
-        return np.asarray(engine.codes)
-    if hasattr(engine, "distinct_rows") and (found := engine.distinct_rows(1 << 26)) is not None:
-        codes, counts = found
-        return np.repeat(np.asarray(codes), np.asarray(counts), axis=0)
-    raise InvalidInput("orient='direction' needs the records (a DataFrame, an array or a file read by DuckDB), "
-                       f"not only counts from {type(engine).__name__}")
 
 
 def is_fisher_z(ci_test: str, domain: Domain) -> bool:

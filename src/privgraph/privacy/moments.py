@@ -54,10 +54,10 @@ import numpy as np
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.ledger import Charge  # noqa: F401  (the type moments_charge returns)
 from privgraph.privacy.mechanisms import Release
-from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
+from privgraph.privacy.neighbours import Neighbours
 from privgraph.privacy.samplers import NoiseSampler
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
-from privgraph.validation import InvalidInput, positive_int
+from privgraph.validation import positive_int
 
 #: Weight of the sums of x in the released vector (their noise is 1 / MEAN_WEIGHT times the
 #: second moments'): at d = 20 under replace-one it takes the sensitivity's square from
@@ -172,10 +172,7 @@ def release_moments(moments: Moments, *, epsilon: float, delta: float, neighbour
 
 
 def _rho(epsilon: float, delta: float) -> float:
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
-    if delta <= 0:
-        raise InvalidInput(f"the covariance release is a Gaussian mechanism and needs delta > 0, got {delta!r}")
-    return rho_for_budget(epsilon, delta)
+    return rho_for_budget(epsilon, delta, "the covariance release (a Gaussian mechanism)")
 
 
 __all__ = ["MEAN_WEIGHT", "Moments", "moments_charge", "moments_l2_sensitivity", "moments_noise", "moments_size",

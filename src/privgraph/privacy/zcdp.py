@@ -102,11 +102,13 @@ def rdp_epsilon(rho: float, delta: float) -> float:
 
 
 @lru_cache(maxsize=256)
-def rho_for_budget(epsilon: float, delta: float) -> float:
+def rho_for_budget(epsilon: float, delta: float, what: str = "zCDP") -> float:
     """Largest rho whose ``("zcdp", rho)`` charge the RDP accountant totals to at most epsilon.
 
     Root of :meth:`Ledger.total` (``method="rdp"``, target ``delta``) minus epsilon to a
     relative 1e-12, then stepped down until the total is at most epsilon.
+
+    ``what`` names the release in the error a ``delta`` of 0 gets.
 
     >>> rho = rho_for_budget(1.0, 1e-6)
     >>> 0.02 < rho < 0.03
@@ -114,7 +116,7 @@ def rho_for_budget(epsilon: float, delta: float) -> float:
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if delta <= 0:
-        raise InvalidInput(f"zCDP needs delta > 0 to convert to (epsilon, delta), got {delta!r}")
+        raise InvalidInput(f"{what} needs delta > 0 to convert to (epsilon, delta), got {delta!r}")
 
     def total(rho: float) -> float:
         return rdp_epsilon(rho, delta)

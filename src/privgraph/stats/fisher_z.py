@@ -76,10 +76,13 @@ def fisher_z_p_value(r: float, n: float, conditioning: int, noise_var: float = 0
 def partial_correlation_noise(corr_inv: np.ndarray, r: float, variances: np.ndarray, noise_sd: float) -> float:
     """Var(r) from independent noise of sd ``noise_sd`` on each covariance entry (module
     docstring): ``corr_inv`` is the inverse of the sub-correlation matrix (x, y first),
-    ``variances`` the columns' covariance diagonal in the same order.
+    ``variances`` the columns' covariance diagonal in the same order. ``noise_sd`` may also
+    be a symmetric matrix in that order: entry (j, k)'s own sd (0 on an exact diagonal).
 
     >>> inv = np.linalg.inv(np.eye(3))
     >>> round(partial_correlation_noise(inv, 0.0, np.ones(3), 0.1), 6)  # r = 0: the noise on R_xy alone
+    0.01
+    >>> round(partial_correlation_noise(inv, 0.0, np.ones(3), np.full((3, 3), 0.1)), 6)
     0.01
     """
     px, py = corr_inv[:, 0], corr_inv[:, 1]
@@ -87,14 +90,18 @@ def partial_correlation_noise(corr_inv: np.ndarray, r: float, variances: np.ndar
     g = np.outer(px, py) / math.sqrt(abs(pxx * pyy)) + (r / 2) * (np.outer(px, px) / pxx + np.outer(py, py) / pyy)
     a = 1.0 / np.sqrt(variances)
     k = (g + g.T) * np.outer(a, a)
+    if np.ndim(noise_sd):  # a sd for each entry (symmetric, same order): sum_{j<k} (s K)_jk^2 + sum_j (s K)_jj^2 / 4
+        w = k * noise_sd
+        return float(np.sum(w * w) / 2 - np.sum(np.diag(w) ** 2) / 4)
     return float(noise_sd**2 * (np.sum(k * k) / 2 - np.sum(np.diag(k) ** 2) / 4))
 
 
 class FisherZTest:
     """The Fisher-z CI test on a (released) correlation matrix: ``p_value(x, y, S)``.
 
-    ``noise_sd`` (covariance units) and ``variances`` (the covariance's diagonal) make the
-    test noise-aware; without them it is the plain test.
+    ``noise_sd`` (covariance units; a scalar, or a matrix of each entry's sd) and
+    ``variances`` (the covariance's diagonal) make the test noise-aware; without them it is
+    the plain test.
 
     >>> c = np.array([[1.0, 0.5, 0.5], [0.5, 1.0, 0.25], [0.5, 0.25, 1.0]])
     >>> t = FisherZTest(c, 1000)
@@ -105,14 +112,17 @@ class FisherZTest:
     name = "fisher-z"
 
     def __init__(self, corr: np.ndarray, n: float, *, noise_sd: float = 0.0, variances: np.ndarray | None = None):
-        self.corr, self.n, self.noise_sd = np.asarray(corr, dtype=float), float(n), float(noise_sd)
+        self.corr, self.n = np.asarray(corr, dtype=float), float(n)
+        self.noise_sd = np.asarray(noise_sd, dtype=float) if np.ndim(noise_sd) else float(noise_sd)
         self.variances = variances
 
     def p_value(self, x: int, y: int, S: Sequence[int]) -> float:
         index = [x, y, *S]
         r, inv = partial_correlation(self.corr, index)
         noise = 0.0
-        if self.noise_sd > 0:
+        if np.ndim(self.noise_sd):
+            noise = partial_correlation_noise(inv, r, self.variances[index], self.noise_sd[np.ix_(index, index)])
+        elif self.noise_sd > 0:
             noise = partial_correlation_noise(inv, r, self.variances[index], self.noise_sd)
         return fisher_z_p_value(r, self.n, len(S), noise)
 

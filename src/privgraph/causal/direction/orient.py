@@ -11,11 +11,22 @@ oriented is skipped and its share is not spent. Each decision is a
 ``privacy="record"`` (every record protected); choosing the arc that keeps the graph
 acyclic and free of new v-structures, and Meek's rules, are post-processing of the
 released decisions and of the public CPDAG.
+
+The records of a pair come either as columns (one value per record, in the records' own
+order) or from the pair's count table (:func:`pair_records`, what a count engine gives: a
+file read out of core). From a table the records are in cell order, which depends on the
+data, so the argument that a record lies in one part of the split "whatever the split"
+no longer holds for a split that is seen; it holds for a uniform split that is not: the
+output's distribution depends only on the multiset of records, and for any order that puts
+the changed record at one position in both neighbours the usual argument applies. The
+split (and a subsample above :data:`MAX_PAIR_ROWS`) comes from ``rng``, which a private run
+draws from fresh entropy and never shows; a seeded run is not private anyway. No
+amplification is claimed for the subsample: each test is still charged its full share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import networkx as nx
 import numpy as np
@@ -28,10 +39,15 @@ from privgraph.graphs import CPDAG, apply_meek_rules
 from privgraph.privacy import Budget, Ledger, NoiseSampler, Release
 from privgraph.validation import InvalidInput, UnknownName
 
+#: Most records of one pair a direction test reads from its count table (public): a pair of a
+#: larger table is a uniform subsample of this many of its records (:func:`pair_records`), so
+#: the memory of a test is bounded whatever the rows of the file.
+MAX_PAIR_ROWS = 1 << 26
+
 
 def orient_by_direction(
     cpdag: CPDAG,
-    data: Mapping,
+    data: Mapping | Callable,
     *,
     bounds: Mapping[str, tuple[float, float]],
     epsilon: float,
@@ -42,6 +58,7 @@ def orient_by_direction(
     budget: Budget | None = None,
     untestable: str = "raise",
     abstain_below: float = ABSTAIN_BELOW,
+    n_rows: int | None = None,
 ) -> Release:
     """Orient every undirected edge ``a - b`` of ``cpdag`` by a private direction test.
 
@@ -49,8 +66,10 @@ def orient_by_direction(
     ----------
     cpdag : CPDAG
         A released CPDAG (its undirected edges are oriented; directed ones are kept).
-    data : mapping of column name -> 1-D array (a DataFrame works)
-        The records, one value per row in every column of an undirected edge.
+    data : mapping of column name -> 1-D array (a DataFrame works), or a callable
+        The records, one value per row in every column of an undirected edge; or
+        ``data(a, b) -> (x, y)``, the records of one pair (e.g. :func:`pair_records` of its
+        count table), read when its edge is tested, with their public number ``n_rows``.
     bounds : mapping of column name -> (lo, hi)
         Public bounds of those columns (continuous; values are clipped to them).
     epsilon : float
@@ -70,6 +89,8 @@ def orient_by_direction(
         is too small, spends nothing and returns the CPDAG as it is. Both decisions read
         public facts only (the released CPDAG, the bounds, n), so a caller that has already
         spent budget on the CPDAG can use "skip" and never fail afterwards.
+    n_rows : int, optional
+        With a callable ``data``: the number of records each pair gives (public).
 
     Returns
     -------
@@ -102,10 +123,9 @@ def orient_by_direction(
     share = epsilon / len(edges)
     check_settings(score, "record", share, 1e-6)
     check_abstain(abstain_below)
-    columns = {name: np.asarray(data[name]) for edge in edges for name in edge}
     if missing := sorted({name for edge in edges for name in edge} - set(bounds)):
         raise UnknownName(f"columns {missing} have no public bounds (bounds names {sorted(bounds)})")
-    n = len(next(iter(columns.values())))
+    pair, n = _pair_reader(data, edges, n_rows)
     if (m := int(round(n * test_fraction))) < (need := min_test_rows(score, share)):
         if untestable == "skip":
             return Release(cpdag, Ledger())
@@ -115,7 +135,7 @@ def orient_by_direction(
     for a, b in edges:
         if not graph.has_undirected(a, b):
             continue  # oriented by Meek's rules from earlier decisions: nothing spent
-        result, spent = private_direction(columns[a], columns[b], epsilon=share, sampler=sampler, rng=rng,
+        result, spent = private_direction(*pair(a, b), epsilon=share, sampler=sampler, rng=rng,
                                           score=score, bounds=(bounds[a], bounds[b]),
                                           test_fraction=test_fraction, budget=budget, abstain_below=abstain_below)
         ledger = ledger + spent
@@ -127,6 +147,42 @@ def orient_by_direction(
                 graph = apply_meek_rules(graph.with_oriented([candidate]))
                 break
     return Release(graph, ledger)
+
+
+def _pair_reader(data, edges, n_rows: int | None) -> tuple[Callable, int]:
+    """``(pair, n)``: the records of a pair and their public number, from columns or a reader."""
+    if callable(data):
+        if n_rows is None:
+            raise InvalidInput("a callable data(a, b) -> (x, y) needs n_rows, the public number of records it gives")
+        return data, int(n_rows)
+    columns = {name: np.asarray(data[name]) for edge in edges for name in edge}
+    return (lambda a, b: (columns[a], columns[b])), len(next(iter(columns.values())))
+
+
+def pair_records(table: np.ndarray, rng: np.random.Generator,
+                 max_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The records of a pair from its count table (``table[i, j]`` records with codes
+    ``(i, j)``), as float codes in cell order; a table of more than ``max_rows`` records (None:
+    :data:`MAX_PAIR_ROWS`) gives a uniform subsample of ``max_rows`` of them (a multivariate
+    hypergeometric draw from ``rng``: the cell counts of a uniform subset of the records).
+    How many records come back is public (the table's total, n, or the cap); see the module
+    docstring for the order and the subsample.
+
+    >>> x, y = pair_records(np.array([[2, 0], [1, 1]]), np.random.default_rng(0))
+    >>> x.tolist(), y.tolist()
+    ([0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0])
+    >>> x, y = pair_records(np.array([[2, 0], [1, 1]]), np.random.default_rng(0), max_rows=3)
+    >>> len(x), set(zip(x.tolist(), y.tolist())) <= {(0.0, 0.0), (1.0, 0.0), (1.0, 1.0)}
+    (3, True)
+    """
+    counts = np.asarray(table, dtype=np.int64)
+    cap = MAX_PAIR_ROWS if max_rows is None else int(max_rows)
+    flat = counts.ravel()
+    if int(flat.sum()) > cap:
+        flat = rng.multivariate_hypergeometric(flat, cap, method="marginals")
+    cells = np.repeat(np.arange(flat.size, dtype=np.int64), flat)
+    x, y = np.divmod(cells, counts.shape[1])
+    return x.astype(np.float64), y.astype(np.float64)
 
 
 def _is_safe(graph: CPDAG, a: str, b: str) -> bool:
