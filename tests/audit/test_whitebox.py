@@ -23,8 +23,9 @@ from privgraph.audit.estimators import (
     anm_reci_test_pair,
     keep_release,
     pc_pair,
+    pc_rows_pair,
 )
-from privgraph.audit.release_cases import added_row, rounds_pair
+from privgraph.audit.release_cases import added_row, coarse_pair, levels_pair, rounds_pair
 from privgraph.audit.whitebox import RecordingSampler, capture, matched, problems, reach, uncovered
 from privgraph.causal import deciders
 from privgraph.causal.direction import private_direction
@@ -254,16 +255,16 @@ def test_capture_refuses_a_noisy_sampler():
 # --- PrivateRelease -----------------------------------------------------------------------------
 
 
-def release_fit(structure: str, neighbours: str = "replace_one", delta: float = 0.0):
+def release_fit(structure: str, neighbours: str = "replace_one", delta: float = 0.0, domain: Domain | None = None):
     """The tree on binary columns a, b, c(, e); priv-pc (one round) and gauss-pc on the PC
-    cases' a = 2, b = 3, ordinal so that Priv-PC takes Kendall's test."""
+    cases' a = 2, b = 3, ordinal so that Priv-PC takes Kendall's test; or on ``domain`` if given."""
     options = {"max_rounds": 1} if structure == "priv-pc" else {}
 
-    def fit(codes, sampler):
+    def fit(codes, sampler, domain=domain):
         names = tuple("abce"[:codes.shape[1]])
-        if structure == "tree":
+        if domain is None and structure == "tree":
             domain = Domain.of(**{v: 2 for v in names})
-        else:
+        elif domain is None:
             domain = Domain(names, (2, 3), (Kind.ORDINAL, Kind.ORDINAL))
         return PrivateRelease(epsilon=4.0, delta=delta, structure=structure, method=keep_release, neighbours=neighbours,
                               random_state=sampler, **options).fit(NumpyEngine(domain, codes))
@@ -292,6 +293,65 @@ def test_release_pc_structures_replace_one(structure):
     left, right = pc_pair()
     out = white_box(release_fit(structure, delta=1e-6 if structure == "gauss-pc" else 0.0), left, right, RO)
     assert out.problems == []
+    assert out.reach("release_tables") >= 0.99
+
+
+#: The coarse case's domain: a wide ordered column (14 ordinal levels) beside two binary ones.
+COARSE_DOMAIN = Domain(("a", "b", "c"), (14, 2, 2), (Kind.ORDINAL, Kind.CATEGORICAL, Kind.CATEGORICAL))
+
+
+def test_release_tree_coarse():
+    """coarse_pair (the case's own): the replaced row (0, 0, 0) -> (13, 1, 0) leaves a's first bin
+    and b's level 0 for a's last bin and b's level 1, so every table the adaptive rounds measure
+    of a pair holding a or b, binned or not, moves a count between two cells: L2 sqrt 2, all of
+    the replace-one claim (1.0 of it; no pair can do more). The bins are read from the released
+    one-way tables, replayed, so they are the same on both sides."""
+    out = white_box(release_fit("tree", delta=1e-6, domain=COARSE_DOMAIN), *coarse_pair(), RO)
+    assert out.problems == []
+    plan = out.left.structure_.adaptive
+    assert plan.bins == out.right.structure_.adaptive.bins
+    rounds = [(a, b) for a, b in out.pairs if a.site == "adaptive_rounds" and a.mechanism == "gaussian_vector"]
+    assert len(rounds) == len(plan.pairs)  # every measurement of the rounds matched
+    binned = [(a, b) for (a, b), bins in zip(rounds, plan.bins) if bins is not None and any(x is not None for x in bins)]
+    assert binned and all(reach(a, b) >= 0.99 for a, b in binned)
+    assert out.reach("release_tables") >= 0.99 and out.reach("select_tree") >= 0.99
+
+
+def levels_flipped_pair():
+    """levels_pair with the replaced row's b and c flipped too: a = 2 -> 0 as in the case (13 and
+    12 on either side of the rare threshold), and the row leaves its cell of every one-way table."""
+    left, right = levels_pair()
+    i = np.flatnonzero((left != right).any(axis=1))[0]
+    right[i, 1:] = 1 - left[i, 1:]
+    return left, right
+
+
+def test_release_tree_levels():
+    """A more adversarial pair than the case's (levels_flipped_pair): the replaced row moves a count
+    in each of the three one-way tables the merge reads, L1 6 of the claimed 6 (1.0; the case's own
+    pair moves a alone, a third), and every later table by all of its claim. With D's one-way
+    tables replayed the merge is the same on both sides: a release that merged on the true counts
+    (13 against 12, about the threshold) would merge a's level 2 on D' only."""
+    domain = Domain.of(a=4, b=2, c=2)
+    out = white_box(release_fit("tree", domain=domain), *levels_flipped_pair(), RO)
+    assert out.problems == []
+    ones, _ = out.pairs[0]
+    assert ones.site == "release_tables" and ones.value.size == 8 and reach(*out.pairs[0]) >= 0.99
+    assert all(np.array_equal(x, y) for x, y in zip(out.left.levels_.codes, out.right.levels_.codes))
+    assert out.reach("select_tree") >= 0.99
+
+
+def test_release_sized_cell():
+    """pc_rows_pair (the case's own; 1,995 x (0, 1) + 5 x (1, 2), plus (1, 0)): the added row moves
+    the size by 1 and the table (a, b) by 1 in L1, all of each add/remove claim (1.0). Priv-PC runs
+    between them on a secret resize to the public m rows, its releases under replace-one
+    (privgraph.privacy.resize): checked against that relation."""
+    out = white_box(release_fit("priv-pc", "add_remove"), *pc_rows_pair(), AR)
+    inner = [(a, b) for a, b in out.pairs if a.site == SITES["priv-pc"]]
+    outer = [(a, b) for a, b in out.pairs if a.site != SITES["priv-pc"]]
+    assert inner and problems(inner, RO) == [] and problems(outer, AR) == []
+    assert [p for p in out.problems if SITES["priv-pc"] not in p] == []  # the ledgers pay for every release
+    assert outer[0][0].site == "release_size" and reach(*outer[0]) == 1.0
     assert out.reach("release_tables") >= 0.99
 
 

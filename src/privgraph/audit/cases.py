@@ -264,7 +264,8 @@ GROUPS = ("primitives", "estimators", "all")
 
 def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCase, ...]:
     """The correct cases of ``group``, then (if asked) the planted bugs of
-    :mod:`privgraph.audit.broken` and the estimators' known failures.
+    :mod:`privgraph.audit.broken` (the noise-halved twins of the end-to-end cases among
+    them) and the estimators' known failures.
 
     >>> [c.name for c in all_cases(group="estimators")][:2]
     ['laplace_pc', 'laplace_pc_ties']
@@ -276,9 +277,9 @@ def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCa
 
     cases = correct_cases() + estimator_cases() + release_cases()
     if include_broken:
-        from privgraph.audit.broken import broken_cases  # cycle: audit.cases <-> audit.broken
+        from privgraph.audit.broken import broken_cases, noise_halved_cases  # cycle: audit.cases <-> audit.broken
 
-        cases += broken_cases() + known_failure_cases()
+        cases += broken_cases() + noise_halved_cases() + known_failure_cases()
     return tuple(c for c in cases if group == "all" or c.group == group)
 
 

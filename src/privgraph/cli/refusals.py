@@ -16,6 +16,7 @@ missing domain causes (it must not depend on the file's content either).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
 from dataclasses import dataclass
@@ -40,6 +41,12 @@ class RefusalCase:
     args: Callable[[Path, Path], list[str]]  # (data file, folder) -> the rest of the command line
     outputs: Sequence[str] = ()
     takes_data: bool = True  # False: the command reads no data file (plan); it runs beside each file alike
+    #: A context manager (made fresh per case) both runs go inside: a public limit lowered so
+    #: that cheap neighbours sit on its boundary (:func:`_distinct_rows_capped`).
+    within: Callable[[], contextlib.AbstractContextManager] | None = None
+    #: A regex of public numbers (n under replace-one): its matches in the printed output and in
+    #: the output files' text must be identical on both sides, unmasked (:data:`PUBLIC_N`).
+    public: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,7 @@ def run_case(case: RefusalCase) -> RefusalResult:
 
     from privgraph.cli import app
 
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, (case.within or contextlib.nullcontext)():
         root = Path(folder)
         seen = []
         for side, data in zip(("left", "right"), case.make_pair(root)):
@@ -64,13 +71,35 @@ def run_case(case: RefusalCase) -> RefusalResult:
             out_dir.mkdir()
             command = case.command.split() + ([str(data)] if case.takes_data else [])
             result = CliRunner().invoke(app, [*command, *case.args(data, out_dir)], env={"COLUMNS": "200"})
-            seen.append(_behaviour(result, out_dir, data))
-    same = seen[0][1:-1] == seen[1][1:-1] and not any(_shows_a_record(s[-1]) for s in seen)
-    return RefusalResult(case, same, seen[0][0], seen[1][0])
+            seen.append(_behaviour(result, out_dir, data) + (_public_numbers(case.public, result, out_dir),))
+    compared = [s[1:-2] + s[-1:] for s in seen]  # all but the summary and the raw text shown
+    same = compared[0] == compared[1] and not any(_shows_a_record(s[-2]) for s in seen)
+    shown = [s[0] + (f", public {s[-1]}" if case.public else "") for s in seen]
+    return RefusalResult(case, same, *shown)
 
 
 #: A token only the malformed records hold: a command that prints it shows a record's text.
 MARKER = "zqxj"
+
+
+#: The public n of a replace-one run, as the commands print and write it: discover's ``n=``,
+#: fit-mrf's privacy units, the rows of direction's results and of ``domain --check``, and
+#: ``n_rows_public`` in release's ledger.json (and its other JSON files).
+PUBLIC_N = r'\bn=\d+|from \d+ privacy units|"rows": \d+|\(\d+ rows|"n_rows_public": \d+'
+
+
+def _public_numbers(pattern: str | None, result, out_dir: Path) -> tuple:
+    """Every match of ``pattern`` in the printed output, then in each output file that is text
+    (UTF-8: an image's bytes are skipped, where noise could spell a match)."""
+    if pattern is None:
+        return ()
+    texts = [result.output]
+    for path in sorted(p for p in out_dir.iterdir() if p.is_file()):
+        try:
+            texts.append(path.read_text())
+        except UnicodeDecodeError:
+            continue
+    return tuple(tuple(re.findall(pattern, text)) for text in texts)
 
 
 def _shows_a_record(shown: str) -> bool:
@@ -254,6 +283,20 @@ BINNED_PAIRS = {
 }
 
 
+@contextlib.contextmanager
+def _distinct_rows_capped(limit: int):
+    """Every distinct-rows query of a file answers as if its cap were at most ``limit`` (None
+    past it), so neighbours with ``limit`` and ``limit + 1`` distinct rows sit on any such cap."""
+    from privgraph.data.engines.duckdb_engine import DuckDBEngine
+
+    fetch = DuckDBEngine.distinct_rows
+    DuckDBEngine.distinct_rows = lambda self, max_rows: fetch(self, min(max_rows, limit))
+    try:
+        yield
+    finally:
+        DuckDBEngine.distinct_rows = fetch
+
+
 def _discover(folder_args=(), codebook=None):
     def args(data: Path, out: Path) -> list[str]:
         return ["--domain", str((codebook or _codebook)(data.parent)), "--epsilon", "20", "--method", "laplace-pc",
@@ -323,6 +366,9 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
                     _replaced("a", "maybe"), _discover()),
         RefusalCase("discover_missing", "discover", "replace-one", "a missing value",
                     _replaced("b", ""), _discover()),
+        RefusalCase("discover_direction_distinct_rows", "discover", "replace-one",
+                    "--orient direction on 5 vs 4 distinct rows, every distinct-rows cap lowered to 4",
+                    _replaced("c", "x"), _discover(("--orient", "direction")), within=lambda: _distinct_rows_capped(4)),
         RefusalCase("fit_mrf_one_more_row", "fit-mrf", "add/remove", "100 vs 101 rows (n is private)",
                     _one_more_row(), _fit_mrf("add_remove")),
         RefusalCase("fit_mrf_constant", "fit-mrf", "replace-one", "a column made constant by one record",
@@ -358,6 +404,8 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
                     _one_more_row(), _release("add_remove")),
         *_malformed_cases(),
         *_binned_cases(),
+        *_pair_column_cases(),
+        *_over_long_cases(),
     )
 
 
@@ -414,6 +462,83 @@ def _malformed_pair(line: bytes):
         right.write_bytes(b"\n".join(lines[:200] + [line] + lines[200:]) + b"\n")
         return left, right
     return make
+
+
+def _long_pairs(n: int = 400):
+    """A long table (pair, x, y) of pairs p0 and p1; the neighbour has one record of p1 whose
+    pair value is a token outside the codebook's levels (it holds :data:`MARKER`)."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left, _ = _pair_replaced(0.0, 2 * n)(folder)
+        lines = left.read_bytes().decode().splitlines()
+        pairs = ["pair"] + ["p0"] * n + ["p1"] * n
+        right_pairs = [*pairs[:n + 1], f"alice_secret_{MARKER}", *pairs[n + 2:]]
+        files = []
+        for i, column in enumerate((pairs, right_pairs)):
+            path = _side(folder, i) / "p.csv"
+            path.write_text("".join(f"{p},{line}\n" for p, line in zip(column, lines)))
+            files.append(path)
+        return files[0], files[1]
+    return make
+
+
+def _direction_pairs(is_public: bool):
+    """direction --pair-column pair, the codebook's pair column (levels p0, p1 and an empty
+    p2) declared public or not."""
+    def args(data: Path, out: Path) -> list[str]:
+        import json
+
+        codebook = json.loads(_pair_codebook(data.parent).read_text())
+        codebook["columns"].append({"name": "pair", "kind": "nominal", "levels": ["p0", "p1", "p2"]}
+                                   | ({"public": True} if is_public else {}))
+        (data.parent / "pairs.json").write_text(json.dumps(codebook))
+        return ["--domain", str(data.parent / "pairs.json"), "--pair-column", "pair", "--x", "x", "--y", "y",
+                "--epsilon", "1", "--seed", "0", "--out", str(out / "r.json")]
+    return args
+
+
+def _pair_column_cases() -> tuple[RefusalCase, ...]:
+    """direction on a long table whose one record's pair value is replaced by one outside the
+    levels. Undeclared, the pair sizes are private (replace-one moves a record between pairs):
+    refused before any data is read. Declared public, the pair values are public knowledge and
+    the two files are not neighbours under the guarantee (their public pair sizes differ by
+    one); what must still hold is that the value outside the levels is recoded by the
+    relation's fixed policy, never shown, and the pairs are the codebook's levels on both."""
+    return (RefusalCase("direction_pair_column_undeclared", "direction", "replace-one",
+                        "a pair value outside the levels, pair column not declared public", _long_pairs(),
+                        _direction_pairs(False)),
+            RefusalCase("direction_pair_column_public", "direction", "replace-one",
+                        "a pair value outside the levels, pair column declared public", _long_pairs(),
+                        _direction_pairs(True)))
+
+
+#: A line over 4 MiB (:data:`privgraph.data.long_lines.MAX_LINE_BYTES`): an invalid record.
+OVER_LONG = MARKER.encode() * ((1 << 20) + 1)
+
+
+def _over_long(make_pair: Callable[[Path], tuple[Path, Path]], prefix: bytes):
+    """D (the left file of ``make_pair``), and D with its middle record's line replaced by one
+    over 4 MiB (``prefix`` then :data:`OVER_LONG`): replace-one neighbours, n the same."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        left, _ = make_pair(folder)
+        lines = left.read_bytes().splitlines()
+        middle = len(lines) // 2
+        right = _side(folder, 1) / left.name
+        right.write_bytes(b"\n".join(lines[:middle] + [prefix + OVER_LONG] + lines[middle + 1:]) + b"\n")
+        return left, right
+    return make
+
+
+def _over_long_cases() -> tuple[RefusalCase, ...]:
+    """Every command that prints or writes the public n, on 2000 records and the same with one
+    record's line over 4 MiB: an invalid record like any other, so n must be equal, unmasked."""
+    table, pair = _over_long(_replaced("c", "x", 2000), b"no,2,"), _over_long(_pair_replaced(0.0, 2000), b"0.5,")
+    commands = (("discover", table, _discover()), ("discover_fisher_z", pair, _discover_fisher_z("replace_one")),
+                ("direction", pair, _direction), ("fit_mrf", table, _fit_mrf("replace_one")),
+                ("release", table, _release("replace_one")), ("domain", table, _domain_check))
+    return tuple(RefusalCase(f"{name}_over_long_line", name.split("_fisher")[0].replace("_", "-"),
+                             "owner's tool" if name == "domain" else "replace-one",
+                             "one record's line over 4 MiB (public n compared)", make, args, public=PUBLIC_N)
+                 for name, make, args in commands)
 
 
 def audit_refusals(cases: Sequence[RefusalCase] | None = None) -> list[RefusalResult]:
