@@ -19,7 +19,7 @@ AR, RO = Neighbours.ADD_REMOVE, Neighbours.REPLACE_ONE
 
 
 def test_the_registry_names_every_method_once_with_its_relations():
-    assert list(METHODS) == ["priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "pc"]
+    assert list(METHODS) == ["priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "tables-pc", "pc"]
     assert all(isinstance(m, SkeletonMethod) and m.name == name for name, m in METHODS.items())
     assert {n for n, m in METHODS.items() if AR not in m.relations} == {"em-pc", "sg-pc"}
     assert all(RO in m.relations for m in METHODS.values())
@@ -27,7 +27,7 @@ def test_the_registry_names_every_method_once_with_its_relations():
     assert FISHER_Z_METHODS == ("priv-pc", "pc")
 
 
-@pytest.mark.parametrize("name", ["priv-pc", "svt-pc", "laplace-pc", "sg-pc", "gauss-pc"])
+@pytest.mark.parametrize("name", ["priv-pc", "svt-pc", "laplace-pc", "sg-pc", "gauss-pc", "tables-pc"])
 def test_each_method_plans_what_privpc_plans(name):
     """PrivPC's plan is its method's plan (no name is branched on elsewhere)."""
     domain = load_network("asia").domain

@@ -12,11 +12,18 @@ import pandas as pd
 import pytest
 
 from privgraph.causal import PrivPC
-from privgraph.causal.rank_pc import correlation_from_kendall, kendall_noise, release_kendall
+from privgraph.audit.whitebox import RecordingSampler, capture, matched, problems, reach, uncovered
+from privgraph.causal import rank_pc
+from privgraph.causal.rank_pc import (
+    RankRecords, correlation_from_kendall, kendall_noise, pad_values, rank_plan, rank_reduction, release_kendall,
+    resize_records,
+)
 from privgraph.data import Domain, Kind
 from privgraph.datasets.linear_gaussian import random_linear_gaussian
 from privgraph.graphs import CPDAG, skeleton_scores
-from privgraph.privacy import Budget, BudgetExceeded, SeededSampler
+from privgraph.privacy import Budget, BudgetExceeded, Neighbours, SeededSampler
+from privgraph.privacy.mechanisms import laplace_scale
+from privgraph.privacy.resize import TAIL
 from privgraph.privacy.zcdp import rho_for_budget
 from privgraph.stats.rank_correlation import (
     effective_n, kendall_matrix_l2_sensitivity, kendall_tau_a_matrix, pearson_from_kendall,
@@ -182,10 +189,10 @@ def test_ordinal_columns_use_their_codes():
 def test_refusals():
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [3.0, 1.0, 2.0]})
     domain = unbounded(["x", "y"])
-    with pytest.raises(InvalidInput, match="add/remove"):
-        PrivPC(ci_test="rank", neighbours="add_remove").fit(frame, domain=domain)
-    with pytest.raises(InvalidInput, match="add/remove"):
-        PrivPC(ci_test="rank", neighbours="add_remove").privacy_plan(domain, 1000)
+    with pytest.raises(InvalidInput, match="replace-one plan"):  # the add/remove plan is the reduction's
+        rank_plan(domain, 1000, epsilon=1.0, delta=1e-6, neighbours="add_remove")
+    with pytest.raises(InvalidInput, match="orient='cpdag'"):
+        PrivPC(ci_test="rank", neighbours="add_remove", orient="direction").fit(frame, domain=domain)
     with pytest.raises(InvalidInput, match="method='svt-pc' does not apply"):
         PrivPC(ci_test="rank", method="svt-pc").fit(frame, domain=domain)
     with pytest.raises(InvalidInput, match="nominal"):
@@ -219,3 +226,192 @@ def test_discover_cli_takes_a_codebook_without_bounds(tmp_path):
     frame_est = PrivPC(ci_test="rank", epsilon=1.0, random_state=0).fit(pd.read_csv(path), domain=unbounded(lg.names))
     assert set(est.graph_.directed_edges) == set(frame_est.graph_.directed_edges)
     assert {frozenset(e) for e in est.skeleton_.edges} == {frozenset(e) for e in frame_est.skeleton_.edges}
+
+
+# --- add/remove: the size released, the records resized secretly to the public m, replace-one inside ---------
+
+AR, RO = Neighbours.ADD_REMOVE, Neighbours.REPLACE_ONE
+
+
+@pytest.fixture
+def quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # seeded noise: intended here
+        yield
+
+
+def guess_giving(m: int, epsilon: float, delta: float, domain: Domain) -> int:
+    """A public guess of n whose plan is made at exactly m rows (the released size's m)."""
+    size = rank_reduction(epsilon, delta, domain).epsilons[0]
+    return m + math.ceil(laplace_scale(size, 1.0) * math.log(1 / (2 * TAIL)))
+
+
+def test_add_remove_ledger_is_the_plan_and_the_budget_is_checked_before_noise(quiet):
+    lg = random_linear_gaussian(6, np.random.default_rng(4))
+    frame, domain = lg.sample(3000, np.random.default_rng(5)), unbounded(lg.names)
+    budget = Budget(1.0, 1e-6, composition="rdp")
+    est = PrivPC(ci_test="rank", neighbours="add_remove", epsilon=1.0, random_state=0).fit(frame, domain=domain,
+                                                                                            budget=budget)
+    assert est.ledger_.neighbours == {AR} and [c.mechanism for c in est.ledger_] == ["laplace", "gaussian_vector"]
+    size, release = est.ledger_.charges
+    assert size.sensitivity == 1.0 and size.epsilon == pytest.approx(rank_reduction(1.0, 1e-6, domain).epsilons[0])
+    assert release.sensitivity == pytest.approx(2 * 6 / est.n_rows_) and "resized" in release.note
+    assert 2000 < est.n_rows_ < 3000 and abs(est.size_estimate_ - 3000) < 1000 and est.composition_ == "rdp"
+    assert est.epsilon_spent_ <= 1.0 + 1e-9 and budget.ledger == est.ledger_
+    # the plan at the guess that gives the fit's m is its ledger, charge for charge; at n itself, the same cost
+    assert est.privacy_plan(domain, guess_giving(est.n_rows_, 1.0, 1e-6, domain)).ledger == est.ledger_
+    plan = est.privacy_plan(domain, 3000)
+    assert plan.relation is AR and plan.neighbours == {AR}
+    assert [c.curve for c in plan] == [c.curve for c in est.ledger_]
+    assert plan.epsilon(delta=1e-6) == pytest.approx(est.epsilon_spent_, rel=1e-12)
+
+    class Untouchable(SeededSampler):
+        def discrete_gaussian(self, *a, **k):
+            raise AssertionError("the release's noise drawn before the budget refused")
+
+    with pytest.raises(BudgetExceeded):  # the size fits in 0.5, the release at the rest of 1.0 does not
+        PrivPC(ci_test="rank", neighbours="add_remove", random_state=Untouchable(0)).fit(
+            frame, domain=domain, budget=Budget(0.5, 1e-6, composition="rdp"))
+
+
+def test_the_pad_record_keeps_the_sensitivity_of_the_padded_data_set():
+    """n records padded to m > n with the pad record (NaN in a continuous column, code 0 in an
+    ordered one), against the same with one more record of every pattern of extremes, ties and
+    missing values: the two padded sets differ by one record replaced, and tau moves by at most
+    2 d / m (brute force), the claim the release is calibrated with. Not vacuous: the pad is tied
+    with every row in x and y, so the added record moves each of the 3 entries by up to
+    n / (m (m - 1) / 2) = 1/6 (norm 0.29, 0.43 of the claim); 0.3 of it is reached."""
+    domain = Domain(("x", "y", "o"), (0, 0, 3), (Kind.CONTINUOUS, Kind.CONTINUOUS, Kind.ORDINAL),
+                    (None, None, ("lo", "mid", "hi")))
+    assert np.isnan(pad_values(domain)[:2]).all() and pad_values(domain)[2] == 0.0
+    rng, n, m = np.random.default_rng(8), 6, 9
+    base = np.column_stack([rng.standard_normal((n, 2)), rng.integers(0, 3, n)]).astype(float)
+    left = upper(brute_tau(resize_records(RankRecords(domain, base), m, SeededSampler(0)).values))
+    worst = 0.0
+    for p in itertools.product([-1e3, 1e3, 0.0, np.nan], [-1e3, 1e3, np.nan], [0.0, 1.0, 2.0]):
+        grown = resize_records(RankRecords(domain, np.vstack([base, p])), m, SeededSampler(0)).values
+        worst = max(worst, float(np.linalg.norm(upper(brute_tau(grown)) - left)))
+    assert 0.3 * kendall_matrix_l2_sensitivity(m, 3) < worst <= kendall_matrix_l2_sensitivity(m, 3) + 1e-12
+
+
+WB_DOMAIN = Domain(("a", "b"), (0, 0), (Kind.CONTINUOUS, Kind.CONTINUOUS))
+EXTREME = [1e12, 1e12]  # the added record: above every other in both columns
+
+
+class FirstRows(RecordingSampler):
+    """NOT PRIVATE: zero noise, and the 'uniform' m-subset is always rows 0..m-1: one draw of the
+    coupling in the reduction's proof. With the added record first in D', D's subset is
+    ``S + u`` (u = row m - 1) and D''s is ``S + r``, a replace-one pair at m."""
+
+    def choice(self, n, m):
+        return np.arange(int(m))
+
+
+class LargeSize(RecordingSampler):
+    """NOT PRIVATE: zero noise, but the size released far above n, so that m > n + 1 (padding)."""
+
+    def discrete_laplace(self, scale, size=1):
+        return super().discrete_laplace(scale, size) + (1 << 20)  # grid units: a few hundred rows
+
+
+def rank_fit(sampler_type, epsilon=4.0):
+    def fit(values, seed):
+        return PrivPC(ci_test="rank", neighbours="add_remove", epsilon=epsilon, delta=1e-6,
+                      random_state=sampler_type(0)).fit(pd.DataFrame(values, columns=["a", "b"]), domain=WB_DOMAIN)
+    return fit
+
+
+def white_box(fit, left, right):
+    """Zero noise on D, then on D' with D's releases replayed (the same released size, so the
+    same m): the matched releases, the problems the white-box finds, and the two fits."""
+    runs = []
+    for data in (left, right):
+        with capture(replay=runs[0][0] if runs else None) as seen:
+            est = fit(data, 0)
+        runs.append((seen, est))
+    pairs = matched(runs[0][0], runs[1][0])
+    found = problems(pairs, AR) + [g for seen, est in runs if (g := uncovered(seen, est.ledger_)) is not None]
+    return pairs, found, runs[0][1]
+
+
+def inner_relation(line: str) -> bool:
+    """The one expected finding: the inner release states its own relation, replace-one."""
+    return "release 1 (gaussian_vector at release_kendall)" in line and "relation replace_one" in line
+
+
+def wb_base(n: int, rng) -> np.ndarray:
+    return rng.standard_normal((n, 2))
+
+
+def test_white_box_random_subset_on_an_added_extreme_record(quiet):
+    """As PrivPC's count engines (tests/audit/test_whitebox.py): the size is released under
+    add/remove with its whole claim reached by the added record; the release inside is the
+    replace-one one at m, its noise what its charge requires, and the ledger pays for both."""
+    left = wb_base(400, np.random.default_rng(1))
+    pairs, found, est = white_box(rank_fit(RecordingSampler), left, np.vstack([left, EXTREME]))
+    size, release = pairs[0][0], pairs[1][0]
+    assert size.site == "release_size" and size.neighbours is AR and reach(*pairs[0]) == 1.0
+    assert release.site == "release_kendall" and release.neighbours is RO and release.requested >= release.required
+    assert release.sensitivity == pytest.approx(2 * 2 / est.n_rows_) and est.n_rows_ < 400
+    assert [p for p in found if not inner_relation(p)] == []
+
+
+def test_white_box_coupled_subset_reaches_the_claim(quiet):
+    """The coupled draw: D = 400 records with row m - 1 discordant with all (low in a, high in
+    b), D' = the extreme record then D. The resized sets differ by u -> r, tau moves by its
+    whole claim 4 / m, and nothing exceeds a claim."""
+    base = wb_base(400, np.random.default_rng(2))
+    m = rank_fit(FirstRows)(base, 0).n_rows_
+    base[m - 1] = (-1e6, 1e6)
+    pairs, found, _ = white_box(rank_fit(FirstRows), base, np.vstack([EXTREME, base]))
+    assert [p for p in found if not inner_relation(p)] == []
+    assert reach(*pairs[1]) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_white_box_padded_sets_are_replace_one_neighbours(quiet):
+    """The released size above n: D is padded to m with the pad record, D' (the extreme record
+    added) by one pad fewer. The record is concordant with each of the n others and the pad
+    tied with all, so S moves by n, tau by n / (m (m - 1) / 2): n / (2 (m - 1)) of the claim 4 / m."""
+    left = wb_base(300, np.random.default_rng(3))
+    pairs, found, est = white_box(rank_fit(LargeSize), left, np.vstack([left, EXTREME]))
+    m = est.n_rows_
+    assert 301 < m < 1000  # padded
+    assert [p for p in found if not inner_relation(p)] == []
+    assert reach(*pairs[1]) == pytest.approx(300 / (2 * (m - 1)), rel=1e-9)
+
+
+def test_planted_halved_noise_is_caught(quiet, monkeypatch):
+    """The release calibrated to half the sensitivity (so half the noise): the coupled
+    white-box pair moves tau by twice the claim."""
+    base = wb_base(400, np.random.default_rng(2))
+    m = rank_fit(FirstRows)(base, 0).n_rows_
+    base[m - 1] = (-1e6, 1e6)
+    monkeypatch.setattr(rank_pc, "kendall_matrix_l2_sensitivity", lambda n, d: d / n)
+    _, found, _ = white_box(rank_fit(FirstRows), base, np.vstack([EXTREME, base]))
+    assert any("release 1 " in p and "> claimed sensitivity" in p for p in found)
+
+
+def test_add_remove_file_through_duckdb_and_frame_agree_and_the_cli_runs(tmp_path):
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+
+    lg = random_linear_gaussian(5, np.random.default_rng(2))
+    path, codebook = tmp_path / "d.csv", tmp_path / "d.json"
+    np.exp(lg.sample(3000, np.random.default_rng(3))).to_csv(path, index=False)
+    codebook.write_text(json.dumps({"format": "privgraph-domain", "version": 1,
+                                    "columns": [{"name": n, "kind": "continuous"} for n in lg.names]}))
+    result = CliRunner().invoke(app, ["discover", str(path), "--domain", str(codebook), "--ci-test", "rank",
+                                      "--neighbours", "add_remove", "--epsilon", "1", "--seed", "0"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "rank" in result.output and "add/remove" in result.output and "gaussian_vector" in result.output
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [PrivPC(ci_test="rank", neighbours="add_remove", epsilon=1.0, random_state=0).fit(
+            data, domain=unbounded(lg.names)) for data in (path, pd.read_csv(path))]
+    a, b = fits
+    assert a.ledger_ == b.ledger_ and a.n_rows_ == b.n_rows_ and a.size_estimate_ == b.size_estimate_
+    assert np.allclose(a.covariance_.covariance, b.covariance_.covariance, atol=1e-12)
+    assert set(a.graph_.directed_edges) == set(b.graph_.directed_edges)
+    assert {frozenset(e) for e in a.skeleton_.edges} == {frozenset(e) for e in b.skeleton_.edges}

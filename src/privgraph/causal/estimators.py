@@ -26,8 +26,14 @@ from privgraph.causal.deciders import BudgetTooSmall, spent
 from privgraph.causal.direction import orient as direction_orient
 from privgraph.causal.direction.orient import orient_by_direction, pair_records
 from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
-from privgraph.causal.rank_pc import RANK, check_relation as check_rank_relation, rank_correlation, rank_plan
-from privgraph.causal.methods import FISHER_Z_METHODS, METHODS, LevelNoise, PublicShape, Search, SkeletonMethod
+from privgraph.causal.power import Detectable, fisher_z_detectable, method_detectable, rank_detectable
+from privgraph.causal.rank_pc import (
+    RANK, RankRecords, check_relation as check_rank_relation, rank_correlation, rank_plan, rank_records,
+    rank_reduction, resize_records,
+)
+from privgraph.causal.methods import (
+    AUTO, FISHER_Z_METHODS, METHODS, LevelNoise, PublicShape, Search, SkeletonMethod, resolve_method,
+)
 from privgraph.causal.skeleton import stable_pc_skeleton
 from privgraph.data.domain import check_countable
 from privgraph.data.files import read_table
@@ -89,7 +95,11 @@ class PrivPC(PrivateEstimator):
         Largest conditioning set; None: ``min(d - 2, max(0, floor(log2 n) - 5))``
         (the reference code's rule).
     method : str
-        "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc" or "pc" (non-private).
+        "auto" (default: "tables-pc" on :data:`~privgraph.causal.methods.AUTO_MIN_COLUMNS` columns
+        or more when delta > 0, else "priv-pc"; public facts only, the choice in ``method_``),
+        "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "tables-pc"
+        (:mod:`privgraph.causal.table_pc`: Gaussian releases of the tables of levels 0-2, a
+        noise-aware chi-square test of each; ``ci_test`` is not used) or "pc" (non-private).
         "gauss-pc" (:mod:`privgraph.causal.gauss_pc`) releases each level of stable PC as one
         Gaussian vector, composed in zCDP (needs delta > 0; ``max_rounds`` does not apply):
         its noise grows with the square root of the number of pairs, not with the number.
@@ -158,6 +168,14 @@ class PrivPC(PrivateEstimator):
         released size less its noise's 1e-6 tail (public: post-processing).
     size_estimate_ : float
         Add/remove only: the released size (n with Laplace noise).
+    detectable_ : Detectable or None
+        The smallest effect the level-0 tests could detect, predicted from public facts before
+        any noise (:meth:`detectable`, :mod:`privgraph.causal.power`); None where there is no
+        prediction (non-private, EM-PC, the sub-sampled Gaussian).
+    is_informative_ : bool
+        False when the tests could not detect an effect of plausible size: the graph's missing
+        edges are then no evidence of independence (decided from ``detectable_``, never from the
+        result; a :class:`~privgraph.causal.power.NoPowerWarning` said so before the spend).
 
     Examples
     --------
@@ -195,7 +213,7 @@ class PrivPC(PrivateEstimator):
               choices=("auto", *CI_TESTS, FISHER_Z, RANK)),
         Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count),
         Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
-              choices=tuple(METHODS)),
+              choices=(AUTO, *METHODS)),
         Param("max_rounds", "Cap of rounds/tests reserved in advance (default per method).", kind=positive_count),
         Param("forbidden", "Background knowledge: pairs of columns never joined (never tested)."),
         Param("required", "Background knowledge: pairs of columns always joined (kept untested)."),
@@ -210,7 +228,7 @@ class PrivPC(PrivateEstimator):
     )
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
-                 ci_test="auto", max_cond_size=None, method="priv-pc", max_rounds=None, forbidden=(), required=(),
+                 ci_test="auto", max_cond_size=None, method="auto", max_rounds=None, forbidden=(), required=(),
                  orient="cpdag", orient_share=0.2, degenerate="dependent", record_norm=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -241,7 +259,7 @@ class PrivPC(PrivateEstimator):
         :mod:`privgraph.data.frontdoor`). ``budget``: an outside :class:`Budget` that this
         fit's charges are reserved on (so several fits share it); by default a budget of
         exactly (epsilon, delta)."""
-        if self.ci_test == RANK and not isinstance(X, CountEngine):
+        if self.ci_test == RANK and (isinstance(X, RankRecords) or not isinstance(X, CountEngine)):
             private = self._check_rank()  # the parameters first, before the domain is looked for
             return self._fit_rank(X, names=names, domain=_domain_of(X, names, domain, infer_domain), budget=budget,
                                   on_level=on_level, private=private)
@@ -261,15 +279,16 @@ class PrivPC(PrivateEstimator):
         self._plan_before_reading(engine)
         tables = Tables.from_engine(engine)
         check_data(tables)
-        method, test = self._method(), self.ci_test_for(tables.domain)
+        method, test = self._method(tables.domain), self.ci_test_for(tables.domain)
         sampler = self._noise_sampler() if method.is_private else resolve_sampler(None)
-        self.composition_ = self._composition()
+        self.composition_ = self._composition(tables.domain)
         raw = None
         if self.orient == "direction":  # a table with continuous columns: their own values where X has them
             has_values = isinstance(X, (str, Path, np.ndarray)) or hasattr(X, "iloc")  # a file, an array, pandas
             if has_values and any(k is Kind.CONTINUOUS for k in tables.domain.kinds):
                 raw = orientation_values(X, names, tables.domain)
             rows = None if raw is not None else getattr(tables.engine, "codes", None)  # in memory: the records
+        self._say_power(lambda: self.detectable(tables.domain, tables.n))  # n public: before any noise
         outer = budget
         if method.is_private and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
@@ -286,7 +305,8 @@ class PrivPC(PrivateEstimator):
         if not tables.domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
-        self.ci_test_ = test.name if hasattr(test, "name") else type(test).__name__
+        self.ci_test_ = getattr(method, "test_name", None) or (test.name if hasattr(test, "name") else type(test).__name__)
+        self.method_ = method.name
         return self
 
     def _fit_fisher_z(self, X, *, names, domain: Domain, budget, on_level) -> "PrivPC":
@@ -302,6 +322,8 @@ class PrivPC(PrivateEstimator):
         moments = moment_sums(X, domain, invalid=check_invalid(None, neighbours), names=names, norm=norm)
         if neighbours is Neighbours.REPLACE_ONE and moments.count < d:  # n is public under replace-one
             raise InvalidInput(f"{int(moments.count)} rows are fewer than the {d} variables")
+        if neighbours is Neighbours.REPLACE_ONE:  # n public: said before any noise
+            self._say_power(lambda: self.detectable(domain, int(moments.count)))
         sampler = self._noise_sampler() if private else resolve_sampler(None)
         outer = budget
         if private:
@@ -311,6 +333,8 @@ class PrivPC(PrivateEstimator):
                                              delta=self.delta, neighbours=neighbours, sampler=sampler, budget=budget)
         else:
             cov, ledger = covariance_from_moments(moments, domain.names), Ledger()
+        if neighbours is AR:  # n private: predicted at the released n (post-processing)
+            self._say_power(lambda: self.detectable(domain, int(round(cov.n))))
         sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
                                 forbidden=self.forbidden, required=self.required, on_level=on_level)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
@@ -331,7 +355,7 @@ class PrivPC(PrivateEstimator):
         """The checks every test on ONE Gaussian release (Fisher-z, rank) shares (parameters only);
         whether the fit is private. ``released`` names what is released, in the errors."""
         check_alpha(self.alpha)
-        if self.method not in FISHER_Z_METHODS:
+        if self.method not in (AUTO, *FISHER_Z_METHODS):
             raise InvalidInput(f"ci_test={self.ci_test!r} releases {released} once and runs PC on it for free: "
                                f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
                                "(not private)")
@@ -360,9 +384,14 @@ class PrivPC(PrivateEstimator):
     def _fit_rank(self, X, *, names, domain: Domain, budget, on_level, private: bool) -> "PrivPC":
         """Rank PC: Kendall's tau of every pair, ONE private release of it (the only charge), then
         stable PC on its Gaussian-copula correlation as post-processing (:mod:`privgraph.causal.rank_pc`)."""
+        if private and check_rank_relation(self.neighbours) is AR:
+            return self._fit_rank_add_remove(X, names=names, domain=domain, budget=budget, on_level=on_level)
         sampler = self._noise_sampler() if private else resolve_sampler(None)
         if private and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition="rdp")
+        if private:  # n public (replace-one): said before any noise
+            X = rank_records(X, domain, names)
+        self._say_power(lambda: self.detectable(domain, len(X.values)) if private else None)
         cov, ledger, n = rank_correlation(X, domain, names=names, epsilon=self._structure_epsilon(),
                                           delta=self.delta, sampler=sampler, budget=budget, private=private)
         sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
@@ -374,6 +403,21 @@ class PrivPC(PrivateEstimator):
         self.ledger_ = ledger if domain.public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.sampler_, self.n_rows_, self.covariance_ = sampler, n, cov
         self.rounds_, self.rounds_used_, self.ci_test_ = None, None, RANK
+        return self
+
+    def _fit_rank_add_remove(self, X, *, names, domain: Domain, budget, on_level) -> "PrivPC":
+        """Add/remove rank PC: the records' rank values, their number released, the values resized
+        secretly to the public m it gives, the replace-one rank fit on them with the rest
+        (:func:`~privgraph.causal.rank_pc.rank_reduction`; the proof is in :mod:`privgraph.causal.rank_pc`)."""
+        wrapper = rank_reduction(self.epsilon, self.delta, domain)
+        inner, self.ledger_, m, n_hat = wrapper.fit(self._replace_one, rank_records(X, domain, names),
+                                                    resize=resize_records, sampler=self._noise_sampler(),
+                                                    budget=budget, domain=domain, on_level=on_level)
+        for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
+                     "ci_test_", "sampler_", "covariance_", "detectable_", "is_informative_"):
+            setattr(self, name, getattr(inner, name))
+        self.composition_, self.n_rows_, self.size_estimate_ = wrapper.composition, m, n_hat
+        self.epsilon_spent_ = spent(self.ledger_, wrapper.composition, self.delta)
         return self
 
     def _check_rank(self) -> bool:
@@ -398,7 +442,7 @@ class PrivPC(PrivateEstimator):
         decider's refusal needs only the domain and n (public under replace-one, one count).
         So its plan is made first; a plan that is affordable is remembered by the decider.
         """
-        method = self._method()
+        method = self._method(engine.domain)
         if not (method.is_private and method.plans_ahead) or engine.domain.cells(engine.domain.names) <= MAX_JOINT_CELLS:
             return
         self.privacy_plan(engine.domain, int(engine.counts([])))
@@ -412,7 +456,7 @@ class PrivPC(PrivateEstimator):
         inner, self.ledger_, m, n_hat = wrapper.fit(self._replace_one, engine, resize=resize_engine,
                                                     sampler=self._noise_sampler(), budget=budget, on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
-                     "ci_test_", "sampler_"):
+                     "ci_test_", "sampler_", "detectable_", "is_informative_"):
             setattr(self, name, getattr(inner, name))
         self.composition_, self.n_rows_, self.size_estimate_ = wrapper.composition, m, n_hat
         self.epsilon_spent_ = spent(self.ledger_, wrapper.composition, self.delta)
@@ -420,7 +464,7 @@ class PrivPC(PrivateEstimator):
 
     def _add_remove(self, domain: Domain) -> AddRemove:
         """The add/remove reduction of this estimator's replace-one form over ``domain``."""
-        return AddRemove(self.epsilon, self.delta, self._composition(), minimum=len(domain.names))
+        return AddRemove(self.epsilon, self.delta, self._composition(domain), minimum=len(domain.names))
 
     def _replace_one(self, epsilon: float, sampler) -> "PrivPC":
         """This estimator under replace-one with ``epsilon``, drawing from ``sampler``."""
@@ -447,7 +491,7 @@ class PrivPC(PrivateEstimator):
         domain = resolve_domain(None, domain)
         ledger = self._plan_ledger(domain, n_rows)
         fisher_z = is_fisher_z(self.ci_test, domain) or self.ci_test == RANK
-        composition = ("rdp" if self._method().is_private else "basic") if fisher_z else self._composition()
+        composition = ("rdp" if self._method().is_private else "basic") if fisher_z else self._composition(domain)
         return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), composition, self.delta)
 
     def _plan_ledger(self, domain: Domain, n_rows: int) -> Ledger:
@@ -455,6 +499,8 @@ class PrivPC(PrivateEstimator):
         if self.ci_test == RANK:
             if not self._check_rank():
                 return Ledger()
+            if check_rank_relation(self.neighbours) is AR:  # the size's charge, then the plan at m, relabelled
+                return rank_reduction(self.epsilon, self.delta, domain).plan(self._replace_one, domain, n_rows)
             return rank_plan(domain, int(n_rows), epsilon=self._structure_epsilon(), delta=self.delta,
                              neighbours=self.neighbours)
         if is_fisher_z(self.ci_test, domain):
@@ -465,7 +511,7 @@ class PrivPC(PrivateEstimator):
             moment_scaling(domain)  # the same refusals as fit, before any data
             return fisher_z_plan(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, neighbours=neighbours,
                                  norm=self._record_norm(len(domain.names)))
-        relation, method = self._checked(), self._method()
+        relation, method = self._checked(), self._method(domain)
         if not method.is_private:
             return Ledger()
         if relation is AR:
@@ -511,7 +557,52 @@ class PrivPC(PrivateEstimator):
             m, rest = self._add_remove(domain).at_guess(n_rows)
             return self._replace_one(rest, None).test_noise(domain, m)
         shape = self._public_shape(domain, n_rows)
-        return self._method().noise(shape, self.ci_test_for(shape.domain), self._search(shape))
+        return self._method(domain).noise(shape, self.ci_test_for(shape.domain), self._search(shape))
+
+    def detectable(self, domain, n_rows: int) -> Detectable | None:
+        """The smallest effect this estimator's level-0 tests can detect on data of this public
+        ``domain`` and ``n_rows`` (:mod:`privgraph.causal.power`): public facts only, no data read.
+        Under add/remove ``n_rows`` is a public guess (the table and rank tests are predicted at
+        the size m it would give). None where there is no prediction.
+
+        >>> from privgraph.datasets import load_network
+        >>> PrivPC(epsilon=1.0).detectable(load_network("asia").domain, 100_000).is_informative
+        True
+        """
+        domain = resolve_domain(None, domain)
+        if self.ci_test == RANK:
+            if not self._check_rank():
+                return None
+            self._plan_ledger(domain, n_rows)  # its refusals first
+            if check_rank_relation(self.neighbours) is AR:
+                m, rest = rank_reduction(self.epsilon, self.delta, domain).at_guess(n_rows)
+                return self._replace_one(rest, None).detectable(domain, m)
+            return rank_detectable(len(domain.names), int(n_rows), epsilon=self._structure_epsilon(),
+                                   delta=self.delta, alpha=self.alpha)
+        if is_fisher_z(self.ci_test, domain):
+            neighbours, d = self._check_fisher_z(), len(domain.names)
+            if not self._method().is_private:
+                return None
+            self._plan_ledger(domain, n_rows)  # its refusals first
+            return fisher_z_detectable(d, int(n_rows), epsilon=self._structure_epsilon(), delta=self.delta,
+                                       neighbours=neighbours, norm_=self._record_norm(d), alpha=self.alpha)
+        if self._checked() is AR:
+            m, rest = self._add_remove(domain).at_guess(n_rows)
+            return self._replace_one(rest, None).detectable(domain, m)
+        shape = self._public_shape(domain, n_rows)
+        return method_detectable(self._method(domain), shape, self.ci_test_for(shape.domain), self._search(shape))
+
+    def _say_power(self, predict) -> None:
+        """``detectable_`` and ``is_informative_`` from ``predict()`` (public facts only), and a
+        :class:`~privgraph.causal.power.NoPowerWarning` when uninformative; called before any
+        noise. A budget the fit is about to refuse gets no prediction (the refusal says more)."""
+        try:
+            self.detectable_ = predict()
+        except (BudgetTooSmall, InvalidInput):
+            self.detectable_ = None
+        self.is_informative_ = self.detectable_ is None or self.detectable_.is_informative
+        if self.detectable_ is not None:
+            self.detectable_.warn()
 
     def _structure_epsilon(self) -> float:
         return self.epsilon * (1 - self.orient_share) if self.orient == "direction" else self.epsilon
@@ -547,12 +638,15 @@ class PrivPC(PrivateEstimator):
                                    budget=Budget(share, 0.0, composition="basic"), untestable="skip",
                                    n_rows=n_rows)
 
-    def _method(self) -> SkeletonMethod:
-        """The skeleton method ``method`` names (:data:`~privgraph.causal.methods.METHODS`)."""
-        return METHODS[one_of("method", self.method, tuple(METHODS))]
+    def _method(self, domain: Domain | None = None) -> SkeletonMethod:
+        """The skeleton method ``method`` names (:data:`~privgraph.causal.methods.METHODS`); "auto"
+        resolved from public facts on ``domain`` (:func:`~privgraph.causal.methods.resolve_method`;
+        without a domain, the checks and relations "auto" has whichever it resolves to)."""
+        name = one_of("method", self.method, (AUTO, *METHODS))
+        return resolve_method(name, None if domain is None else len(domain.discrete_names), self.delta)
 
-    def _composition(self) -> str:
-        return self._method().composition(self.delta)
+    def _composition(self, domain: Domain | None = None) -> str:
+        return self._method(domain).composition(self.delta)
 
     def _search(self, tables) -> Search:
         """The skeleton search's public parameters on ``tables`` (or a public shape)."""

@@ -11,12 +11,42 @@ multivariate discrete Gaussian at the rho-zCDP the one accountant converts (epsi
 to (:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`), as the Fisher-z path releases its
 moments: one ``("zcdp", rho)`` charge, reserved on the budget before any noise is drawn.
 
-**Neighbours**: replace-one, n public. L2 sensitivity ``2 d / n``
+**Neighbours**: replace-one, n public: L2 sensitivity ``2 d / n``
 (:func:`~privgraph.stats.rank_correlation.kendall_matrix_l2_sensitivity`, derived there).
-Under add/remove n is private and the sensitivity depends on it; the resize reduction of
-:mod:`privgraph.privacy.resize` would give the add/remove form (release n, resize the
-records to a public m, run this at m) but is wired for count engines only, not for raw
-records, so add/remove is refused up front (:func:`check_relation`).
+
+Add/remove, n private (the sensitivity depends on it): the resize reduction of
+:mod:`privgraph.privacy.resize`, orchestrated by :class:`~privgraph.privacy.add_remove.AddRemove`
+exactly as PrivPC's count engines are (:func:`rank_reduction`):
+
+1. each record is mapped on its own to its rank values (:func:`rank_records`: a fixed
+   public map, nothing released; neighbours stay neighbours);
+2. the number of records is released by the Laplace mechanism (a count, sensitivity 1
+   under add/remove) with :data:`~privgraph.privacy.resize.SIZE_SHARE` of rho (the size's
+   pure ``epsilon_n`` is ``epsilon_n^2 / 2``-zCDP), and the public
+   ``m = max(d, floor(n_hat - t))`` is taken from it (post-processing);
+3. the records are resized secretly to exactly m (:func:`resize_records`): a uniform
+   m-subset drawn by the mechanism's sampler when ``n >= m``, otherwise every record and
+   ``m - n`` copies of the *pad record* (:func:`pad_values`: the values of the record
+   whose every field is missing, a fixed public point: NaN, tied with every row, in a
+   continuous column; the first level's code 0 in an ordered or binary one, the front
+   door's ``"recode"``);
+4. the replace-one release above runs on the m records with m public, at the rest of rho.
+
+Why this is add/remove-DP: the replace-one release is ``rho_m``-zCDP on data sets of m
+records for every m, whatever the records' values, because the sensitivity bound
+``2 d / m`` holds for any two rows in ``(R or missing)^d`` (ties and missing values
+included: each sign is in ``{-1, 0, 1}``), so for the pad record too. Then
+:mod:`privgraph.privacy.resize`'s theorem applies: if ``n + 1 <= m`` the resized ``D``
+and ``D + r`` differ by one pad record replaced by ``r``; if ``n >= m`` the uniform
+m-subsets of ``D`` and ``D + r`` are equal-weight mixtures of replace-one neighbours
+``(S + u, S + r)`` (the Balle-Barthe-Gaboardi coupling), and zCDP's Renyi divergences
+are jointly quasi-convex, so the resized release is ``rho_m``-zCDP under add/remove. It
+composes adaptively with the size's release (m is a function of it): ``rho_n + rho_m <=
+rho``, the whole budget. The ledger is the size's Laplace charge (add/remove) and the
+release's charge relabelled add/remove (:func:`~privgraph.privacy.resize.as_add_remove`:
+same rho, a note that it ran on the resized data). Whether the data was padded depends
+on n: that branch changes which records are ranked, never what is output or raised
+(``m >= d`` rows always, and the refusals read m only).
 
 **Post-processing** (:func:`correlation_from_kendall`): ``R = sin(pi tau / 2)`` entrywise,
 eigenvalues clipped from below at :data:`~privgraph.causal.fisher_pc.EIGEN_FLOOR` times the
@@ -37,6 +67,8 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,7 +78,9 @@ from privgraph.causal.fisher_pc import EIGEN_FLOOR, MAX_CORRELATION_NOISE, Relea
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.files import read_table
 from privgraph.data.frontdoor import encode_public
+from privgraph.data.sampling import rows_without_replacement
 from privgraph.privacy import Budget, Ledger, Neighbours, NoiseSampler
+from privgraph.privacy.add_remove import AddRemove
 from privgraph.privacy.ledger import Charge
 from privgraph.privacy.mechanisms import Release
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
@@ -60,19 +94,89 @@ RANK = "rank"
 
 
 def check_relation(neighbours) -> Neighbours:
-    """Replace-one only (module docstring).
+    """The relation of a private rank fit: replace-one (n public), or add/remove through the
+    resize reduction (:func:`rank_reduction`; module docstring).
 
-    >>> check_relation("add_remove")
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: ci_test='rank' calibrates its noise to the sensitivity 2 d / n with n public (replace-one); under add/remove n is private and this step has no resize of raw records for it: use neighbours='replace_one'
+    >>> check_relation("add_remove").value
+    'add_remove'
     """
-    neighbours = Neighbours.parse(neighbours)
-    if neighbours is not Neighbours.REPLACE_ONE:
-        raise InvalidInput("ci_test='rank' calibrates its noise to the sensitivity 2 d / n with n public "
-                           "(replace-one); under add/remove n is private and this step has no resize of raw "
-                           "records for it: use neighbours='replace_one'")
-    return neighbours
+    return Neighbours.parse(neighbours)
+
+
+def rank_reduction(epsilon: float, delta: float, domain: Domain) -> AddRemove:
+    """The add/remove form of the rank release at the whole (epsilon, delta): the size with
+    :data:`~privgraph.privacy.resize.SIZE_SHARE` of rho (composition ``"rdp"``, as the release's
+    zCDP charge is read), then the replace-one release at the rest on at least d records.
+    Its ``plan`` and ``fit`` are the ones PrivPC's count engines use.
+
+    >>> d = Domain(tuple("abc"), (0, 0, 0), (Kind.CONTINUOUS,) * 3)
+    >>> ar = rank_reduction(1.0, 1e-6, d)
+    >>> ar.composition, ar.minimum, ar.at_guess(10_000)[0] < 10_000
+    ('rdp', 3, True)
+    """
+    return AddRemove(epsilon, delta, "rdp", minimum=len(domain.names))
+
+
+@dataclass(frozen=True, eq=False)
+class RankRecords:
+    """The records of a rank fit as their rank values (:func:`rank_values`), one row each, over
+    the public ``domain``. As a count engine it counts only the rows (``columns=()``): the one
+    count the add/remove reduction releases.
+
+    >>> r = RankRecords(Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS,) * 2), np.zeros((5, 2)))
+    >>> int(r.counts([]))
+    5
+    """
+
+    domain: Domain
+    values: np.ndarray = field(repr=False)  # (n, d) float64; NaN: missing (tied with every row)
+
+    def counts(self, columns: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+        if len(columns) or rows is not None:
+            raise InvalidInput("the rank test's records count their rows only (a rank fit counts no cells)")
+        return np.array(len(self.values), dtype=np.int64)
+
+
+def rank_records(X, domain: Domain, names=None) -> RankRecords:
+    """``X``'s records as :class:`RankRecords` (:func:`rank_values`: each record mapped on its
+    own, nothing released, no row dropped).
+
+    >>> d = Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS,) * 2)
+    >>> rank_records(pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, None]}), d).values.tolist()
+    [[1.0, 3.0], [2.0, nan]]
+    """
+    return RankRecords(domain, rank_values(X, domain, names))
+
+
+def pad_values(domain: Domain) -> np.ndarray:
+    """The pad record's rank values: those of the record whose every field is missing (NaN in
+    a continuous column, tied with every row; code 0, the first level, in an ordered or
+    binary one): a fixed public point, the same whatever the data.
+
+    >>> d = Domain(("x", "s"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), (None, ("no", "yes")))
+    >>> pad_values(d).tolist()
+    [nan, 0.0]
+    """
+    return rank_values(pd.DataFrame({name: [None] for name in domain.names}), domain)[0]
+
+
+def resize_records(records: RankRecords, m: int, sampler: NoiseSampler) -> RankRecords:
+    """Exactly ``m`` of ``records``, secretly: a uniform m-subset drawn by ``sampler`` when there
+    are at least m, otherwise all of them and ``m - n`` copies of the pad record
+    (:func:`pad_values`). Step 3 of the add/remove reduction (module docstring).
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> d = Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS,) * 2)
+    >>> r = RankRecords(d, np.arange(10.0).reshape(5, 2))
+    >>> len(resize_records(r, 3, SeededSampler(0)).values), resize_records(r, 6, SeededSampler(0)).values[-1].tolist()
+    (3, [nan, nan])
+    """
+    n = len(records.values)
+    if m <= n:
+        kept = records.values[rows_without_replacement(n, m, sampler=sampler)]
+    else:
+        kept = np.vstack([records.values, np.tile(pad_values(records.domain), (m - n, 1))])
+    return RankRecords(records.domain, kept)
 
 
 def kendall_noise(d: int, n: int, *, epsilon: float, delta: float) -> float:
@@ -115,13 +219,17 @@ def check_useful(d: int, n: int, *, epsilon: float, delta: float) -> None:
 
 
 def rank_plan(domain: Domain, n: int, *, epsilon: float, delta: float, neighbours) -> Ledger:
-    """The ledger a private rank fit charges (public facts only), after its refusals.
+    """The ledger a private replace-one rank fit charges (public facts only), after its
+    refusals. The add/remove plan is :func:`rank_reduction`'s (the size's charge, then this
+    plan at m, relabelled).
 
     >>> d = Domain(tuple("abc"), (0, 0, 0), (Kind.CONTINUOUS,) * 3)
     >>> [c.mechanism for c in rank_plan(d, 1000, epsilon=1.0, delta=1e-6, neighbours="replace_one")]
     ['gaussian_vector']
     """
-    check_relation(neighbours)
+    if check_relation(neighbours) is not Neighbours.REPLACE_ONE:
+        raise InvalidInput("rank_plan is the replace-one plan (n public); under add/remove the plan is "
+                           "rank_reduction(epsilon, delta, domain).plan(...)")
     check_columns(domain)
     d = len(domain.names)
     check_useful(d, n, epsilon=epsilon, delta=delta)
@@ -207,6 +315,10 @@ def rank_values(X, domain: Domain, names=None) -> np.ndarray:
     [[0.5, 1.0], [7.0, 0.0], [nan, 0.0]]
     """
     check_columns(domain)
+    if isinstance(X, RankRecords):  # already mapped (the resized records of an add/remove fit)
+        if X.domain.names != domain.names:
+            raise InvalidInput(f"these records are over the columns {list(X.domain.names)}, not {list(domain.names)}")
+        return X.values
     if isinstance(X, (str, os.PathLike)):
         frame = read_table(X, list(domain.names), as_text=True, dialect=domain.dialect)
     elif isinstance(X, pd.DataFrame):
@@ -258,5 +370,6 @@ def _rho(epsilon: float, delta: float) -> float:
     return rho_for_budget(epsilon, delta, "ci_test='rank' (Kendall's tau, a Gaussian mechanism)")
 
 
-__all__ = ["RANK", "check_columns", "check_relation", "check_useful", "correlation_from_kendall", "kendall_charge",
-           "kendall_noise", "rank_correlation", "rank_plan", "rank_values", "release_kendall"]
+__all__ = ["RANK", "RankRecords", "check_columns", "check_relation", "check_useful", "correlation_from_kendall",
+           "kendall_charge", "kendall_noise", "pad_values", "rank_correlation", "rank_plan", "rank_records",
+           "rank_reduction", "rank_values", "release_kendall", "resize_records"]

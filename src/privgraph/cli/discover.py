@@ -9,6 +9,8 @@ budget), and the outputs are written all or nothing once the fit is done.
 from __future__ import annotations
 
 import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -122,8 +124,43 @@ def fit_with_progress(est, X, console: Console, label: str) -> float:
 
         start = time.perf_counter()
         data, domain, infer_domain = X
-        est.fit(data, domain=domain, infer_domain=infer_domain, on_level=on_level)
+        with say_power_before_spending(console):
+            est.fit(data, domain=domain, infer_domain=infer_domain, on_level=on_level)
         return time.perf_counter() - start
+
+
+@contextmanager
+def say_power_before_spending(console: Console):
+    """Print the fit's :class:`~privgraph.causal.power.NoPowerWarning` (public facts only, raised
+    before any noise is drawn) as one line when it is raised; other warnings go their usual way."""
+    from privgraph.causal.power import NoPowerWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", NoPowerWarning)
+        shown = warnings.showwarning
+
+        def show(message, category, *args, **kwargs):
+            if issubclass(category, NoPowerWarning):
+                console.print(f"[yellow]power[/]: {message}", markup=True, highlight=False)
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        yield
+
+
+def power_line(est) -> str | None:
+    """What the run's tests could detect (the public prediction made before the spend), and,
+    when they had no power for an effect of plausible size, that the graph is uninformative."""
+    detectable = getattr(est, "detectable_", None)
+    if detectable is None:
+        return None
+    if est.is_informative_:
+        return f"[bold]Power[/]: {detectable.line()}"
+    empty = not est.graph_.directed_edges and not est.graph_.undirected_edges
+    what = "an empty graph" if empty else "a missing edge"
+    return (f"[bold red]Uninformative[/]: {detectable.warning()}. The tests had no power: {what} here is no "
+            "evidence of independence")
 
 
 def report(est, truth, console: Console, seconds: float, compositions: bool = False) -> None:
@@ -133,6 +170,8 @@ def report(est, truth, console: Console, seconds: float, compositions: bool = Fa
                   f"{len(est.graph_.undirected_edges)} undirected; {est.n_tests_} tests, {seconds:.3f} s)")
     console.print(str(est.graph_) or "(no edges)")
     console.print(ci_test_line(est))
+    if (power := power_line(est)) is not None:
+        console.print(power, highlight=False)
     console.print(privacy_summary(est))
     if est.method != "pc":
         from privgraph.cli.guarantee import print_privacy
@@ -203,9 +242,11 @@ def privacy_record(est) -> dict:
     caveats = list(est.ledger_.caveats) + ([] if private else ["method pc is not private"])
     if private and not est.sampler_.is_secure:
         caveats.append("seeded noise: not private")
+    detectable = getattr(est, "detectable_", None)
     return {"method": est.method, "epsilon": est.epsilon if private else None,
             "delta": est.delta if private else None, "neighbours": _relation_name(est),
-            "ledger": est.ledger_.rows(), "caveats": caveats}
+            "ledger": est.ledger_.rows(), "caveats": caveats,
+            "power": None if detectable is None else detectable.record()}
 
 
 def write_outputs(est, out, plot, console: Console, fmt: str | None = None) -> None:

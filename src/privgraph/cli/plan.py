@@ -18,6 +18,8 @@ from privgraph.cli.params import EstimatorOptions
 
 #: The estimator whose declarations the options named after its parameters are read from.
 RELEASE = EstimatorOptions("privgraph.release", "PrivateRelease")
+#: ``--discover``'s estimator (its ``--ci-test``).
+PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")
 
 
 def plan(
@@ -31,6 +33,8 @@ def plan(
     cell: float = typer.Option(0.01, help="Probability of the cell whose relative error the parameters must bound."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     neighbours: str = RELEASE.option(),
+    discover: bool = typer.Option(False, "--discover", help="Plan `privgraph discover` with these settings instead of a release: its charges and the smallest effect its tests can detect."),
+    ci_test: str = PRIVPC.option(),
 ) -> None:
     """Predict, without reading data, what a release with this budget can afford."""
     import json
@@ -46,6 +50,9 @@ def plan(
     if not domain.is_file():
         raise FileNotFoundError(f"--domain {str(domain)!r}: no such codebook file")
     public = read_codebook(domain)
+    if discover:
+        return plan_discovery(public, rows, epsilon=epsilon, delta=delta, neighbours=neighbours, ci_test=ci_test,
+                              as_json=as_json)
     result = plan_release(public, rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell,
                           neighbours=neighbours)
     if as_json:
@@ -63,3 +70,33 @@ def plan(
     console.print(result.to_markdown(), markup=False, highlight=False)
     verdict = "affordable" if result.affordable else "NOT affordable at every stage: see the rows marked NO"
     console.print(f"verdict: {verdict}. Nothing was read or spent.")
+
+
+def plan_discovery(public, rows: int, *, epsilon: float, delta: float, neighbours: str, ci_test: str,
+                   as_json: bool) -> None:
+    """``plan --discover``: the charges ``privgraph discover`` would reserve (refused where it
+    would refuse) and what its level-0 tests can detect, from the codebook and ``--rows`` only;
+    the line :class:`~privgraph.causal.power.NoPowerWarning` gives when they cannot detect an
+    effect of plausible size."""
+    import json
+
+    from privgraph.causal import PrivPC
+
+    est = PrivPC(epsilon=epsilon, delta=delta, neighbours=neighbours, ci_test=ci_test)
+    plan = est.privacy_plan(public, rows)
+    detectable = est.detectable(public, rows)
+    if as_json:
+        typer.echo(json.dumps({"command": "discover", "neighbours": neighbours, "ci_test": ci_test,
+                               "charges": [c.mechanism for c in plan.ledger], "composition": plan.composition,
+                               "power": None if detectable is None else detectable.record()}, default=float))
+        return
+    console = Console()
+    relation = "replace-one, n public" if neighbours == "replace_one" else "add/remove, n private: a public guess"
+    test = f"{detectable.test} test" if detectable is not None else f"--ci-test {ci_test}"
+    console.print(f"discovery of {rows} rows at epsilon={epsilon:g}, delta={delta:g} ({relation}); {test}, "
+                  f"{len(plan.ledger)} charges composed by {plan.composition}", highlight=False)
+    if detectable is None:
+        console.print("power: no prediction for this method", highlight=False)
+    else:
+        console.print(f"power: {detectable.line()}", highlight=False)
+    console.print("Nothing was read or spent.")

@@ -1,0 +1,280 @@
+"""Tables-PC: stable PC on Gaussian releases of the count tables its first levels test.
+
+Priv-PC pays for a cap of rounds per pair of variables and Gauss-PC for one margin per edge
+and level with a rank test (Kendall's margin has a small sensitivity, but on columns whose
+code order is not the dependence's, e.g. alarm's, non-private Kendall PC scores F1 0.85
+where the G test scores 0.99). Here the tests' *tables* are released, and each test is a
+chi-square test of the released table that knows the noise (post-processing), so it has
+the G test's reach without a test statistic's sensitivity.
+
+**Neighbouring relation: replace-one, n public.** Replacing one record moves one count of
+each table from one cell to another (or not at all), so the vector of T distinct tables'
+counts changes by at most ``sqrt(2)`` per table in L2 (:func:`~privgraph.privacy.
+histogram_l2_sensitivity`), **L2 sensitivity** ``sqrt(2 T)`` (:func:`tables_l2_sensitivity`;
+``tests/causal/test_table_pc.py`` checks it against every neighbour of small datasets).
+
+**Levels.** Level 0 releases every pair's 2-way table at once (T = the pairs, public).
+Level l = 1, 2 releases the (l + 2)-way tables ``{x, y} + S`` of the tests it asks: for each
+edge x - y still present (the graph is a function of earlier releases), S ranges over the
+l-subsets of the ``CANDIDATES`` adjacencies of x (then of y) most strongly dependent on it
+in level 0's *released* tables (:func:`dependence`); each distinct table once (a table
+``{x, y, s}`` serves three edges), so T is public once the earlier levels are released.
+Each level's vector gets the multivariate discrete Gaussian
+(:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`) at its fixed rho. This is where
+the budget goes: to the early, decisive tests (CURATE, Bhattacharjee and Tandon 2024, in
+spirit: more budget to the tests that remove most edges), and at levels 1 and 2 only to the
+sets the released tables make likely separators. Edges left after the last level planned
+are the ones every released test called dependent: they stay (``complete`` is False if a
+later level would have had work).
+
+**The test** (:func:`noisy_independent`, post-processing): Pearson's statistic with each
+cell's variance widened by the noise, ``sum (O - E)^2 / (E + sigma^2)`` over the strata
+with a positive released total, O the released counts clipped at 0 and E the product of
+their margins, against chi-square with ``(r - 1)(c - 1)`` degrees of freedom per stratum.
+No stratum with a positive total: no information, the edge stays. The separating set is
+the first set the test calls independent (post-processing: no budget).
+
+**The plan, fixed before the data is read**: levels 0 .. min(``max_cond_size``, 2), rho
+shares ``LEVEL_SHARES`` (renormalised over the levels planned), each a ``("zcdp", rho)``
+charge reserved on the budget before any noise; the total rho is the largest the RDP
+accountant converts to at most epsilon at delta. A level the data never reaches leaves its
+part unused. Needs delta > 0.
+
+The constants were chosen on child and insurance (1e5 rows, epsilon 1 and 3, seeds 0-2)
+and measured on alarm, which they were not tuned on (docs/discovery.md).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Callable, Iterable
+
+import networkx as nx
+import numpy as np
+from scipy.stats import chi2
+
+from privgraph.causal.skeleton import Skeleton, checked_pairs, start_graph
+from privgraph.privacy import Budget, Ledger, Neighbours, NoiseSampler, histogram_l2_sensitivity, reserve_plan
+from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
+from privgraph.validation import InvalidInput
+
+RO = Neighbours.REPLACE_ONE
+
+#: Shares of the total rho for levels 0, 1 and 2 (chosen on child and insurance: 0.2/0.4/0.4
+#: against 0.3/0.35/0.35, 0.4/0.3/0.3, 0.25/0.5/0.25, 0.2/0.5/0.3, 0.2/0.6/0.2 and a fourth level).
+LEVEL_SHARES = (0.2, 0.4, 0.4)
+
+#: Adjacencies of x that level >= 1 draws x's conditioning sets from: the most dependent on x
+#: in level 0's released tables (3, 4, 5, 6, 8 and all were tried on child and insurance).
+CANDIDATES = 4
+
+
+def tables_l2_sensitivity(count: int) -> float:
+    """L2 sensitivity, under replace-one, of the counts of ``count`` distinct tables released together.
+
+    Replacing record r by r' takes 1 from r's cell and adds 1 to r''s cell in each table (or
+    changes nothing when both fall in one cell): at most ``sqrt(2)`` per table
+    (:func:`~privgraph.privacy.histogram_l2_sensitivity`), so ``sqrt(2 count)`` in all.
+
+    >>> round(tables_l2_sensitivity(666) ** 2, 9)
+    1332.0
+    """
+    return math.sqrt(int(count)) * histogram_l2_sensitivity(RO)
+
+
+class TablesPlan:
+    """The fixed plan: each level's rho (public: epsilon, delta, the levels).
+
+    >>> plan = TablesPlan(1.0, 1e-6, levels=3)
+    >>> round(sum(plan.rho_of), 12) == round(plan.rho, 12), len(plan.charges())
+    (True, 3)
+    >>> round(Ledger(plan.charges()).total("rdp", 1e-6).epsilon, 6) <= 1.0
+    True
+    """
+
+    def __init__(self, epsilon: float, delta: float, *, levels: int):
+        if delta <= 0:
+            raise InvalidInput(f"tables-pc composes in zCDP and needs delta > 0, got {delta!r}")
+        self.epsilon, self.delta = epsilon, delta
+        self.levels = max(1, min(int(levels), len(LEVEL_SHARES)))
+        self.rho = rho_for_budget(epsilon, delta) * (1 - 1e-9)  # a hair below: float sums of the parts
+        shares = LEVEL_SHARES[:self.levels]
+        self.rho_of = [self.rho * s / sum(shares) for s in shares]
+
+    def charges(self):
+        return [zcdp_charge("gaussian_tables", r, self.delta * r / self.rho, RO,
+                            note=f"tables-pc level {level}: the ({level + 2})-way tables of its tests, "
+                                 "L2 sensitivity sqrt(2 T)")
+                for level, r in enumerate(self.rho_of)]
+
+
+def tables_pc_plan(shape, *, epsilon: float, delta: float, max_cond_size: int) -> Ledger:
+    """The ledger :func:`tables_pc_skeleton` reserves (public facts only; ``shape`` is not read).
+
+    >>> [c.mechanism for c in tables_pc_plan(None, epsilon=1.0, delta=1e-6, max_cond_size=1)]
+    ['gaussian_tables', 'gaussian_tables']
+    """
+    return Ledger(tuple(TablesPlan(epsilon, delta, levels=_levels(max_cond_size)).charges()))
+
+
+def _levels(max_cond_size) -> int:
+    if isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size or max_cond_size < 0:
+        raise InvalidInput(f"tables-pc needs a finite max_cond_size >= 0, got {max_cond_size!r}")
+    return min(int(max_cond_size), len(LEVEL_SHARES) - 1) + 1
+
+
+def release_tables(tables, column_sets, *, rho: float, delta: float, sampler: NoiseSampler):
+    """The counts of each table of ``column_sets`` (distinct sets) with one Gaussian release:
+    ``(noisy tables, sigma)`` (sigma per cell, counts). The charge is reserved with the plan.
+
+    >>> from privgraph.data import Domain, NumpyEngine
+    >>> from privgraph.data.tables import Tables
+    >>> from privgraph.privacy import SeededSampler
+    >>> t = Tables.from_engine(NumpyEngine(Domain.of(a=2, b=3), np.zeros((10, 2), dtype=int)))
+    >>> out, sigma = release_tables(t, [("a", "b")], rho=0.5, delta=1e-6, sampler=SeededSampler(0))
+    >>> out[0].shape, round(sigma, 2)
+    ((2, 3), 1.41)
+    """
+    counts = [np.asarray(tables.table(cols), dtype=float) for cols in column_sets]
+    if not counts:
+        return [], 0.0
+    flat = np.concatenate([c.ravel() for c in counts])
+    sensitivity = tables_l2_sensitivity(len(counts))
+    noisy = zcdp_gaussian_vector(flat, rho=rho, delta=delta, sensitivity=sensitivity, neighbours=RO,
+                                 sampler=sampler).value  # reserved with the plan
+    sigma = zcdp_gaussian_scale(rho, sensitivity, flat.size)[0]
+    ends = np.cumsum([c.size for c in counts])[:-1]
+    return [part.reshape(c.shape) for part, c in zip(np.split(noisy, ends), counts)], sigma
+
+
+def noisy_independent(table: np.ndarray, sigma: float, alpha: float) -> bool:
+    """Whether a released table (axes x, y, then the conditioning columns) says x and y are
+    independent given the rest: Pearson's statistic with each cell's variance widened by
+    sigma^2, over the strata with a positive released total (none: no information, False).
+
+    >>> rng = np.random.default_rng(0)
+    >>> indep = np.outer([300, 700], [500, 500]) + rng.normal(0, 5, (2, 2))
+    >>> dep = np.array([[450.0, 50.0], [50.0, 450.0]])
+    >>> noisy_independent(indep, 5.0, 0.05), noisy_independent(dep, 5.0, 0.05)
+    (True, False)
+    """
+    t = np.maximum(table, 0.0)
+    rx, ry = t.shape[:2]
+    t = t.reshape(rx, ry, -1)
+    m = t.sum(axis=(0, 1))
+    ok = m > 0
+    if not ok.any():
+        return False
+    a, b = t.sum(axis=1)[:, ok], t.sum(axis=0)[:, ok]
+    expected = a[:, None, :] * b[None, :, :] / m[ok]
+    stat = float(((t[:, :, ok] - expected) ** 2 / (expected + sigma ** 2)).sum())
+    return bool(chi2.sf(stat, (rx - 1) * (ry - 1) * int(ok.sum())) > alpha)
+
+
+def dependence(table: np.ndarray, sigma: float) -> float:
+    """A released 2-way table's noise-widened Cramer's V^2 (post-processing): how strongly
+    level >= 1 ranks a neighbour as a separator candidate.
+
+    >>> dependence(np.array([[50.0, 0.0], [0.0, 50.0]]), 0.0)
+    1.0
+    """
+    t = np.maximum(table, 0.0)
+    m = t.sum()
+    if m <= 0:
+        return 0.0
+    expected = np.outer(t.sum(axis=1), t.sum(axis=0)) / m
+    return float(((t - expected) ** 2 / (expected + sigma ** 2)).sum() / m / (min(t.shape) - 1))
+
+
+def tables_pc_skeleton(
+    tables,
+    *,
+    alpha: float,
+    epsilon: float,
+    delta: float,
+    max_cond_size: int,
+    sampler: NoiseSampler,
+    budget: Budget | None = None,
+    forbidden: Iterable[tuple[str, str]] = (),
+    required: Iterable[tuple[str, str]] = (),
+    on_level: Callable[[int, int], None] | None = None,
+) -> tuple[Skeleton, Ledger]:
+    """Tables-PC's skeleton and the ledger of its whole plan (see the module docstring).
+
+    Examples
+    --------
+    >>> from privgraph.datasets import load_network, sample
+    >>> from privgraph.data import NumpyEngine
+    >>> from privgraph.data.tables import Tables
+    >>> from privgraph.privacy import SeededSampler
+    >>> net = load_network("cancer")
+    >>> t = Tables.from_engine(NumpyEngine(net.domain, sample(net, 100_000, np.random.default_rng(0))))
+    >>> sk, ledger = tables_pc_skeleton(t, alpha=0.05, epsilon=1.0, delta=1e-6, max_cond_size=2,
+    ...                                 sampler=SeededSampler(0))
+    >>> round(ledger.total("rdp", 1e-6).epsilon, 6) <= 1.0, [c.mechanism for c in ledger]
+    (True, ['gaussian_tables', 'gaussian_tables', 'gaussian_tables'])
+    """
+    plan = TablesPlan(epsilon, delta, levels=_levels(max_cond_size))
+    nodes = list(tables.names)
+    graph = start_graph(nodes, checked_pairs(forbidden, nodes, "forbidden"))
+    keep = checked_pairs(required, nodes, "required")
+    ledger = reserve_plan(plan.charges(), budget)
+    order = {v: i for i, v in enumerate(nodes)}
+    sepsets, strength, tests, level = {}, {}, 0, 0
+    while level < plan.levels and any(graph.degree(v) - 1 >= level for v in graph.nodes):
+        if on_level is not None:
+            on_level(level, graph.number_of_edges())
+        tests += _run_level(graph, level, tables, plan, sampler, alpha, keep, sepsets, strength, order)
+        level += 1
+    complete = not any(graph.degree(v) - 1 >= level for v in graph.nodes) or level > int(max_cond_size)
+    return Skeleton(graph, sepsets, tests, complete), ledger
+
+
+def _candidates(graph: nx.Graph, level: int, keep: set, strength: dict, order: dict) -> list:
+    """Each edge to test and its conditioning sets (public: the released graph and strengths)."""
+    snapshot = {v: sorted(graph.adj[v], key=order.get) for v in graph.nodes}
+    out = []
+    for x, y in sorted(graph.edges, key=lambda e: (order[e[0]], order[e[1]])):
+        if frozenset((x, y)) in keep:
+            continue
+        seen, sets = set(), []
+        for a, b in ((x, y), (y, x)):
+            near = [v for v in snapshot[a] if v != b]
+            if level > 0:
+                near = sorted(sorted(near, key=lambda v: -strength.get(frozenset((a, v)), 0.0))[:CANDIDATES],
+                              key=order.get)
+            for S in combinations(near, level):
+                if frozenset(S) not in seen:
+                    seen.add(frozenset(S))
+                    sets.append(S)
+        if sets:
+            out.append((x, y, sets))
+    return out
+
+
+def _run_level(graph, level, tables, plan, sampler, alpha, keep, sepsets, strength, order) -> int:
+    """One level: release the tables of its tests, then remove (post-processing)."""
+    asked = _candidates(graph, level, keep, strength, order)
+    keys = list(dict.fromkeys(frozenset((x, y, *S)) for x, y, sets in asked for S in sets))
+    columns = [tuple(sorted(k, key=order.get)) for k in keys]
+    rho = plan.rho_of[level]
+    released, sigma = release_tables(tables, columns, rho=rho, delta=plan.delta * rho / plan.rho, sampler=sampler)
+    found = dict(zip(keys, zip(columns, released)))
+    if level == 0:
+        strength.update({k: dependence(t, sigma) for k, (_, t) in found.items()})
+    removed = []
+    for x, y, sets in asked:
+        for S in sets:
+            cols, table = found[frozenset((x, y, *S))]
+            if noisy_independent(np.transpose(table, [cols.index(v) for v in (x, y, *S)]), sigma, alpha):
+                removed.append((x, y, S))
+                break
+    for x, y, S in removed:
+        graph.remove_edge(x, y)
+        sepsets[frozenset((x, y))] = frozenset(S)
+    return sum(len(sets) for _, _, sets in asked)
+
+
+__all__ = ["CANDIDATES", "LEVEL_SHARES", "TablesPlan", "dependence", "noisy_independent", "release_tables",
+           "tables_l2_sensitivity", "tables_pc_plan", "tables_pc_skeleton"]

@@ -1,0 +1,131 @@
+"""Tables-PC: the tables' L2 sensitivity against brute force over every neighbour of small
+datasets, the noise scale from the charge, ledger equals plan, limits, and ``method="auto"``."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from privgraph.causal import PrivPC, Tables
+from privgraph.causal.methods import AUTO_MIN_COLUMNS, resolve_method
+from privgraph.causal.table_pc import TablesPlan, noisy_independent, release_tables, tables_l2_sensitivity
+from privgraph.data import Domain, NumpyEngine
+from privgraph.datasets import load_network, sample, sample_frame
+from privgraph.privacy import Budget, SeededSampler
+from privgraph.privacy.zcdp import zcdp_gaussian_scale
+
+
+def counts(codes, sizes, column_sets):
+    names = [f"c{i}" for i in range(len(sizes))]
+    tables = Tables.from_engine(NumpyEngine(Domain.of(**dict(zip(names, sizes))), codes))
+    return np.concatenate([tables.table([names[i] for i in s]).ravel() for s in column_sets]).astype(float)
+
+
+@pytest.mark.parametrize("sizes", [(2, 2, 2), (2, 3, 2), (3, 2, 2, 2)])
+def test_sensitivity_is_the_maximum_over_every_replace_one_neighbour(sizes):
+    """Every dataset of 3 rows and every replacement of each row by every record: the largest
+    L2 change of the concatenated tables (every pair and every triple) equals sqrt(2 T)."""
+    d = len(sizes)
+    column_sets = [s for k in (2, 3) for s in itertools.combinations(range(d), k)]
+    records = list(itertools.product(*[range(s) for s in sizes]))
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(20):
+        base = np.array([records[i] for i in rng.choice(len(records), 3)])
+        before = counts(base, sizes, column_sets)
+        for row, record in itertools.product(range(3), records):
+            other = base.copy()
+            other[row] = record
+            worst = max(worst, float(np.linalg.norm(counts(other, sizes, column_sets) - before)))
+    assert worst <= tables_l2_sensitivity(len(column_sets)) + 1e-12
+    assert worst == pytest.approx(tables_l2_sensitivity(len(column_sets)))  # attained: a record differing everywhere
+
+
+def test_noise_scale_is_the_charge_s():
+    """The released noise has the variance the level's rho and sqrt(2 T) give."""
+    net = load_network("asia")
+    tables = Tables.from_engine(NumpyEngine(net.domain, sample(net, 1_000, np.random.default_rng(0))))
+    sets = list(itertools.combinations(net.domain.names, 2))
+    truth = [tables.table(s).astype(float) for s in sets]
+    rho = 0.01
+    noisy, sigma = release_tables(tables, sets, rho=rho, delta=1e-7, sampler=SeededSampler(3))
+    assert sigma == pytest.approx(zcdp_gaussian_scale(rho, math.sqrt(2 * len(sets)), sum(t.size for t in truth))[0], rel=1e-12)
+    assert sigma >= math.sqrt(2 * len(sets)) / math.sqrt(2 * rho)
+    noise = np.concatenate([(a - b).ravel() for a, b in zip(noisy, truth)])
+    # 112 normals: the sample variance over sigma^2 is chi-square(112)/112; 1e-6 tails at about +-0.55
+    assert np.var(noise, mean=0.0) / sigma**2 == pytest.approx(1.0, abs=0.6)
+
+
+@pytest.fixture(scope="module")
+def child():
+    net = load_network("child")
+    return net, sample_frame(net, 20_000, np.random.default_rng(0))
+
+
+def test_ledger_is_the_plan_and_totals_the_budget(child):
+    net, X = child
+    est = PrivPC(epsilon=1.0, delta=1e-6, method="tables-pc", random_state=1).fit(X)
+    plan = PrivPC(epsilon=1.0, delta=1e-6, method="tables-pc").privacy_plan(net.domain, 20_000)
+    assert plan.charges == est.ledger_.charges
+    assert [c.mechanism for c in est.ledger_] == ["gaussian_tables"] * 3
+    assert est.composition_ == "rdp" and est.epsilon_spent_ == pytest.approx(1.0, rel=1e-6)
+    assert est.epsilon_spent_ <= 1.0 and {c.neighbours.value for c in est.ledger_} == {"replace_one"}
+
+
+def test_budget_is_reserved_before_any_noise(child):
+    net, X = child
+    budget = Budget(0.5, 1e-6, composition="rdp")
+    with pytest.raises(Exception, match="(?i)budget|exceed|remaining"):
+        PrivPC(epsilon=1.0, method="tables-pc", random_state=0).fit(X, budget=budget)
+    assert len(budget.ledger) == 0
+
+
+def test_plan_levels_follow_max_cond_size():
+    assert len(TablesPlan(1.0, 1e-6, levels=1).charges()) == 1
+    assert len(TablesPlan(1.0, 1e-6, levels=7).charges()) == 3
+
+
+@pytest.mark.parametrize("name", ["cancer", "earthquake"])
+def test_limit_at_huge_epsilon_is_non_private_chi_square_pc(name):
+    """Five columns or fewer: every adjacency is a candidate, so as the noise vanishes the
+    skeleton is non-private Pearson chi-square PC's to depth 2."""
+    net = load_network(name)
+    X = sample_frame(net, 100_000, np.random.default_rng(4))
+    truth = PrivPC(method="pc", ci_test="chi-square", max_cond_size=2).fit(X).skeleton_
+    est = PrivPC(epsilon=1e6, method="tables-pc", random_state=0).fit(X)
+    assert {frozenset(e) for e in est.skeleton_.edges} == {frozenset(e) for e in truth.edges}
+
+
+def test_noisy_test_is_calibrated_under_independence():
+    """Independent 3x3 tables with noise: the test says dependent at most about alpha of the
+    time (binomial 1e-6 tail: 400 tables at alpha 0.05, at most 45)."""
+    rng = np.random.default_rng(2)
+    wrong = 0
+    for _ in range(400):
+        table = rng.multinomial(5_000, np.outer([0.2, 0.3, 0.5], [0.6, 0.3, 0.1]).ravel()).reshape(3, 3)
+        wrong += not noisy_independent(table + rng.normal(0, 40.0, (3, 3)), 40.0, 0.05)
+    assert wrong <= 45
+
+
+def test_auto_is_priv_pc_on_narrow_tables_and_tables_pc_on_wide_ones():
+    asia, alarm = load_network("asia").domain, load_network("alarm").domain
+    assert [c.mechanism for c in PrivPC(epsilon=1.0).privacy_plan(asia, 100_000)] == ["sieve", "examine"]
+    assert {c.mechanism for c in PrivPC(epsilon=1.0).privacy_plan(alarm, 100_000)} == {"gaussian_tables"}
+    assert PrivPC(epsilon=1.0).privacy_plan(alarm, 100_000).composition == "rdp"
+    assert resolve_method("auto", AUTO_MIN_COLUMNS, 0.0).name == "priv-pc"  # zCDP needs delta > 0
+
+
+def test_alarm_at_epsilon_one_runs_by_default():
+    """The default method on alarm at epsilon 1 does not refuse (Priv-PC's cap refuses below 2.25)."""
+    net = load_network("alarm")
+    engine = NumpyEngine(net.domain, sample(net, 100_000, np.random.default_rng(0)))
+    est = PrivPC(epsilon=1.0, random_state=0).fit(engine)
+    assert est.method_ == "tables-pc" and est.epsilon_spent_ <= 1.0
+    assert est.skeleton_.number_of_edges() < 2 * len(net.edges)
+
+
+def test_pure_budget_is_refused_when_asked_for(child):
+    net, X = child
+    with pytest.raises(ValueError, match="delta > 0"):
+        PrivPC(epsilon=1.0, delta=0.0, method="tables-pc").fit(X)
