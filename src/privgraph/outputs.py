@@ -23,7 +23,8 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] 
     """``path`` as a Path if a file can be written there, else a one-line error naming ``flag``.
 
     The target must not be a directory, its name must end in one of ``suffixes`` (any
-    case), and its directory must exist (it is never created) and be writable.
+    case), and its directory must exist (it is never created) and be writable
+    (a file is created there and removed at once to find out).
 
     Examples
     --------
@@ -54,9 +55,24 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] 
     if not parent.is_dir():
         what = "is not a directory" if parent.exists() else "does not exist"
         raise FileNotFoundError(f"{flag} {str(target)!r}: directory {str(parent)!r} {what}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PermissionError(f"{flag} {str(target)!r}: directory {str(parent)!r} is not writable")
+    if (why := _unwritable(parent)) is not None:
+        raise PermissionError(f"{flag} {str(target)!r}: directory {str(parent)!r} is not writable ({why})")
     return target
+
+
+def _unwritable(directory: Path) -> str | None:
+    """Why no file can be created in ``directory``, or None if one can: a file is created there
+    and removed at once. (``os.access`` alone says yes to root on a read-only directory, and to
+    anyone on file systems that refuse later, such as /sys or a read-only mount.)"""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "permission denied"
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".privgraph-check-", suffix=".tmp")
+    except OSError as err:
+        return (err.strerror or str(err)).lower()
+    os.close(fd)
+    os.unlink(probe)
+    return None
 
 
 def check_outputs(outputs: Mapping[str, tuple[str | os.PathLike | None, Sequence[str]]], *,
@@ -150,7 +166,11 @@ def write_all(writers: Mapping[str | os.PathLike, Writer]) -> list[Path]:
     temps: list[str] = []
     try:
         for target, write in zip(targets, writers.values()):
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            try:
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            except OSError as err:  # name the user's file, not the temporary one
+                raise PermissionError(f"cannot write {str(target)!r}: directory {str(target.parent)!r} refuses new "
+                                      f"files ({(err.strerror or str(err)).lower()})") from None
             os.close(fd)
             temps.append(tmp)
             write(tmp)

@@ -169,8 +169,8 @@ def direction(
     abstain_below: float = ANM.option(),
     privacy: str = ANM.option(),
     delta: float = ANM.option(),
-    x_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of x (instead of --domain)."),
-    y_bounds: Optional[Tuple[float, float]] = typer.Option(None, help="Public clipping bounds of y (instead of --domain)."),
+    x_bounds: Optional[Tuple[float, float]] = typer.Option(None, metavar="LO HI", help="Public clipping bounds of x, two numbers: --x-bounds 0 100 (instead of --domain)."),
+    y_bounds: Optional[Tuple[float, float]] = typer.Option(None, metavar="LO HI", help="Public clipping bounds of y, two numbers: --y-bounds 0 100 (instead of --domain)."),
     pair_column: Optional[str] = typer.Option(
         None, help="Long table: the column naming each pair. The pairs are its levels in the --domain codebook, "
                    "where it must be declared \"public\": true (each pair's size is printed, so its values are "

@@ -42,7 +42,7 @@ def fit_mrf(
     delta: Optional[float] = MRF.option(),
     individual: Optional[str] = MRF.option(),
     out: Optional[Path] = typer.Option(None, help="Write the model here: .json (with its ledger) or .uai (the UAI MARKOV format)."),
-    synthetic: Optional[Tuple[int, Path]] = typer.Option(None, help="N PATH: write N synthetic records as CSV."),
+    synthetic: Optional[Tuple[int, Path]] = typer.Option(None, metavar="N PATH", help="Write N synthetic records as CSV to PATH: --synthetic 1000 synthetic.csv."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
     compositions: bool = COMPOSITIONS,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
@@ -62,6 +62,12 @@ def fit_mrf(
     if engine == "spark" and (method == "psgd" or individual is not None):
         raise InvalidInput("--engine spark counts tables: psgd and --individual need --engine duckdb")
     data, public = public_file(data, domain, infer_domain, engine)
+    if synthetic:  # the synthetic records against memory, before any fit (the columns are public)
+        from privgraph.cli.options import check_sample_memory
+        from privgraph.data.files import file_columns
+
+        columns = len(public.names) if public is not None else len(file_columns(data))
+        check_sample_memory(synthetic[0], columns, "fit-mrf", flag="--synthetic")
     if infer_domain:
         console.print(INFER_NOTICE)
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,

@@ -26,6 +26,50 @@ KINDS = {
 }
 
 
+#: The largest ``--epsilon`` a command takes. The accountants work with e^epsilon (the odds
+#: ratio a neighbour may move), which a double holds only up to epsilon = 709.78:
+#: ``dp_accounting``'s privacy-loss distribution of a pure charge and advanced composition
+#: overflow above it. A public constant: nothing about the data.
+MAX_EPSILON = 700.0
+#: Above this ``--epsilon`` a command says, in one line, that the budget protects nothing.
+WARN_EPSILON = 10.0
+#: The smallest positive ``--delta``: the accountants take log(1/delta), and 1/delta
+#: overflows a double below about 5.6e-309 (zero is pure DP and is always accepted).
+MIN_DELTA = 1e-300
+
+
+def check_budget(epsilon: float | None, delta: float | None, *, warn=None) -> None:
+    """Refuse a budget the accountants cannot compose, naming the flag; warn (one line on
+    stderr, or through ``warn``) above :data:`WARN_EPSILON`. ``None``: not given. Public:
+    reads the flags only.
+
+    >>> check_budget(1.0, 1e-6)
+    >>> check_budget(20.0, None, warn=print)
+    privgraph: warning: --epsilon 20 protects nothing in practice: above 10 one person's records may change the odds of any output by more than e^10 (about 22,000 times)
+    >>> check_budget(1e9, 1e-6)
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --epsilon 1e+09 is above 700, the largest the accountants can compose (they work with e^epsilon, which overflows a double above epsilon 709.78): give --epsilon at most 700
+    >>> check_budget(1.0, 1e-320)
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --delta 9.99989e-321 is below 1e-300, the smallest positive delta the accountants can compose (they take log(1/delta)): give --delta 0 (pure DP) or at least 1e-300
+    """
+    if epsilon is not None and epsilon > MAX_EPSILON:
+        raise InvalidInput(f"--epsilon {epsilon:g} is above {MAX_EPSILON:g}, the largest the accountants can compose "
+                           f"(they work with e^epsilon, which overflows a double above epsilon 709.78): give --epsilon "
+                           f"at most {MAX_EPSILON:g}")
+    if delta is not None and 0 < delta < MIN_DELTA:
+        raise InvalidInput(f"--delta {delta:g} is below {MIN_DELTA:g}, the smallest positive delta the accountants can "
+                           f"compose (they take log(1/delta)): give --delta 0 (pure DP) or at least {MIN_DELTA:g}")
+    if epsilon is not None and epsilon > WARN_EPSILON:
+        import sys
+
+        line = (f"privgraph: warning: --epsilon {epsilon:g} protects nothing in practice: above {WARN_EPSILON:g} one "
+                f"person's records may change the odds of any output by more than e^{WARN_EPSILON:g} (about 22,000 times)")
+        (warn or (lambda text: print(text, file=sys.stderr)))(line)
+
+
 def check_options(**values) -> None:
     """Check each given option by its kind (:data:`KINDS`); ``None`` (not given) is skipped.
 
@@ -48,12 +92,18 @@ def check_options(**values) -> None:
 #: writer's or the engine's copies) and per row (the sampler's uniforms, parent indices and
 #: their temporaries), measured as peak RSS at 1e6 and 4e6 rows (asia, hepar2), rounded up:
 #: ``sample`` 2.9-4.3 bytes a value, ``discover --network`` 11.
-BYTES_PER_VALUE = {"sample": 4, "discover": 12}
+#: ``release --rows`` and ``fit-mrf --synthetic``: the synthetic rows drawn from the model,
+#: their labelled DataFrame and the writer's copy, measured the same way at 2e6 rows of 3
+#: columns (about 120 and 77 bytes a row), rounded up.
+BYTES_PER_VALUE = {"sample": 4, "discover": 12, "release": 32, "fit-mrf": 16}
 BYTES_PER_ROW = 40
 
 
-def check_sample_memory(samples: int, columns: int, command: str, available: int | None = None) -> None:
-    """Refuse ``--samples`` whose rows would not fit in the memory this machine has available.
+def check_sample_memory(samples: int, columns: int, command: str, available: int | None = None, *,
+                        flag: str = "--samples") -> None:
+    """Refuse ``--samples`` (or the number of synthetic rows, ``flag``) whose rows would not fit
+    in the memory this machine has available: the column count is public (the codebook, or
+    the file's header), so the refusal reads nothing of the data.
 
     >>> check_sample_memory(10_000, 8, "sample", available=10**9)
     >>> check_sample_memory(10**12, 8, "sample", available=10**10)
@@ -64,7 +114,7 @@ def check_sample_memory(samples: int, columns: int, command: str, available: int
     per_row = columns * BYTES_PER_VALUE[command] + BYTES_PER_ROW
     available = available_memory() if available is None else available
     if available is not None and samples * per_row > available:
-        raise InvalidInput(f"--samples {samples} needs about {samples * per_row:.2g} bytes ({columns} columns x "
+        raise InvalidInput(f"{flag} {samples} needs about {samples * per_row:.2g} bytes ({columns} columns x "
                            f"{BYTES_PER_VALUE[command]} + {BYTES_PER_ROW} bytes a row), more than the "
                            f"{available:.2g} bytes available: give at most {available // per_row} rows")
 

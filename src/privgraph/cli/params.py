@@ -12,7 +12,9 @@ command group on first use), which imports the estimator: ``privgraph --help`` l
 commands without importing any, while a command's own ``--help`` imports its estimator (and
 the numerical stack: about a second more on a fresh process). The built command checks each
 such option by its declaration, naming the flag (``--alpha must lie in (0, 1), got 0.0``),
-before the command's body runs.
+and any ``--epsilon``/``--delta`` against what the accountants compose
+(:func:`~privgraph.cli.options.check_budget`, with its warning above epsilon 10), before the
+command's body runs.
 """
 
 from __future__ import annotations
@@ -102,6 +104,9 @@ def build(command):
         for name, param in declared.items():
             if values[name] is not None:
                 param.check(values[name], flag(name))
+        from privgraph.cli.options import check_budget  # a cycle at import: options imports flag from here
+
+        check_budget(values.get("epsilon"), values.get("delta"))
         return command(**values)
 
     checked.__signature__ = signature.replace(parameters=parameters)

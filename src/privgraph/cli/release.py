@@ -75,6 +75,12 @@ def release(
     paths = release_outputs(out, data_format)
     check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
     data, public = public_file(data, domain, infer_domain, engine)
+    if rows is not None:  # the synthetic rows against memory, before any fit (the columns are public)
+        from privgraph.cli.options import check_sample_memory
+        from privgraph.data.files import file_columns
+
+        columns = len(public.names) if public is not None else len(file_columns(data))
+        check_sample_memory(rows, columns, "release", flag="--rows")
     if public is not None:
         from privgraph.release.model_size import check_tree_cap
 

@@ -58,6 +58,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 from privgraph.data.bins import edges_bins, make_bins
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import infer_domain
@@ -320,9 +322,13 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
     (('x', 'y'), (0.5, 2.0), 10, False)
     """
 
+    if isinstance(data, (str, os.PathLike)):
+        check_scalar_columns(_nested_file_columns(data, columns), data)  # the schema only, before reading
     frame = read_table(data, columns) if isinstance(data, (str, os.PathLike)) else data
     if columns is not None:
         frame = frame[list(columns)]
+    check_scalar_columns({name: type(value).__name__ for name in frame.columns if frame[name].dtype == object
+                          for value in frame[name].head(1000) if isinstance(value, _NESTED)}, "the DataFrame")
     domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
 
     bounds = tuple(_observed_bounds(frame[n]) if k is Kind.CONTINUOUS else None
@@ -330,6 +336,40 @@ def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str 
     bins = tuple(None if b is None else make_bins(b, DRAFT_BINS) for b in bounds)
     sizes = tuple(s if b is None else b.count for s, b in zip(domain.sizes, bins))
     return Domain(domain.names, sizes, domain.kinds, domain.levels, bounds, public=False, bins=bins)
+
+
+#: Cell values no codebook column can hold: one cell, many values.
+_NESTED = (list, tuple, dict, set, frozenset, np.ndarray)
+
+
+def _nested_file_columns(path, columns=None) -> dict[str, str]:
+    """The columns of a Parquet file whose type is nested (list, struct, map), by name, with
+    that type as text: read from the schema, no value read. Other files have none."""
+    if not str(path).lower().endswith(".parquet"):
+        return {}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException):  # not a Parquet file: read_table names it
+        return {}
+    return {f.name: str(f.type) for f in schema
+            if pa.types.is_nested(f.type) and (columns is None or f.name in columns)}
+
+
+def check_scalar_columns(nested: Mapping[str, str], where) -> None:
+    """Refuse the first of ``nested`` (column name to its type), naming it, its type and ``where``.
+
+    >>> check_scalar_columns({}, "d.parquet")
+    >>> check_scalar_columns({"tags": "list<element: string>"}, "d.parquet")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: column 'tags' of 'd.parquet' has the nested type list<element: string>: a codebook column holds one level or number a cell; leave it out (--columns)
+    """
+    for name, kind in nested.items():
+        raise InvalidInput(f"column {name!r} of {str(where)!r} has the nested type {kind}: a codebook column holds one "
+                           "level or number a cell; leave it out (--columns)")
 
 
 def _observed_bounds(values) -> tuple[float, float]:

@@ -266,8 +266,14 @@ def check_splittable(epsilon: float, delta: float, *, sized: bool) -> None:
 
 
 def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
-    """Whether every stage of a release at ``epsilon`` gets an epsilon above the zCDP margin."""
-    rest = size_epsilons(epsilon, delta, size_composition(delta))[1] if sized else epsilon
+    """Whether every stage of a release at ``epsilon`` gets an epsilon above the zCDP margin
+    (a budget whose derived size share is itself refused, as at ``epsilon=1e-9``, is not)."""
+    if epsilon <= 2 * MARGIN:
+        return False
+    try:
+        rest = size_epsilons(epsilon, delta, size_composition(delta))[1] if sized else epsilon
+    except InvalidInput:  # the size's share or the rest's rho not positive: the split fails
+        return False
     if rest <= 2 * MARGIN:
         return False
     return delta <= 0 or min(gauss_epsilons(rest, delta, min(SPLIT_GRID))) > 2 * MARGIN
@@ -428,15 +434,17 @@ def structure_estimator(structure: str, epsilon: float, delta: float, alpha: flo
                         random_state=None) -> PrivPC:
     """Stage 1's replace-one estimator, as the release fits it and the planner predicts it:
     Gauss-PC (``structure="gauss-pc"``) or Priv-PC with its cap of ``rounds``, at the
-    structure's ``epsilon``; every other parameter PrivPC's default, so a changed default
-    changes the plan and the fit alike.
+    structure's ``epsilon``; the method named, never PrivPC's ``"auto"`` (which picks
+    tables-pc on wide tables: the planner predicts Priv-PC's rounds); every other parameter
+    PrivPC's default, so a changed default changes the plan and the fit alike.
 
     >>> structure_estimator("gauss-pc", 0.5, 1e-6, 0.05).method, structure_estimator("priv-pc", 0.5, 1e-6, 0.05).method
     ('gauss-pc', 'priv-pc')
     """
     if structure == "gauss-pc":
         return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, method="gauss-pc", random_state=random_state)
-    return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, max_rounds=rounds, random_state=random_state)
+    return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, method="priv-pc", max_rounds=rounds,
+                  random_state=random_state)
 
 
 def check_structure(structure: str) -> str:

@@ -298,6 +298,9 @@ def spark_session(master: str | None = None):
     broadcast values and results cross process boundaries as on a real cluster.
     """
 
+    given = "--spark-master" if master else f"${MASTER_VARIABLE}" if os.environ.get(MASTER_VARIABLE) else "--engine spark"
+    master = master or os.environ.get(MASTER_VARIABLE)
+    check_spark_master(master, given)  # the text only, before PySpark or a JVM is started
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -305,11 +308,33 @@ def spark_session(master: str | None = None):
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    master = master or os.environ.get(MASTER_VARIABLE)
     builder = SparkSession.builder.appName("privgraph").config("spark.ui.showConsoleProgress", "false")
     if master or "PYSPARK_GATEWAY_PORT" not in os.environ:  # that variable: launched by spark-submit
         builder = builder.master(master or "local[*]").config("spark.ui.enabled", "false")
-    return builder.getOrCreate()
+    try:
+        return builder.getOrCreate()
+    except Exception as err:  # noqa: BLE001 -- py4j's and PySpark's errors share no base class
+        what = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise InvalidInput(f"{given} {master or 'local[*]'!r}: could not start a Spark session ({what})") from None
+
+
+#: The masters Spark accepts (SparkSubmit refuses any other, with a Java stack trace).
+MASTER_PREFIXES = ("spark://", "k8s://", "local")
+
+
+def check_spark_master(master: str | None, given: str = "--spark-master") -> None:
+    """Refuse a master Spark would refuse, before a JVM is started (the flag's text only).
+
+    >>> check_spark_master("local[2]"), check_spark_master("yarn"), check_spark_master(None)
+    (None, None, None)
+    >>> check_spark_master("bogus://x:1")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --spark-master 'bogus://x:1' is not a Spark master: give yarn, local, local[N], local[*], spark://HOST:PORT or k8s://HOST:PORT
+    """
+    if master is not None and not (master == "yarn" or master.startswith(MASTER_PREFIXES)):
+        raise InvalidInput(f"{given} {master!r} is not a Spark master: give yarn, local, local[N], local[*], "
+                           "spark://HOST:PORT or k8s://HOST:PORT")
 
 
 def _frame_and_domain(spark, data, domain: Domain | None, missing: str):
