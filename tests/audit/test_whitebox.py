@@ -8,6 +8,7 @@ tolerances are one grid unit (the mechanisms' own rounding allowance) or 1e-9 re
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -162,6 +163,45 @@ def test_priv_pc_add_remove_sizes_then_runs_replace_one_inside():
     assert inner and all(m.neighbours is RO and m.requested >= m.required for m in inner)
 
 
+#: Tables-PC's case: 10 binary columns, so method="auto" takes tables-pc (AUTO_MIN_COLUMNS).
+TABLES_DOMAIN = Domain.of(**{f"v{i}": 2 for i in range(10)})
+
+
+def tables_pc_pair(n: int = 20_000):
+    """A chain v0 -> v1 -> ... -> v9 (each column copies its parent with probability 0.8, fixed
+    seed) with row 0 all zeros, against the same with row 0 all ones: the replaced record
+    differs in every column, so it leaves one cell and enters another of every table, 2-, 3-
+    and 4-way: each moves by sqrt(2) in L2, every release by all of its sqrt(2 T) claim. At
+    20,000 rows the chain's edges survive level 0's noise at epsilon 1, so level 1 releases
+    3-way tables too (its skeleton is then the chain: no node has the two other neighbours a
+    level-2 test needs)."""
+    rng = np.random.default_rng(5)
+    codes = np.zeros((n, 10), dtype=int)
+    codes[:, 0] = rng.integers(0, 2, n)
+    for j in range(1, 10):
+        codes[:, j] = np.where(rng.uniform(size=n) < 0.8, codes[:, j - 1], rng.integers(0, 2, n))
+    codes[0] = 0
+    right = codes.copy()
+    right[0] = 1
+    return codes, right
+
+
+def tables_pc_fit(codes, sampler):
+    return PrivPC(epsilon=1.0, delta=1e-6, random_state=sampler).fit(NumpyEngine(TABLES_DOMAIN, codes))
+
+
+def test_privpc_tables_pc_replace_one():
+    out = white_box(tables_pc_fit, *tables_pc_pair(), RO)
+    assert out.left.method_ == out.right.method_ == "tables-pc"  # auto on 10 columns, delta > 0
+    assert out.problems == []
+    level0, _ = out.pairs[0]
+    assert level0.site == "release_tables" and level0.value.size == 45 * 4  # every pair's 2x2 table
+    assert reach(*out.pairs[0]) >= 0.9  # one count moved in each of the 45 tables: L2 sqrt(90), all of the claim
+    later = [(a, b) for a, b in out.pairs[1:] if a.site == "release_tables"]
+    assert later and all(reach(a, b) >= 0.9 for a, b in later)  # level 1's 3-way tables
+    assert len(out.pairs) == len(later) + 1  # every level's release matched: the replay kept one history
+
+
 # --- PrivateMRF -------------------------------------------------------------------------------
 
 
@@ -237,6 +277,28 @@ def test_planted_mrf_add_remove_sensitivity_under_replace_one_is_caught(monkeypa
     monkeypatch.setattr(noisy_tables, "histogram_l1_sensitivity", lambda neighbours: 1)
     out = white_box(mrf_fit("replace_one"), *mrf_pair(RO), RO)
     assert any("> claimed sensitivity" in p for p in out.problems)
+
+
+def test_planted_tables_pc_sensitivity_without_the_root_two_is_caught(monkeypatch):
+    """Tables-PC's T tables claimed at sqrt(T) (a count moved counted once, not out and in)."""
+    from privgraph.causal import table_pc
+
+    monkeypatch.setattr(table_pc, "tables_l2_sensitivity", lambda count: math.sqrt(count))
+    out = white_box(tables_pc_fit, *tables_pc_pair(), RO)
+    assert out.problems and all("> claimed sensitivity" in p for p in out.problems)
+    assert any(p.startswith("release 0 ") for p in out.problems)  # level 0 too
+
+
+def test_planted_tables_pc_noise_halved_is_caught(monkeypatch):
+    """Tables-PC's levels drawn at four times their rho (half the noise), the plan's charges unchanged."""
+    from privgraph.causal import table_pc
+
+    def quartered(values, *, rho, **kw):
+        return zcdp.zcdp_gaussian_vector(values, rho=4 * rho, **kw)
+
+    monkeypatch.setattr(table_pc, "zcdp_gaussian_vector", quartered)
+    out = white_box(tables_pc_fit, *tables_pc_pair(), RO)
+    assert [p for p in out.problems if "spend rho" in p]
 
 
 def test_capture_wraps_and_restores_the_mechanisms():

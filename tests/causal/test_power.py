@@ -18,6 +18,7 @@ from privgraph.data.codebook import write_codebook
 from privgraph.datasets import load_network
 
 ASIA = load_network("asia").domain
+ALARM = load_network("alarm").domain  # 37 columns: method="auto" is tables-pc
 
 
 def continuous(d: int, bound: float = 0.5) -> Domain:
@@ -26,7 +27,8 @@ def continuous(d: int, bound: float = 0.5) -> Domain:
 
 
 @pytest.mark.parametrize("kw,domain", [(dict(ci_test="fisher-z"), continuous(8)), (dict(ci_test="rank"), continuous(8)),
-                                       (dict(method="gauss-pc"), ASIA), (dict(), ASIA)])
+                                       (dict(method="gauss-pc"), ASIA), (dict(), ASIA),
+                                       (dict(method="tables-pc"), ASIA), (dict(), ALARM)])
 def test_the_prediction_falls_with_rows_and_epsilon(kw, domain):
     rows, epsilons = (30_000, 100_000, 300_000), (1.0, 2.0, 4.0)
     by_rows = [PrivPC(epsilon=2.0, **kw).detectable(domain, n).smallest for n in rows]
@@ -164,3 +166,39 @@ def test_an_uninformative_fit_warns_before_the_release_and_says_so_after():
     with pytest.warns(NoPowerWarning, match="cannot detect"):
         est = PrivPC(ci_test="rank", epsilon=0.05, random_state=0).fit(frame, domain=continuous(2))
     assert est.is_informative_ is False and est.detectable_.smallest > 0.3
+
+
+def test_tables_pc_prediction_matches_a_simulation():
+    """Tables-PC's level 0 (alarm's domain at 3,000 rows, epsilon 1: sigma from the plan): a 2x2
+    table with uniform margins and Cramér's V twice the predicted smallest is found most of the
+    time, at half of it rarely, by the test the method runs (noisy_independent). Hoeffding at
+    1e-6 over the repetitions bounds the rates' deviation by ``tol``."""
+    from privgraph.causal.methods import METHODS, PublicShape, Search
+    from privgraph.causal.table_pc import noisy_independent
+
+    n, epsilon = 3000, 1.0
+    search = Search(epsilon=epsilon, delta=1e-6, alpha=0.05, max_cond_size=2)
+    sigma = METHODS["tables-pc"].table_noise(PublicShape(ALARM, n), search)
+    smallest = PrivPC(epsilon=epsilon).detectable(ALARM, n).smallest
+    assert 0.2 < smallest < 1, smallest  # the noise matters here: 3,000 rows against sigma in the hundreds
+    rng, reps = np.random.default_rng(7), 400
+    tol = math.sqrt(math.log(2 / 1e-6) / (2 * reps))
+
+    def rate(v: float) -> float:
+        p = np.array([1 + v, 1 - v, 1 - v, 1 + v]) / 4  # uniform margins, phi = v
+        hits = sum(not noisy_independent(rng.multinomial(n, p).reshape(2, 2) + rng.normal(0, sigma, (2, 2)),
+                                         sigma, 0.05) for _ in range(reps))
+        return hits / reps
+
+    assert rate(min(2 * smallest, 1.0)) >= 0.9 - tol
+    assert rate(smallest / 2) <= 0.3 + tol
+
+
+def test_tables_pc_warns_when_uninformative_and_not_otherwise():
+    """The default on a wide table (tables-pc): alarm at 1e5 rows and epsilon 1 detects a small
+    phi (no warning); at 1e4 rows and epsilon 0.1 no phi at all (the warning, before spending)."""
+    good = PrivPC(epsilon=1.0).detectable(ALARM, 100_000)
+    assert good.test == "chi-square (released tables)" and good.is_informative and good.smallest < 0.05
+    assert good.warning() is None and "detects a phi" in good.line()
+    bad = PrivPC(epsilon=0.1).detectable(ALARM, 10_000)
+    assert not bad.is_informative and "more epsilon or more rows" in bad.warning()

@@ -9,7 +9,7 @@ import pytest
 
 from privgraph.causal import PrivPC, Tables
 from privgraph.causal.methods import AUTO_MIN_COLUMNS, resolve_method
-from privgraph.causal.table_pc import TablesPlan, noisy_independent, release_tables, tables_l2_sensitivity
+from privgraph.causal.table_pc import TablesPlan, level0_noise, noisy_independent, release_tables, tables_l2_sensitivity
 from privgraph.data import Domain, NumpyEngine
 from privgraph.datasets import load_network, sample, sample_frame
 from privgraph.privacy import Budget, SeededSampler
@@ -129,3 +129,16 @@ def test_pure_budget_is_refused_when_asked_for(child):
     net, X = child
     with pytest.raises(ValueError, match="delta > 0"):
         PrivPC(epsilon=1.0, delta=0.0, method="tables-pc").fit(X)
+
+
+def test_power_prediction_s_sigma_is_level_zero_s():
+    """The sigma the power prediction reads from public facts (level0_noise) is the one level 0 draws."""
+    net = load_network("child")
+    tables = Tables.from_engine(NumpyEngine(net.domain, sample(net, 1_000, np.random.default_rng(0))))
+    plan = TablesPlan(1.0, 1e-6, levels=3)
+    pairs = list(itertools.combinations(net.domain.names, 2))
+    _, sigma = release_tables(tables, pairs, rho=plan.rho_of[0], delta=1e-6 * plan.rho_of[0] / plan.rho,
+                              sampler=SeededSampler(0))
+    assert level0_noise(net.domain, epsilon=1.0, delta=1e-6, max_cond_size=2) == pytest.approx(sigma, rel=1e-12)
+    fewer = level0_noise(net.domain, epsilon=1.0, delta=1e-6, max_cond_size=2, forbidden=[pairs[0]])
+    assert fewer < sigma  # one table fewer: a smaller sqrt(2 T)

@@ -44,7 +44,7 @@ from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton, level_noise
 from privgraph.causal.margins import make_margin
 from privgraph.causal.skeleton import Skeleton, stable_pc_skeleton
-from privgraph.causal.table_pc import tables_pc_plan, tables_pc_skeleton
+from privgraph.causal.table_pc import TEST_NAME, level0_noise, tables_pc_plan, tables_pc_skeleton
 from privgraph.data import Domain
 from privgraph.privacy import Ledger, Neighbours, resolve_sampler
 from privgraph.validation import InvalidInput
@@ -251,11 +251,16 @@ class TablesPC(SkeletonMethod):
     zCDP; each test a noise-aware chi-square test of a released table (the CI test asked for
     is not used); needs delta > 0."""
 
-    test_name: str = "chi-square (released tables)"
+    test_name: str = TEST_NAME
 
     def check(self, delta):
         if delta <= 0:
             raise InvalidInput(f"tables-pc composes in zCDP and needs delta > 0, got delta={delta!r}")
+
+    def table_noise(self, shape, search) -> float:
+        """Level 0's sigma per released cell, from public facts (:func:`~privgraph.causal.table_pc.level0_noise`)."""
+        return level0_noise(shape.domain, epsilon=search.epsilon, delta=search.delta,
+                            max_cond_size=search.max_cond_size, forbidden=search.forbidden, required=search.required)
 
     def plan(self, shape, test, search):
         return tables_pc_plan(shape, epsilon=search.epsilon, delta=search.delta, max_cond_size=search.max_cond_size)

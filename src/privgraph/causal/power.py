@@ -31,6 +31,15 @@ alpha; so the prediction is the release's resolution, whatever threshold a decid
   Block votes (G, chi-square): the null's votes ``Bin(B, 1 - alpha)`` plus noise, their alpha
   quantile t; the blocks' G test must then say "dependent" with probability ``1 - t / B``,
   reached at the phi coefficient (Cramér's V of a 2x2 table) with that power on n/B rows.
+* **Tables-PC** (:func:`tables_detectable`): level 0's released r x c table and its
+  noise-aware Pearson statistic ``sum (O - E)^2 / (E + sigma^2)`` against chi-square with
+  ``(r - 1)(c - 1)`` degrees of freedom (:func:`~privgraph.causal.table_pc.noisy_independent`),
+  sigma the level's Gaussian noise per cell (:func:`~privgraph.causal.table_pc.level0_noise`).
+  With uniform margins (E = n / (r c) in every cell) an effect of Cramér's V gives the
+  noncentrality ``n V^2 (min(r, c) - 1) E / (E + sigma^2)``; the smallest V detected with
+  probability :data:`POWER` is read from the noncentral chi-square. The table is the best
+  case the domain offers (its two smallest columns, uniform margins): a larger table or
+  skewed margins detect less.
 
 **Plausible sizes** (:data:`PLAUSIBLE`): a correlation of 0.3 (Cohen's medium effect), a
 Kendall's tau of 0.2 (the tau of a Gaussian correlation of 0.31), a phi of 0.3. A run whose
@@ -115,7 +124,8 @@ class Detectable:
             return None
         hint = {"fisher-z": "try --ci-test rank, more epsilon, or tighter bounds (and concentrated data, small "
                             "variance against the bounds, makes it worse)",
-                "rank": "try more epsilon or more rows"}.get(self.test, "try more epsilon, more rows or a smaller "
+                "rank": "try more epsilon or more rows",
+                "chi-square (released tables)": "try more epsilon or more rows"}.get(self.test, "try more epsilon, more rows or a smaller "
                                                                          "cap of rounds (--max-rounds)")
         return (f"at epsilon {self.epsilon:g} with {self.n} rows, the {self.test} test {self._reach()} (alpha "
                 f"{self.alpha:g}): an empty graph would be uninformative; {hint}")
@@ -295,6 +305,25 @@ def margin_detectable(test, margin, n: int, noise: float, law: str, *, alpha: fl
     return Detectable(test.name, "Kendall's tau", tau if tau <= 1 else math.inf, epsilon, n, alpha)
 
 
+def tables_detectable(sizes: tuple[int, int], n: int, sigma: float, *, alpha: float, epsilon: float,
+                      test: str = "chi-square (released tables)") -> Detectable:
+    """The Cramér's V an r x c table released with Gaussian noise ``sigma`` per cell and tested
+    by the noise-aware chi-square detects with probability :data:`POWER` (module docstring).
+
+    >>> round(tables_detectable((2, 2), 100_000, 0.0, alpha=0.05, epsilon=1.0).smallest, 4)  # plain: sqrt(3.84 / n)
+    0.0062
+    >>> tables_detectable((2, 2), 1_000, 1e4, alpha=0.05, epsilon=0.01).smallest
+    inf
+    """
+    r, c = sizes
+    df, cells = (r - 1) * (c - 1), r * c
+    expected = n / cells
+    critical = chi2.ppf(1 - alpha, df)
+    nc = brentq(lambda nc: ncx2.sf(critical, df, nc) - POWER, 1e-9, 1e9)
+    v = math.sqrt(nc * (expected + sigma**2) / (expected * n * (min(r, c) - 1))) if n > 0 else math.inf
+    return Detectable(test, "phi (Cramer's V)", v if v <= 1 else math.inf, epsilon, int(n), alpha)
+
+
 #: The Laplace noise each capped decider's test carries, in margin units (its ``per_round``).
 _LAPLACE = {SieveExamineDecider: lambda d: 1.0 / ((1 - d.share) * d.per_round),  # the examine step
             LaplacePerTest: lambda d: 1.0 / d.per_round,
@@ -306,6 +335,10 @@ def method_detectable(method, shape, test, search) -> Detectable | None:
     from the method's own calibration; None for a method with no prediction here."""
     if not method.is_private:
         return None
+    if hasattr(method, "table_noise"):  # tables-pc: the best-case table, its two smallest columns
+        r, c = sorted(shape.domain.sizes)[:2]
+        return tables_detectable((r, c), shape.n, method.table_noise(shape, search), alpha=search.alpha,
+                                 epsilon=search.epsilon, test=method.test_name)
     if hasattr(method, "decider"):
         if method.decider not in _LAPLACE:
             return None
@@ -323,4 +356,4 @@ def method_detectable(method, shape, test, search) -> Detectable | None:
 
 
 __all__ = ["Detectable", "NoPowerWarning", "PLAUSIBLE", "POWER", "fisher_z_detectable", "margin_detectable",
-           "method_detectable", "noisy_quantile", "rank_detectable", "smallest_correlation", "votes_detectable"]
+           "method_detectable", "noisy_quantile", "rank_detectable", "smallest_correlation", "tables_detectable", "votes_detectable"]

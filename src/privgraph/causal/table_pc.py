@@ -65,6 +65,9 @@ RO = Neighbours.REPLACE_ONE
 #: against 0.3/0.35/0.35, 0.4/0.3/0.3, 0.25/0.5/0.25, 0.2/0.5/0.3, 0.2/0.6/0.2 and a fourth level).
 LEVEL_SHARES = (0.2, 0.4, 0.4)
 
+#: The name the estimator reports for the test (``ci_test_``), and the power prediction's.
+TEST_NAME = "chi-square (released tables)"
+
 #: Adjacencies of x that level >= 1 draws x's conditioning sets from: the most dependent on x
 #: in level 0's released tables (3, 4, 5, 6, 8 and all were tried on child and insurance).
 CANDIDATES = 4
@@ -122,6 +125,23 @@ def _levels(max_cond_size) -> int:
     if isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size or max_cond_size < 0:
         raise InvalidInput(f"tables-pc needs a finite max_cond_size >= 0, got {max_cond_size!r}")
     return min(int(max_cond_size), len(LEVEL_SHARES) - 1) + 1
+
+
+def level0_noise(domain, *, epsilon: float, delta: float, max_cond_size: int, forbidden=(), required=()) -> float:
+    """Level 0's Gaussian sigma per cell (counts), from public facts only: the plan's level-0
+    rho and ``sqrt(2 T)`` over the T pairs level 0 tests (those neither forbidden nor required).
+
+    >>> from privgraph.data import Domain
+    >>> d = Domain.of(**{f"v{i}": 2 for i in range(10)})
+    >>> level0_noise(d, epsilon=3.0, delta=1e-6, max_cond_size=2) < level0_noise(d, epsilon=1.0, delta=1e-6, max_cond_size=2)
+    True
+    """
+    plan = TablesPlan(epsilon, delta, levels=_levels(max_cond_size))
+    sizes = dict(zip(domain.names, domain.sizes))
+    skip = checked_pairs(forbidden, domain.names, "forbidden") | checked_pairs(required, domain.names, "required")
+    pairs = [p for p in combinations(domain.names, 2) if frozenset(p) not in skip]
+    cells = sum(sizes[x] * sizes[y] for x, y in pairs)
+    return zcdp_gaussian_scale(plan.rho_of[0], tables_l2_sensitivity(len(pairs)), max(cells, 1))[0]
 
 
 def release_tables(tables, column_sets, *, rho: float, delta: float, sampler: NoiseSampler):
@@ -276,5 +296,6 @@ def _run_level(graph, level, tables, plan, sampler, alpha, keep, sepsets, streng
     return sum(len(sets) for _, _, sets in asked)
 
 
-__all__ = ["CANDIDATES", "LEVEL_SHARES", "TablesPlan", "dependence", "noisy_independent", "release_tables",
+__all__ = ["CANDIDATES", "LEVEL_SHARES", "TEST_NAME", "TablesPlan", "dependence", "level0_noise", "noisy_independent",
+           "release_tables",
            "tables_l2_sensitivity", "tables_pc_plan", "tables_pc_skeleton"]
