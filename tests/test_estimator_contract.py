@@ -59,7 +59,7 @@ def test_every_parameter_is_declared_once_and_every_declaration_is_a_parameter(c
     declared = [p.name for p in cls.PARAMS]
     assert len(declared) == len(set(declared)), declared
     assert declared == list(inspect.signature(cls.__init__).parameters)[1:]  # in the signature's order
-    assert all(p.help and "\n" not in p.help and p.default is inspect.Parameter.empty for p in cls.PARAMS)
+    assert all(p.help and "\n" not in p.help and p.default is not inspect.Parameter.empty for p in cls.PARAMS)
 
 
 @pytest.mark.parametrize("cls", CLASSES)

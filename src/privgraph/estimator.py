@@ -16,9 +16,10 @@
   read, and equal to the ledger ``fit`` then charges (``plan == est.fit(X).ledger_``;
   ``n_rows`` is a public guess under add/remove, None where the plan needs no n).
 * **Declarations**: ``PARAMS``, one :class:`Param` per constructor parameter (its one-line
-  help, its closed set of choices, its kind of check); :meth:`PrivateEstimator.declared_params`
-  adds each default, read from the signature. The command line builds its options from them
-  (``privgraph.cli.params``), so a flag's default, choices and help are the estimator's.
+  help, its default, its closed set of choices, its kind of check), kept in
+  :mod:`privgraph.declarations`, which imports no numerical stack: the command line builds its
+  options from them (``privgraph.cli.params``) without importing the estimator, so a flag's
+  default, choices and help are the estimator's, and ``privgraph COMMAND --help`` stays fast.
 * **Randomness**: ``random_state=None`` draws noise from the SecureSampler; an integer, a
   numpy Generator or a SeededSampler makes it reproducible and therefore NOT private, and
   every fit says so with a :class:`UserWarning`.
@@ -52,10 +53,9 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
-from privgraph.privacy import resolve_sampler
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
 from privgraph.validation import InvalidInput, one_of
 
@@ -67,11 +67,11 @@ SEEDED_WARNING = "random_state seeds the noise: reproducible and NOT private (te
 class Param:
     """The declaration of one constructor parameter, beside its estimator's ``__init__``.
 
-    ``help`` is one user-facing line (the command line's option help); ``choices`` the closed
-    set of values where there is one (read from the registry that holds them); ``kind`` a check
-    ``kind(value, name) -> value`` that raises InvalidInput naming ``name`` (as
-    :func:`~privgraph.privacy.neighbours.check_epsilon` does). ``default`` is never declared:
-    :meth:`PrivateEstimator.declared_params` reads it from the signature.
+    ``help`` is one user-facing line (the command line's option help); ``default`` the
+    constructor's default (its signature repeats it; a test holds the two equal); ``choices``
+    the closed set of values where there is one (the names of the registry that holds them: a
+    test holds the two equal); ``kind`` a check ``kind(value, name) -> value`` that raises
+    InvalidInput naming ``name`` (as :func:`~privgraph.privacy.neighbours.check_epsilon` does).
 
     >>> Param("noise", "Noise of the tables.", choices=("laplace", "gaussian")).check("gauss", "--noise")
     Traceback (most recent call last):
@@ -98,15 +98,21 @@ class Param:
 RANDOM_STATE_HELP = "Seed the noise (tests and experiments only: seeded noise is NOT private); None: secure noise."
 
 
-def privacy_params(epsilon: str, delta: str, neighbours: str, random_state: str = RANDOM_STATE_HELP) -> tuple[Param, ...]:
-    """The declarations of the four privacy parameters every estimator leads with, by their helps.
+def privacy_params(epsilon: str, delta: str, neighbours: str, *, default_delta: float | None,
+                   default_neighbours: str, random_state: str = RANDOM_STATE_HELP) -> tuple[Param, ...]:
+    """The declarations of the four privacy parameters every estimator leads with, by their helps
+    and the defaults that differ between estimators (epsilon's is 1.0 and random_state's None on
+    every one).
 
-    >>> [(p.name, p.choices) for p in privacy_params("e", "d", "n")][2]
-    ('neighbours', ('add_remove', 'replace_one'))
+    >>> [(p.name, p.choices, p.default) for p in privacy_params("e", "d", "n", default_delta=1e-6,
+    ...                                                         default_neighbours="replace_one")][2]
+    ('neighbours', ('add_remove', 'replace_one'), 'replace_one')
     """
-    return (Param("epsilon", epsilon, kind=check_epsilon), Param("delta", delta, kind=check_delta),
-            Param("neighbours", neighbours, choices=tuple(m.value for m in Neighbours), kind=Neighbours.parse),
-            Param("random_state", random_state))
+    return (Param("epsilon", epsilon, kind=check_epsilon, default=1.0),
+            Param("delta", delta, kind=check_delta, default=default_delta),
+            Param("neighbours", neighbours, choices=tuple(m.value for m in Neighbours), kind=Neighbours.parse,
+                  default=default_neighbours),
+            Param("random_state", random_state, default=None))
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -135,22 +141,22 @@ class PrivateEstimator:
     privgraph.estimator.NotFittedError: Toy is not fitted yet: call fit first (no attribute 'ledger_')
     """
 
-    #: One :class:`Param` per constructor parameter (a test holds the two lists equal).
+    #: One :class:`Param` per constructor parameter, from :mod:`privgraph.declarations` (a test
+    #: holds the names and defaults equal to the signature's).
     PARAMS: tuple[Param, ...] = ()
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
-        """The declarations of :attr:`PARAMS` by name, each with its default from ``__init__``.
+        """The declarations of :attr:`PARAMS` by name.
 
         >>> class Toy(PrivateEstimator):
-        ...     PARAMS = (Param("epsilon", "Total privacy budget epsilon.", kind=check_epsilon),)
+        ...     PARAMS = (Param("epsilon", "Total privacy budget epsilon.", kind=check_epsilon, default=1.0),)
         ...     def __init__(self, *, epsilon=1.0):
         ...         self.epsilon = epsilon
         >>> Toy.declared_params()["epsilon"].default
         1.0
         """
-        defaults = {p.name: p.default for p in inspect.signature(cls.__init__).parameters.values()}
-        return {p.name: replace(p, default=defaults[p.name]) for p in cls.PARAMS}
+        return {p.name: p for p in cls.PARAMS}
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -197,6 +203,8 @@ class PrivateEstimator:
 
     def _noise_sampler(self):
         """The sampler of ``random_state``, warning when it is seeded (not private)."""
+        from privgraph.privacy.samplers import resolve_sampler  # lazy: numpy, not for the declarations
+
         sampler = resolve_sampler(self.random_state)
         if not sampler.is_secure:
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=3)

@@ -45,15 +45,16 @@ from privgraph.data.relation import is_duckdb_relation, is_spark_frame
 from privgraph.data.resized import resize_engine
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine, resolve_domain
-from privgraph.estimator import Param, PrivateEstimator, privacy_params
+from privgraph.declarations import PRIVPC
+from privgraph.estimator import PrivateEstimator
 from privgraph.graphs import orient
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, resolve_sampler
 from privgraph.privacy.add_remove import AddRemove
-from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
+from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.stats.ci_test import check_alpha
-from privgraph.stats.strata import CONVENTIONS, check_convention
-from privgraph.validation import InvalidInput, count, one_of, positive_count, positive_int
+from privgraph.stats.strata import check_convention
+from privgraph.validation import InvalidInput, one_of, positive_int
 
 #: CI tests by name.
 CI_TESTS = {"kendall": KendallTest, "kendall-ties": partial(KendallTest, tie_corrected=True),
@@ -197,35 +198,7 @@ class PrivPC(PrivateEstimator):
     """
 
     #: The parameters' declarations (the CLI's ``discover`` options are built from them).
-    PARAMS = (
-        *privacy_params(
-            epsilon="Total privacy budget epsilon (the whole run).",
-            delta="Total privacy budget delta.",
-            neighbours="replace_one: one row changed, the number of rows public; add_remove: one row added or "
-                       "removed, the number of rows released first with 1% of epsilon and the tests run on a secret "
-                       "subset of that size."),
-        Param("alpha", "Level of each independence test.", kind=check_share),
-        Param("ci_test", "auto: fisher-z when every column is continuous, kendall when every column is ordinal or "
-                         "binary, else g; kendall-ties: Kendall corrected for ties (categorical columns with rare "
-                         "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
-                         "on it for free; rank: continuous (no bounds needed) and ordinal columns, one private "
-                         "release of Kendall's tau and PC on its Gaussian-copula correlation for free.",
-              choices=("auto", *CI_TESTS, FISHER_Z, RANK)),
-        Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count),
-        Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
-              choices=(AUTO, *METHODS)),
-        Param("max_rounds", "Cap of rounds/tests reserved in advance (default per method).", kind=positive_count),
-        Param("forbidden", "Background knowledge: pairs of columns never joined (never tested)."),
-        Param("required", "Background knowledge: pairs of columns always joined (kept untested)."),
-        Param("orient", "cpdag: colliders and Meek's rules; direction: then private direction tests on the "
-                        "undirected edges.", choices=ORIENTS),
-        Param("orient_share", "With --orient direction: the share of epsilon for the direction tests.",
-              kind=check_share),
-        Param("degenerate", "What a test with no information (every stratum degenerate) decides: dependent keeps the "
-                            "edge, independent is causal-learn's convention.", choices=CONVENTIONS),
-        Param("record_norm", "With --ci-test fisher-z: the L2 norm each record's scaled vector is shrunk to "
-                             "(default: a quarter of the box's, sqrt(d)/4)."),
-    )
+    PARAMS = PRIVPC
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
                  ci_test="auto", max_cond_size=None, method="auto", max_rounds=None, forbidden=(), required=(),

@@ -129,7 +129,10 @@ def is_bad_input(err: BaseException) -> bool:
     >>> is_bad_input(InvalidInput("--cap must be an integer >= 1, got 0")), is_bad_input(ValueError("broadcast"))
     (True, False)
     """
-    from privgraph.privacy.budget import BudgetExceeded  # only once something was raised: not for --help
     from privgraph.validation import InvalidInput
 
-    return isinstance(err, (InvalidInput, BudgetExceeded, *FILE_ERRORS))
+    if isinstance(err, (InvalidInput, *FILE_ERRORS)):
+        return True
+    from privgraph.privacy.budget import BudgetExceeded  # not before: a missing file imports no numpy
+
+    return isinstance(err, BudgetExceeded)

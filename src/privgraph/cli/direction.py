@@ -49,6 +49,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from privgraph.cli.guarantee import COMPOSITIONS
+import privgraph.declarations as declarations
 from privgraph.cli.params import EstimatorOptions
 from privgraph.outputs import check_outputs, write_atomically
 from privgraph.validation import InvalidInput, UnknownName
@@ -154,8 +155,8 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
     return row
 
 
-#: The estimator whose declarations the options named after its parameters are read from.
-ANM = EstimatorOptions("privgraph.causal.direction", "PrivateANM")
+#: The declarations of the estimator's parameters that the options named after them are read from.
+ANM = EstimatorOptions(declarations.ANM)
 
 
 def direction(

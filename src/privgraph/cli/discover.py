@@ -21,11 +21,12 @@ from rich.table import Table
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+import privgraph.declarations as declarations
 from privgraph.cli.params import EstimatorOptions
 from privgraph.validation import InvalidInput
 
-#: The estimator whose declarations the options named after its parameters are read from.
-PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")
+#: The declarations of the estimator's parameters that the options named after them are read from.
+PRIVPC = EstimatorOptions(declarations.PRIVPC)
 
 
 def discover(
@@ -56,13 +57,16 @@ def discover(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Learn a causal graph (CPDAG) under a total privacy budget."""
+    from privgraph.cli.inputs import check_inputs
+    from privgraph.cli.options import check_options
+
+    check_options(samples=samples if network is not None else None, seed=seed, data_seed=data_seed)
+    if data is not None and network is None:  # a wrong path in one line, before the numerical stack is imported
+        data = check_inputs(data, domain, infer_domain)
     from privgraph.causal import PrivPC
     from privgraph.graphs.export import DRAWING_SUFFIXES, GRAPH_SUFFIXES
     from privgraph.outputs import check_outputs
 
-    from privgraph.cli.options import check_options
-
-    check_options(samples=samples if network is not None else None, seed=seed, data_seed=data_seed)
     console = Console()
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise InvalidInput(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
@@ -85,9 +89,10 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
                spark_master=None):
     """(X, true CPDAG or None, label) from a file or a sampled bundled network.
 
-    X is ``(data, public domain or None, infer_domain)``. For a file the codebook is read
-    (or the refusal raised) here, before any value of the data is read; a sampled network's
-    domain comes with its Categorical columns.
+    X is ``(data, public domain or None, infer_domain)``. For a file (its path checked by
+    :func:`~privgraph.cli.inputs.check_inputs`) the codebook is read (or the refusal raised)
+    here, before any value of the data is read; a sampled network's domain comes with its
+    Categorical columns.
     """
     import numpy as np
 

@@ -18,13 +18,14 @@ from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+import privgraph.declarations as declarations
 from privgraph.cli.params import EstimatorOptions
 from privgraph.outputs import check_outputs, write_all
 from privgraph.validation import InvalidInput
 
 
-#: The estimator whose declarations the options named after its parameters are read from.
-MRF = EstimatorOptions("privgraph.mrf", "PrivateMRF")
+#: The declarations of the estimator's parameters that the options named after them are read from.
+MRF = EstimatorOptions(declarations.MRF)
 
 
 def fit_mrf(
@@ -48,10 +49,8 @@ def fit_mrf(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy guarantee."""
-    from privgraph.cli.inputs import INFER_NOTICE, public_file
+    from privgraph.cli.inputs import INFER_NOTICE, check_inputs, public_file
     from privgraph.cli.guarantee import print_privacy
-    from privgraph.data.frontdoor import open_file
-    from privgraph.mrf import PrivateMRF
 
     from privgraph.cli.options import check_options
 
@@ -61,6 +60,10 @@ def fit_mrf(
                   overwrite=overwrite)
     if engine == "spark" and (method == "psgd" or individual is not None):
         raise InvalidInput("--engine spark counts tables: psgd and --individual need --engine duckdb")
+    data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
+    from privgraph.data.frontdoor import open_file
+    from privgraph.mrf import PrivateMRF
+
     data, public = public_file(data, domain, infer_domain, engine)
     if synthetic:  # the synthetic records against memory, before any fit (the columns are public)
         from privgraph.cli.options import check_sample_memory

@@ -21,24 +21,41 @@ SPARK_MASTER = typer.Option(
          "else local[*]; e.g. spark://host:7077, yarn, local-cluster[2,1,1024]).")
 
 
-def public_file(data, domain, infer_domain: bool, engine: str = "duckdb"):
-    """``(checked path, public domain or None under --infer-domain)``, or a one-line error.
+def check_inputs(data, domain, infer_domain: bool) -> Path:
+    """The DATA file checked by its name, and the codebook's path when ``domain`` names one, or a
+    one-line error; imports no numerical stack, so that a command calls it before its own heavy
+    imports.
 
-    >>> public_file("d.csv", "d.json", True)
+    >>> check_inputs("d.csv", "d.json", True)
     Traceback (most recent call last):
     ...
     privgraph.validation.InvalidInput: give --domain or --infer-domain, not both
     """
-    from privgraph.data import resolve_domain
-    from privgraph.data.files import check_path
-    from privgraph.data.frontdoor import check_engine
+    from privgraph.inputs import check_codebook_path, check_path
 
     if domain is not None and infer_domain:
         raise InvalidInput("give --domain or --infer-domain, not both")
+    path = check_path(data)
+    if domain is not None:
+        check_codebook_path(domain)
+    return path
+
+
+def public_file(path: Path, domain, infer_domain: bool, engine: str = "duckdb"):
+    """``(path, public domain or None under --infer-domain)`` of a file :func:`check_inputs`
+    checked, or a one-line error.
+
+    >>> public_file(Path("d.csv"), None, True, engine="spark")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: --infer-domain reads the file with DuckDB: use --engine duckdb
+    """
+    from privgraph.data import resolve_domain
+    from privgraph.data.frontdoor import check_engine
+
     check_engine(engine)
     if infer_domain and engine != "duckdb":
         raise InvalidInput("--infer-domain reads the file with DuckDB: use --engine duckdb")
-    path = check_path(Path(data))
     if infer_domain:
         return path, None
     return path, resolve_domain(path, domain, what=f"data file {str(path)!r}")

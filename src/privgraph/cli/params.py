@@ -1,18 +1,19 @@
 """Options read from an estimator's parameter declarations, so that they cannot drift from it.
 
-A command names its estimator once, ``PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")``,
-and writes each option that is one of the estimator's parameters as ``ci_test: str =
-PRIVPC.option()``: the command's parameter is named after the estimator's (the flag is
-``--ci-test``), its default is ``__init__``'s, its help the declaration's
-(:class:`~privgraph.estimator.Param`), its metavar the declared choices (``[auto|kendall|...]``).
-Options of the command line alone (paths, ``--seed``, ``--format``, ...) stay written out.
+A command names its estimator's declarations once, ``PRIVPC =
+EstimatorOptions(declarations.PRIVPC)`` (:mod:`privgraph.declarations`, the tuple that is also
+``PrivPC.PARAMS``), and writes each option that is one of the estimator's parameters as
+``ci_test: str = PRIVPC.option()``: the command's parameter is named after the estimator's (the
+flag is ``--ci-test``), its default, its help and its metavar (the choices,
+``[auto|kendall|...]``) are the declaration's (:class:`~privgraph.estimator.Param`). Options of
+the command line alone (paths, ``--seed``, ``--format``, ...) stay written out.
 
 The placeholders become typer options when the command is built (:func:`build`, called by the
-command group on first use), which imports the estimator: ``privgraph --help`` lists the
-commands without importing any, while a command's own ``--help`` imports its estimator (and
-the numerical stack: about a second more on a fresh process). The built command checks each
-such option by its declaration, naming the flag (``--alpha must lie in (0, 1), got 0.0``),
-and any ``--epsilon``/``--delta`` against what the accountants compose
+command group on first use). The declarations import no numerical stack, so neither a
+command's ``--help`` nor the checks below import the estimator: the command's body imports it
+after its own checks of the input paths. The built command checks each such option by its
+declaration, naming the flag (``--alpha must lie in (0, 1), got 0.0``), and any
+``--epsilon``/``--delta`` against what the accountants compose
 (:func:`~privgraph.cli.options.check_budget`, with its warning above epsilon 10), before the
 command's body runs.
 """
@@ -20,7 +21,6 @@ command's body runs.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from dataclasses import dataclass
 
@@ -38,11 +38,10 @@ def flag(name: str) -> str:
 
 @dataclass(frozen=True)
 class EstimatorOptions:
-    """The estimator class ``module.name`` whose declarations a command's options are read from
-    (imported when the command is built, not before)."""
+    """The declarations of an estimator's parameters (a tuple of :mod:`privgraph.declarations`)
+    that a command's options are read from."""
 
-    module: str
-    name: str
+    params: tuple
 
     def option(self, *, required: bool = False) -> "EstimatorOption":
         """A placeholder default for the command parameter of the same name; ``required``: the
@@ -50,8 +49,9 @@ class EstimatorOptions:
         return EstimatorOption(self, required)
 
     def declarations(self) -> dict:
-        """The estimator's :meth:`~privgraph.estimator.PrivateEstimator.declared_params`."""
-        return getattr(importlib.import_module(self.module), self.name).declared_params()
+        """The declarations by parameter name (the estimator's
+        :meth:`~privgraph.estimator.PrivateEstimator.declared_params`)."""
+        return {param.name: param for param in self.params}
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ def build(command):
     each :class:`EstimatorOption` replaced by its typer option, and which checks those options
     by their declarations (a value of None, not given, is not checked) before calling it.
 
-    >>> PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")
+    >>> from privgraph import declarations
+    >>> PRIVPC = EstimatorOptions(declarations.PRIVPC)
     >>> def command(alpha: float = PRIVPC.option(), seed: int = 0):
     ...     return alpha
     >>> inspect.signature(build(command)).parameters["alpha"].default.default

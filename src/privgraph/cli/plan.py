@@ -13,13 +13,14 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+import privgraph.declarations as declarations
 from privgraph.cli.params import EstimatorOptions
 
 
-#: The estimator whose declarations the options named after its parameters are read from.
-RELEASE = EstimatorOptions("privgraph.release", "PrivateRelease")
+#: The declarations of the estimator's parameters that the options named after them are read from.
+RELEASE = EstimatorOptions(declarations.RELEASE)
 #: ``--discover``'s estimator (its ``--ci-test``).
-PRIVPC = EstimatorOptions("privgraph.causal", "PrivPC")
+PRIVPC = EstimatorOptions(declarations.PRIVPC)
 
 
 def plan(

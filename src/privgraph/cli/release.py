@@ -20,12 +20,13 @@ from rich.console import Console
 
 from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
+import privgraph.declarations as declarations
 from privgraph.cli.params import EstimatorOptions
 from privgraph.validation import one_of
 
 
-#: The estimator whose declarations the options named after its parameters are read from.
-RELEASE = EstimatorOptions("privgraph.release", "PrivateRelease")
+#: The declarations of the estimator's parameters that the options named after them are read from.
+RELEASE = EstimatorOptions(declarations.RELEASE)
 
 
 def release(
@@ -51,19 +52,20 @@ def release(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
+    from privgraph.cli.inputs import check_inputs, public_file
+    from privgraph.cli.options import check_options
+    from privgraph.timecap import check_seconds, time_cap
+
+    check_options(rows=rows, seed=seed)
+    check_seconds(max_seconds)
+    data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
     from privgraph.cli.guarantee import print_privacy
-    from privgraph.cli.inputs import public_file
     from privgraph.data.frontdoor import first_level_notice, open_file
     from privgraph.outputs import check_empty_directory, check_outputs, write_all
     from privgraph.release import PrivateRelease
     from privgraph.release.report import release_outputs, release_writers
-    from privgraph.timecap import check_seconds, time_cap
-
-    from privgraph.cli.options import check_options
 
     console = Console()
-    check_options(rows=rows, seed=seed)
-    check_seconds(max_seconds)
     from privgraph.privacy import Neighbours
     from privgraph.release.planner import check_splittable
 

@@ -65,6 +65,7 @@ from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import infer_domain
 from privgraph.data.files import read_table
 from privgraph.data.records import Dialect
+from privgraph.inputs import check_codebook_path
 from privgraph.outputs import write_atomically
 from privgraph.validation import InvalidInput
 
@@ -285,11 +286,7 @@ def read_codebook(path) -> Domain:
     >>> read_codebook(p).levels
     (('x', 'y'),)
     """
-    p = Path(os.fspath(path))
-    if p.is_dir():
-        raise InvalidInput(f"domain codebook {str(p)!r} is a directory, not a JSON file")
-    if not p.is_file():
-        raise FileNotFoundError(f"no such domain codebook: {str(p)!r} (draft one with `privgraph domain DATA --out {p.name}`)")
+    p = check_codebook_path(path)
     try:
         obj = json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -347,8 +344,8 @@ def _nested_file_columns(path, columns=None) -> dict[str, str]:
     that type as text: read from the schema, no value read. Other files have none."""
     if not str(path).lower().endswith(".parquet"):
         return {}
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # lazy: a Parquet schema only; the codebook module stays light for --help
+    import pyarrow.parquet as pq  # lazy: as above
 
     try:
         schema = pq.read_schema(path)

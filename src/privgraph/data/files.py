@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import weakref
@@ -19,28 +18,10 @@ from privgraph.data.encoding import check_missing_policy, check_overrides, infer
 from privgraph.data.names import check_columns_present, quote, sql_literal
 from privgraph.data.long_lines import in_file_order, long_lines
 from privgraph.data.records import VALID, Dialect, check_csv_file, header_of, records_query
+from privgraph.inputs import check_path, file_format  # noqa: F401 (also imported from here)
 from privgraph.validation import InvalidInput, UnknownName
 
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL", "DECIMAL")
-
-
-def check_path(path) -> Path:
-    r"""``path`` as a Path if it names an existing .csv or .parquet file (public facts only: a
-    CSV's header is read with its dialect, :func:`privgraph.data.records.check_csv_file`).
-
-    >>> check_path("/no/such/file.csv")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: no such data file: '/no/such/file.csv'
-    """
-    p = Path(os.fspath(path))
-    if p.is_dir():
-        raise IsADirectoryError(f"data file {str(p)!r} is a directory: give a .csv or .parquet file")
-    if not p.is_file():
-        raise FileNotFoundError(f"no such data file: {str(p)!r}")
-    if file_format(p) is None:
-        raise InvalidInput(f"data file {str(p)!r} must end in .csv or .parquet")
-    return p
 
 
 def file_columns(path: Path, dialect: Dialect | None = None) -> list[str]:
@@ -113,18 +94,6 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
     select = ", ".join([quote(n) for n in names] + ([VALID] if with_valid else []))
     frame = con.execute(f"SELECT {select} FROM {source}").df()
     return in_file_order(frame, long_lines(path, header=(dialect or Dialect()).header))
-
-
-def file_format(path: Path) -> str | None:
-    """'csv', 'parquet' or None, from the file name."""
-    name = path.name.lower()
-    if name.endswith((".csv", ".csv.gz")):
-        return "csv"
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    return None
-
-
 
 
 def duckdb_source(path: Path, names: Sequence[str] = (), *, row_numbers: bool = False, all_text: bool = False,

@@ -26,15 +26,16 @@ from privgraph.data import (
     resolve_domain,
 )
 from privgraph.data.bins import decode_codes
-from privgraph.data.frontdoor import INVALID_POLICIES, encode_public, public_codes, read_frame
+from privgraph.data.frontdoor import encode_public, public_codes, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.individuals import individual_tables
 from privgraph.mrf.inference import infer, is_exact
 from privgraph.mrf.model import MarkovRandomField, check_cliques, parse_cliques
-from privgraph.estimator import Param, PrivateEstimator, privacy_params
+from privgraph.declarations import MRF
+from privgraph.estimator import PrivateEstimator
 from privgraph.mrf.psgd import psgd, psgd_plan
-from privgraph.mrf.noisy_tables import NOISES, group_tables, plan_release, release_tables
+from privgraph.mrf.noisy_tables import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
 from privgraph.privacy import Budget, Neighbours, PrivacyPlan
 from privgraph.privacy.neighbours import check_delta, check_epsilon
@@ -110,24 +111,7 @@ class PrivateMRF(PrivateEstimator):
     """
 
     #: The parameters' declarations (the CLI's ``fit-mrf`` options are built from them).
-    PARAMS = (
-        *privacy_params(
-            epsilon="Total privacy budget epsilon.",
-            delta="delta, for Gaussian noise and PSGD.",
-            neighbours="add_remove: the number of units private, estimated from the noisy tables; replace_one: "
-                       "one unit changed, the number public."),
-        Param("cliques", 'Cliques as "a,b;b,c" (columns within a clique by commas).'),
-        Param("method", "The model's fit (from Python also a function of the released tables).",
-              choices=METHODS),
-        Param("noise", "The tables' noise: laplace (pure DP) or gaussian (needs delta).", choices=NOISES),
-        Param("individual", "Column naming the individual (the privacy unit)."),
-        Param("ties", "Tied potentials: a group label per clique (the table methods only)."),
-        Param("null", "The individual column's null code (the table methods only)."),
-        Param("invalid", "Missing/out-of-domain values: drop (default under add_remove) or recode (to the first "
-                         "level, default under replace_one).",
-              choices=INVALID_POLICIES),
-        Param("options", "Extra keywords for the method (e.g. {'discrepancy': 1.5} for cgm-em)."),
-    )
+    PARAMS = MRF
 
     def __init__(
         self,

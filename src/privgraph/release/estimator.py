@@ -43,7 +43,8 @@ import numpy as np
 
 from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine, resolve_domain
 from privgraph.data.domain import check_countable
-from privgraph.estimator import Param, PrivateEstimator, privacy_params
+from privgraph.declarations import RELEASE
+from privgraph.estimator import PrivateEstimator
 from privgraph.mrf import PrivateMRF, inference
 from privgraph.mrf.estimator import TABLE_METHODS
 from privgraph.mrf.noisy_tables import estimate_records, plan_release as plan_tables
@@ -53,7 +54,7 @@ from privgraph.privacy import (
 from privgraph.privacy.composition import composition_for
 from privgraph.data.bins import decode_codes
 from privgraph.data.resized import resize_engine
-from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
+from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.mrf.cgm import clear_inference_cache
 from privgraph.release.levels import identity_levels
@@ -63,10 +64,10 @@ from privgraph.timecap import check_time
 from privgraph.privacy.add_remove import AddRemove, fit_resized, resized_plan
 from privgraph.privacy.resize import RESIZED, as_add_remove, size_charge
 from privgraph.release.planner import (
-    STRUCTURES, ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release, size_composition,
+    ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release, size_composition,
     structure_estimator,
 )
-from privgraph.validation import InvalidInput, positive_count, positive_int
+from privgraph.validation import InvalidInput, positive_int
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
 #: Progress lines, one per stage (the CLI shows them on stderr when it is not a terminal).
@@ -186,30 +187,7 @@ class PrivateRelease(PrivateEstimator):
     """
 
     #: The parameters' declarations (the CLI's ``release`` and ``plan`` options are built from them).
-    PARAMS = (
-        *privacy_params(
-            epsilon="Total privacy budget epsilon of the whole release.",
-            delta="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP).",
-            neighbours="add_remove: one row added or removed, the number of rows private (Gauss-PC and Priv-PC "
-                       "first release it with 1% of the budget and run on a secret subset of that size; the tree "
-                       "needs none); replace_one: one row changed, the number of rows public."),
-        Param("split", "Structure's share of epsilon for Priv-PC (default: the planner's recommendation).",
-              kind=check_share),
-        Param("cap", "Largest number of cells of one model table (public).", kind=positive_count),
-        Param("alpha", "Level of Priv-PC's tests.", kind=check_share),
-        Param("max_rounds", "Priv-PC's cap of rounds, or auto (its default if the budget affords it, else the "
-                            "largest cap the planner finds affordable)."),
-        Param("method", "The model's fit from the released tables (from Python also a function).",
-              choices=tuple(TABLE_METHODS)),
-        Param("orientation", "A hook orientation(cpdag, engine, budget) -> cpdag for a private orientation step (from Python); "
-                        "None: colliders and Meek's rules only."),
-        Param("tree_cap", "Public model-size cap: the most cells the model's junction tree may hold, so that the "
-                          "model is fitted and sampled exactly (at least the domain's one-way cells).",
-              kind=positive_count),
-        Param("structure", "Stage 1; auto: Gauss-PC where the planner finds it affordable and delta > 0, else "
-                           "Priv-PC where affordable, else a private spanning tree.",
-              choices=STRUCTURES),
-    )
+    PARAMS = RELEASE
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str = "add_remove", random_state=None,
                  split: float | None = None, cap: int = DEFAULT_CAP, alpha: float = 0.05, max_rounds="auto",

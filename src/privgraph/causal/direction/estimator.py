@@ -63,7 +63,8 @@ from privgraph.causal.direction.data import (
 )
 from privgraph.causal.direction.noisy_table import default_bins, parallel_charge, released_fit
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
-from privgraph.estimator import Param, PrivateEstimator, privacy_params
+from privgraph.declarations import ANM, check_abstain
+from privgraph.estimator import PrivateEstimator
 from privgraph.causal.direction.regression import stability_bound
 from privgraph.data import resolve_domain
 from privgraph.privacy.budget import check_affordable
@@ -82,7 +83,6 @@ from privgraph.privacy import (
     log_iqr_release,
     log_iqr_scale,
 )
-from privgraph.privacy.neighbours import check_share
 from privgraph.stats.iqr import quartile_ranks
 from privgraph.validation import InvalidInput, one_of, positive_int
 
@@ -159,21 +159,6 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
         raise InvalidInput(f"epsilon must be positive and finite, got {epsilon!r}")
     if score == "iqr" and not (0 < delta < 1):
         raise InvalidInput(f"the IQR score needs 0 < delta < 1, got {delta!r}")
-
-
-def check_abstain(abstain_below, name: str = "abstain_below") -> float:
-    """The public abstention threshold, in [0.5, 1) (0.5: never abstain); the message names ``name``.
-
-    >>> check_abstain(0.6)
-    0.6
-    >>> check_abstain(1.0)
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: abstain_below must be in [0.5, 1), got 1.0
-    """
-    if not isinstance(abstain_below, (int, float)) or not (0.5 <= abstain_below < 1):
-        raise InvalidInput(f"{name} must be in [0.5, 1), got {abstain_below!r}")
-    return float(abstain_below)
 
 
 def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
@@ -550,25 +535,7 @@ class PrivateANM(PrivateEstimator):
     """
 
     #: The parameters' declarations (the CLI's ``direction`` options are built from them).
-    PARAMS = (
-        *privacy_params(
-            epsilon="Privacy budget epsilon per pair.",
-            delta="Delta per pair (the iqr score only).",
-            neighbours="replace_one only (one record changed; n public: the split and the scores' sensitivities use it)."),
-        Param("score", "The dependence score; reci: regression errors, with a probability (the most accurate on "
-                       "the real pairs); hsic: the only one under privacy train+test.",
-              choices=ds.SCORES),
-        Param("privacy", "record: every record protected; test: test records only (NOT private for the training "
-                         "part); train+test: every record, hsic only, needs ~1e7 rows.",
-              choices=PRIVACY_MODES),
-        Param("bounds", "Public clipping bounds ((x_low, x_high), (y_low, y_high)), instead of a domain."),
-        Param("test_fraction", "Share of the rows in the test part (public).", kind=check_share),
-        Param("ridge", "The Fourier ridge of the 'test' and 'train+test' modes (default per mode)."),
-        Param("lengthscale", "The Fourier features' lengthscale of the 'test' and 'train+test' modes."),
-        Param("bins", "Grid of the 'record' mode's training table (default: from the training size and epsilon)."),
-        Param("abstain_below", "Answer 'undecided' when P(error order) (reci) or P(causal, SIM) (kendall) is below "
-                               "this public threshold in [0.5, 1); 0.5 never abstains.", kind=check_abstain),
-    )
+    PARAMS = ANM
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str | Neighbours = "replace_one",
                  random_state=None, score: str = ds.DEFAULT_SCORE, privacy: str = DEFAULT_PRIVACY, bounds=None,

@@ -33,7 +33,8 @@ import numpy as np
 
 from privgraph.causal.direction import check_settings, private_direction
 from privgraph.causal.direction.data import min_test_rows
-from privgraph.causal.direction.estimator import ABSTAIN_BELOW, check_abstain
+from privgraph.causal.direction.estimator import ABSTAIN_BELOW
+from privgraph.declarations import check_abstain
 from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.graphs import CPDAG, apply_meek_rules
 from privgraph.privacy import Budget, Ledger, NoiseSampler, Release

@@ -1,0 +1,150 @@
+"""Every estimator's parameter declarations: one :class:`~privgraph.estimator.Param` per
+constructor parameter, with its help, its default, its choices and its kind of check.
+
+Each estimator's ``PARAMS`` is the tuple of this module of its name (``PrivPC.PARAMS is
+PRIVPC``), and the command line builds its options from the same tuples
+(:mod:`privgraph.cli.params`). This module imports no numerical stack, so that ``privgraph
+COMMAND --help`` and the options' checks run before numpy, scipy or pandas is imported.
+
+A declaration names its choices (the names of the registry that implements them, such as
+:data:`privgraph.causal.methods.METHODS`) and its default (the one the constructor's signature
+repeats) by value: ``tests/test_declarations.py`` holds each equal to the registry's names and
+to the signature.
+
+>>> [p.name for p in PRIVPC][:4]
+['epsilon', 'delta', 'neighbours', 'random_state']
+>>> {p.name: p.default for p in RELEASE}["neighbours"]
+'add_remove'
+"""
+
+from __future__ import annotations
+
+from privgraph.estimator import Param, privacy_params
+from privgraph.privacy.neighbours import check_share
+from privgraph.validation import InvalidInput, count, positive_count
+
+
+def check_abstain(abstain_below, name: str = "abstain_below") -> float:
+    """The public abstention threshold, in [0.5, 1) (0.5: never abstain); the message names ``name``.
+
+    >>> check_abstain(0.6)
+    0.6
+    >>> check_abstain(1.0)
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: abstain_below must be in [0.5, 1), got 1.0
+    """
+    if not isinstance(abstain_below, (int, float)) or not (0.5 <= abstain_below < 1):
+        raise InvalidInput(f"{name} must be in [0.5, 1), got {abstain_below!r}")
+    return float(abstain_below)
+
+
+#: :class:`privgraph.causal.PrivPC`'s parameters (``discover``'s options, ``plan --discover``'s ``--ci-test``).
+PRIVPC = (
+    *privacy_params(
+        epsilon="Total privacy budget epsilon (the whole run).",
+        delta="Total privacy budget delta.",
+        neighbours="replace_one: one row changed, the number of rows public; add_remove: one row added or "
+                   "removed, the number of rows released first with 1% of epsilon and the tests run on a secret "
+                   "subset of that size.",
+        default_delta=1e-6, default_neighbours="replace_one"),
+    Param("alpha", "Level of each independence test.", kind=check_share, default=0.05),
+    Param("ci_test", "auto: fisher-z when every column is continuous, kendall when every column is ordinal or "
+                     "binary, else g; kendall-ties: Kendall corrected for ties (categorical columns with rare "
+                     "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
+                     "on it for free; rank: continuous (no bounds needed) and ordinal columns, one private "
+                     "release of Kendall's tau and PC on its Gaussian-copula correlation for free.",
+          choices=("auto", "kendall", "kendall-ties", "spearman", "g", "g-test", "chi-square", "chisq", "fisher-z",
+                   "rank"),
+          default="auto"),
+    Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count, default=None),
+    Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
+          choices=("auto", "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "tables-pc", "pc"),
+          default="auto"),
+    Param("max_rounds", "Cap of rounds/tests reserved in advance (default per method).", kind=positive_count,
+          default=None),
+    Param("forbidden", "Background knowledge: pairs of columns never joined (never tested).", default=()),
+    Param("required", "Background knowledge: pairs of columns always joined (kept untested).", default=()),
+    Param("orient", "cpdag: colliders and Meek's rules; direction: then private direction tests on the "
+                    "undirected edges.", choices=("cpdag", "direction"), default="cpdag"),
+    Param("orient_share", "With --orient direction: the share of epsilon for the direction tests.",
+          kind=check_share, default=0.2),
+    Param("degenerate", "What a test with no information (every stratum degenerate) decides: dependent keeps the "
+                        "edge, independent is causal-learn's convention.", choices=("dependent", "independent"),
+          default="dependent"),
+    Param("record_norm", "With --ci-test fisher-z: the L2 norm each record's scaled vector is shrunk to "
+                         "(default: a quarter of the box's, sqrt(d)/4).", default=None),
+)
+
+#: :class:`privgraph.release.PrivateRelease`'s parameters (``release``'s and ``plan``'s options).
+RELEASE = (
+    *privacy_params(
+        epsilon="Total privacy budget epsilon of the whole release.",
+        delta="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP).",
+        neighbours="add_remove: one row added or removed, the number of rows private (Gauss-PC and Priv-PC "
+                   "first release it with 1% of the budget and run on a secret subset of that size; the tree "
+                   "needs none); replace_one: one row changed, the number of rows public.",
+        default_delta=1e-6, default_neighbours="add_remove"),
+    Param("split", "Structure's share of epsilon for Priv-PC (default: the planner's recommendation).",
+          kind=check_share, default=None),
+    Param("cap", "Largest number of cells of one model table (public).", kind=positive_count, default=5_000),
+    Param("alpha", "Level of Priv-PC's tests.", kind=check_share, default=0.05),
+    Param("max_rounds", "Priv-PC's cap of rounds, or auto (its default if the budget affords it, else the "
+                        "largest cap the planner finds affordable).", default="auto"),
+    Param("method", "The model's fit from the released tables (from Python also a function).",
+          choices=("cgm-em", "naive-mle"), default="cgm-em"),
+    Param("orientation", "A hook orientation(cpdag, engine, budget) -> cpdag for a private orientation step (from "
+                         "Python); None: colliders and Meek's rules only.", default=None),
+    Param("tree_cap", "Public model-size cap: the most cells the model's junction tree may hold, so that the "
+                      "model is fitted and sampled exactly (at least the domain's one-way cells).",
+          kind=positive_count, default=200_000),
+    Param("structure", "Stage 1; auto: Gauss-PC where the planner finds it affordable and delta > 0, else "
+                       "Priv-PC where affordable, else a private spanning tree.",
+          choices=("auto", "gauss-pc", "priv-pc", "tree"), default="auto"),
+)
+
+#: :class:`privgraph.mrf.PrivateMRF`'s parameters (``fit-mrf``'s options).
+MRF = (
+    *privacy_params(
+        epsilon="Total privacy budget epsilon.",
+        delta="delta, for Gaussian noise and PSGD.",
+        neighbours="add_remove: the number of units private, estimated from the noisy tables; replace_one: "
+                   "one unit changed, the number public.",
+        default_delta=None, default_neighbours="add_remove"),
+    Param("cliques", 'Cliques as "a,b;b,c" (columns within a clique by commas).', default=None),
+    Param("method", "The model's fit (from Python also a function of the released tables).",
+          choices=("cgm-em", "naive-mle", "psgd"), default="cgm-em"),
+    Param("noise", "The tables' noise: laplace (pure DP) or gaussian (needs delta).", choices=("laplace", "gaussian"),
+          default="laplace"),
+    Param("individual", "Column naming the individual (the privacy unit).", default=None),
+    Param("ties", "Tied potentials: a group label per clique (the table methods only).", default=None),
+    Param("null", "The individual column's null code (the table methods only).", default=None),
+    Param("invalid", "Missing/out-of-domain values: drop (default under add_remove) or recode (to the first "
+                     "level, default under replace_one).", choices=("drop", "recode"), default=None),
+    Param("options", "Extra keywords for the method (e.g. {'discrepancy': 1.5} for cgm-em).", default=None),
+)
+
+#: :class:`privgraph.causal.direction.PrivateANM`'s parameters (``direction``'s options).
+ANM = (
+    *privacy_params(
+        epsilon="Privacy budget epsilon per pair.",
+        delta="Delta per pair (the iqr score only).",
+        neighbours="replace_one only (one record changed; n public: the split and the scores' sensitivities use it).",
+        default_delta=1e-6, default_neighbours="replace_one"),
+    Param("score", "The dependence score; reci: regression errors, with a probability (the most accurate on "
+                   "the real pairs); hsic: the only one under privacy train+test.",
+          choices=("spearman", "kendall", "hsic", "iqr", "reci"), default="reci"),
+    Param("privacy", "record: every record protected; test: test records only (NOT private for the training "
+                     "part); train+test: every record, hsic only, needs ~1e7 rows.",
+          choices=("record", "test", "train+test"), default="record"),
+    Param("bounds", "Public clipping bounds ((x_low, x_high), (y_low, y_high)), instead of a domain.", default=None),
+    Param("test_fraction", "Share of the rows in the test part (public).", kind=check_share, default=0.5),
+    Param("ridge", "The Fourier ridge of the 'test' and 'train+test' modes (default per mode).", default=None),
+    Param("lengthscale", "The Fourier features' lengthscale of the 'test' and 'train+test' modes.", default=1.0),
+    Param("bins", "Grid of the 'record' mode's training table (default: from the training size and epsilon).",
+          default=None),
+    Param("abstain_below", "Answer 'undecided' when P(error order) (reci) or P(causal, SIM) (kendall) is below "
+                           "this public threshold in [0.5, 1); 0.5 never abstains.", kind=check_abstain, default=0.6),
+)
+
+__all__ = ["ANM", "MRF", "PRIVPC", "RELEASE", "check_abstain"]
