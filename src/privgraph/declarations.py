@@ -49,7 +49,8 @@ PRIVPC = (
                    "subset of that size.",
         default_delta=1e-6, default_neighbours="replace_one"),
     Param("alpha", "Level of each independence test.", kind=check_share, default=0.05),
-    Param("ci_test", "auto: fisher-z when every column is continuous, kendall when every column is ordinal or "
+    Param("ci_test", "auto: rank when every column is continuous (fisher-z with --orient direction), kendall "
+                     "when every column is ordinal or "
                      "binary, else g; kendall-ties: Kendall corrected for ties (categorical columns with rare "
                      "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
                      "on it for free; rank: continuous (no bounds needed) and ordinal columns, one private "
@@ -81,9 +82,11 @@ RELEASE = (
     *privacy_params(
         epsilon="Total privacy budget epsilon of the whole release.",
         delta="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP).",
-        neighbours="add_remove: one row added or removed, the number of rows private (Gauss-PC and Priv-PC "
-                   "first release it with 1% of the budget and run on a secret subset of that size; the tree "
-                   "needs none); replace_one: one row changed, the number of rows public.",
+        neighbours="add_remove: one row added or removed, the number of rows private: --structure auto "
+                   "(which chooses from it), gauss-pc and priv-pc first release it with 1% of rho when delta > 0 "
+                   "(epsilon sqrt(0.02 rho) alone: 2.2% of epsilon at epsilon 1, delta 1e-6), 1% of epsilon at "
+                   "delta 0; the PC structures then run on a secret subset of that size, the tree on all rows; "
+                   "--structure tree releases none. replace_one: one row changed, the number of rows public.",
         default_delta=1e-6, default_neighbours="add_remove"),
     Param("split", "Structure's share of epsilon for Priv-PC (default: the planner's recommendation).",
           kind=check_share, default=None),

@@ -93,7 +93,7 @@ def test_refusals_name_the_columns():
 def test_ledger_is_the_plan_and_the_budget_is_checked_before_noise(neighbours):
     lg = random_linear_gaussian(6, np.random.default_rng(4))
     frame, domain = lg.sample(2000, np.random.default_rng(5)), lg.domain()
-    est = PrivPC(ci_test="auto", epsilon=1.0, neighbours=neighbours, random_state=0)
+    est = PrivPC(ci_test="fisher-z", epsilon=1.0, neighbours=neighbours, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(frame, domain=domain)

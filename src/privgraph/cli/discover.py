@@ -192,7 +192,7 @@ def ci_test_line(est) -> str:
     """Which CI test ran, and why when ``--ci-test auto`` chose it."""
     why = ""
     if est.ci_test == "auto":
-        why = (" (auto: every column is continuous)" if est.ci_test_ == "fisher-z"
+        why = (" (auto: every column is continuous)" if est.ci_test_ in ("fisher-z", "rank")
                else " (auto: from the columns' kinds)")
     extra = ""
     if est.ci_test_ == "fisher-z" and est.method != "pc":
