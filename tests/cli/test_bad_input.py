@@ -125,7 +125,7 @@ def test_a_codebook_that_matches_no_value_is_named_from_the_released_model(monke
                                     neighbours, "--out", tmp_path / name)
         assert status == 0, err
         notes[name] = " ".join(out.split())
-    assert "first level of column(s) a (" in notes["bad"] and "% at '0')" in notes["bad"], notes["bad"]
+    assert "first level of column(s) a ('0'; the next level" in notes["bad"], notes["bad"]
     assert " b (" not in notes["bad"]
     assert "first level" not in notes["good"]
 

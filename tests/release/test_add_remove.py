@@ -193,15 +193,16 @@ def test_cli_release_and_plan_under_add_remove(tmp_path):
 
 
 def test_the_report_names_the_size_stage():
-    from privgraph.release.report import stage_epsilons
+    from privgraph.release.report import budget_rows
 
     net = load_network("asia")
     X = sample_frame(net, 100_000, np.random.default_rng(3), labels=True)
     rel = PrivateRelease(epsilon=1.0, random_state=4).fit(X, domain=net.domain)
-    eps = stage_epsilons(rel)
-    assert list(eps) == ["size", "structure", "parameters"] and eps["size"] == rel.ledger_.charges[0].epsilon
+    rows = budget_rows(rel)
+    assert [r[0] for r in rows] == ["0 size", "1 structure", "3 parameters"]
+    assert rows[0][2] == rel.ledger_.charges[0].epsilon
     tree = PrivateRelease(epsilon=1.0, structure="tree", random_state=4).fit(X, domain=net.domain)
-    assert list(stage_epsilons(tree)) == ["structure", "parameters"]
+    assert "0 size" not in {r[0] for r in budget_rows(tree)}
 
 
 def test_pure_dp_release_under_add_remove_spends_exactly_its_budget(asia):

@@ -63,7 +63,7 @@ def release(
     from privgraph.data.frontdoor import first_level_notice, open_file
     from privgraph.outputs import check_empty_directory, check_outputs, write_all
     from privgraph.release import PrivateRelease
-    from privgraph.release.report import release_outputs, release_writers
+    from privgraph.release.report import model_tables_text, release_outputs, release_writers
 
     console = Console()
     from privgraph.privacy import Neighbours
@@ -100,8 +100,8 @@ def release(
         progress(f"writing {len(writers)} outputs")
         write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
-                  f"undirected edges), {len(est.cliques_)} model tables, {len(synthetic)} synthetic rows into {out}")
-    if notice := first_level_notice(est.domain_, first_level_shares(est.domain_, synthetic)):
+                  f"undirected edges), {model_tables_text(est)}, {len(synthetic)} synthetic rows into {out}")
+    if notice := first_level_notice(est.domain_, level_shares(est.domain_, synthetic)):
         console.print(notice)
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
@@ -120,15 +120,19 @@ def stopped_by_time_cap():
         raise SystemExit(1) from None
 
 
-def first_level_shares(domain, synthetic) -> dict[str, float]:
-    """The share of the synthetic rows at each discrete column's first level (the rows are
-    released: post-processing)."""
+def level_shares(domain, synthetic) -> dict[str, list[float]]:
+    """The share of the synthetic rows at each level of each discrete column, in the
+    codebook's order (the rows are released: post-processing)."""
     from privgraph.data.codebook import level_text
     from privgraph.data.domain import Kind
 
-    return {name: float((synthetic[name].map(level_text) == level_text(levels[0])).mean())
-            for name, kind, levels in zip(domain.names, domain.kinds, domain.levels)
-            if kind is not Kind.CONTINUOUS and len(synthetic)}
+    out = {}
+    for name, kind, levels in zip(domain.names, domain.kinds, domain.levels):
+        if kind is Kind.CONTINUOUS or not len(synthetic):
+            continue
+        counts = synthetic[name].map(level_text).value_counts(normalize=True)
+        out[name] = [float(counts.get(level_text(level), 0.0)) for level in levels]
+    return out
 
 
 @contextlib.contextmanager

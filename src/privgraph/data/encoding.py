@@ -9,7 +9,10 @@ Rules (also in ``docs/data.md``):
 * **Order.** Strings are never ordered alphabetically by accident: a string column declared
   ordinal needs its order (``levels={"age": ["young", "adult", "old"]}``) unless every value
   is a number written as text, in which case the numeric order is used ("2" before "10").
-  A non-numeric value in such a column is an error that names it.
+  A non-numeric value in such a column is an error that names it. A text column whose every
+  level holds a number (``"before-1980"``, ``"1980-1984"``) is drafted in the numeric order of
+  each level's first number, ties by its last, so a person reviewing the draft finds ranges in
+  order; text without numbers is alphabetical (the order of a nominal column means nothing).
 * **Missing values** (``None``, ``NaN``, ``pd.NA``) are an error by default. With
   ``missing="drop"`` every row that is incomplete in *any* column of the domain is dropped,
   so all tables count the same rows. Dropping is not free for privacy: see ``docs/data.md``.
@@ -19,6 +22,7 @@ Rules (also in ``docs/data.md``):
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -155,7 +159,29 @@ def _natural_levels(name: str, values: pd.Series, kind: Kind) -> tuple:
         return tuple(np.sort(unique).tolist())
     if kind is Kind.ORDINAL:
         return _numeric_text_order(name, unique)
+    if (numbered := _numbered_text_order(unique)) is not None:
+        return numbered
     return tuple(sorted(unique, key=lambda v: (type(v).__name__, str(v))))
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _numbered_text_order(unique) -> tuple | None:
+    """Text levels that each hold a number, in the numeric order of their first number, ties
+    by their last (``"before-1980"``, ``"1980-1984"``, ``"1985-1989"``; ``"2"`` before
+    ``"10"``), or None when a level holds no number (then the levels are alphabetical).
+
+    >>> _numbered_text_order(["1985-1989", "before-1980", "1980-1984", "1990+"])
+    ('before-1980', '1980-1984', '1985-1989', '1990+')
+    >>> _numbered_text_order(["x", "1"]) is None
+    True
+    """
+    numbers = [_NUMBER.findall(v) if isinstance(v, str) else [] for v in unique]
+    if not len(unique) or not all(numbers):
+        return None
+    keys = [(float(found[0]), float(found[-1]), i) for i, found in enumerate(numbers)]
+    return tuple(unique[i] for *_, i in sorted(keys))
 
 
 def _numeric_text_order(name: str, unique) -> tuple:

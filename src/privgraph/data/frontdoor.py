@@ -102,35 +102,46 @@ def check_invalid(invalid: str | None, neighbours) -> str:
     return invalid
 
 
-#: A column whose model puts at least this share of rows at its first level is named in a
-#: notice (:func:`first_level_notice`); public, fixed before any data is read.
-FIRST_LEVEL_SHARE = 0.9
+#: A column whose released model puts at least this share of rows at its first level, and at
+#: most :data:`NEXT_LEVEL_SHARE` at any other, is named in a notice (:func:`first_level_notice`);
+#: public, fixed before any data is read.
+FIRST_LEVEL_SHARE = 0.97
+#: The most a column's second most common level may hold for the notice to name it.
+NEXT_LEVEL_SHARE = 0.01
 
 
-def first_level_notice(domain: Domain, first_level_share: Mapping[str, float]) -> str | None:
-    """A notice naming the columns whose *released* model puts most rows at the first level,
-    where ``"recode"`` puts every value that does not match the codebook, or None.
+def first_level_notice(domain: Domain, level_shares: Mapping[str, Sequence[float]]) -> str | None:
+    """A notice naming the columns whose *released* model looks like a codebook that matched
+    no value, or None.
 
-    ``first_level_share`` maps a column to the share of rows at its first level *in a
-    released model* (post-processing of the release: no data is read here and nothing is
-    charged). A codebook whose levels match no value of a column (``True``/``False`` in the
-    file against levels ``0``/``1``) recodes every row there, and the model then says so. A
-    column that is truly that skewed is named too, so the notice asks, it does not assert.
+    ``"recode"`` puts every value that does not match the codebook at the column's first
+    level; a codebook whose levels match no value of a column (``True``/``False`` in the file
+    against levels ``0``/``1``) recodes every row there, so the released one-way shape is one
+    level at nearly 100% and every other near 0 (noise only). That shape is what the notice
+    looks for: at least :data:`FIRST_LEVEL_SHARE` at the first level and at most
+    :data:`NEXT_LEVEL_SHARE` at the second most common. A column that is merely skewed (92%
+    zero, the rest spread over other levels) keeps a visible second level and is not named.
 
-    >>> d = Domain(("a", "b"), (2, 2), levels=(("0", "1"), ("x", "y")))
-    >>> first_level_notice(d, {"a": 0.97, "b": 0.5})
-    "note: the released model puts at least 90% of rows at the first level of column(s) a (97% at '0'), where values that do not match the codebook are recoded: unless the data is that skewed, check the codebook's levels against the file"
-    >>> first_level_notice(d, {"a": 0.5, "b": 0.5}) is None
+    ``level_shares`` maps a column to the share of rows at each of its levels *in a released
+    model* (post-processing of the release: no data is read here and nothing is charged).
+
+    >>> d = Domain(("a", "b", "c"), (2, 2, 3), levels=(("0", "1"), ("x", "y"), ("0", "1", "2")))
+    >>> first_level_notice(d, {"a": [0.995, 0.005], "b": [0.5, 0.5], "c": [0.92, 0.05, 0.03]})
+    "note: the released model puts 99.5% of rows at the first level of column(s) a ('0'; the next level 0.5%), where values that do not match the codebook are recoded: unless the data is that skewed, check the codebook's levels against the file"
+    >>> first_level_notice(d, {"a": [0.92, 0.08], "c": [0.98, 0.015, 0.005]}) is None
     True
     """
-    named = [(n, share) for n, share in first_level_share.items() if share >= FIRST_LEVEL_SHARE]
+    named = [(n, shares[0], max(shares[1:], default=0.0)) for n, shares in level_shares.items()
+             if len(shares) and shares[0] >= FIRST_LEVEL_SHARE and max(shares[1:], default=0.0) <= NEXT_LEVEL_SHARE]
     if not named:
         return None
-    cols = ", ".join(f"{n} ({round(100 * share)}% at {level_text(domain.levels[domain.index(n)][0])!r})"
-                     for n, share in named)
-    return (f"note: the released model puts at least {round(100 * FIRST_LEVEL_SHARE)}% of rows at the first level "
-            f"of column(s) {cols}, where values that do not match the codebook are recoded: unless the data "
-            "is that skewed, check the codebook's levels against the file")
+    cols = ", ".join(f"{n} ({level_text(domain.levels[domain.index(n)][0])!r}; the next level {100 * nxt:.2g}%)"
+                     for n, _, nxt in named)
+    share = min(first for _, first, _ in named)
+    at_least = "" if len(named) == 1 else "at least "
+    return (f"note: the released model puts {at_least}{100 * share:.3g}% of rows at the first level of column(s) {cols}, "
+            "where values that do not match the codebook are recoded: unless the data is that skewed, check the "
+            "codebook's levels against the file")
 
 
 def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequence[str] | None = None,

@@ -1,4 +1,5 @@
-"""Export of a CPDAG: DOT and JSON text, GraphML and PNG files.
+"""Export of a CPDAG: DOT and JSON text, GraphML and PNG files; of an undirected tree (a
+dependence structure, no orientation claimed): DOT and JSON text in its own format.
 
 Files are written atomically: to a temporary file in the target's directory, renamed
 over the target once complete, so a failed write leaves no partial output behind.
@@ -22,6 +23,9 @@ from privgraph.outputs import write_atomically
 from privgraph.validation import InvalidInput
 
 _JSON_FORMAT = "privgraph.cpdag"
+_TREE_FORMAT = "privgraph.tree"
+#: What a tree's file says it is: a tree claims dependence, not direction or causation.
+TREE_CLAIM = "an undirected dependence structure (a spanning tree of pairs that depend): no orientation, no causal claim"
 
 GRAPH_SUFFIXES = (".json", ".dot", ".graphml")
 """The file formats :func:`graph_writer` writes, by file name suffix."""
@@ -77,8 +81,51 @@ def to_json(cpdag: CPDAG, privacy: dict | None = None) -> str:
     return json.dumps(out)
 
 
+def tree_to_json(graph: CPDAG, privacy: dict | None = None) -> str:
+    """An undirected tree (or forest) as JSON: ``nodes`` and ``edges``, format ``privgraph.tree``,
+    with ``structure`` saying what it claims (dependence only); not a CPDAG, which would claim
+    that independence tests ran and that the edges left undirected could not be oriented.
+
+    Examples
+    --------
+    >>> print(tree_to_json(CPDAG(["a", "b", "c"], undirected=[("a", "b"), ("b", "c")])))  # doctest: +ELLIPSIS
+    {"format": "privgraph.tree", "structure": "an undirected dependence structure ...", "nodes": ["a", "b", "c"], "edges": [["a", "b"], ["b", "c"]]}
+    """
+    _check_undirected(graph)
+    out = {"format": _TREE_FORMAT, "structure": TREE_CLAIM, "nodes": list(graph.nodes),
+           "edges": [list(e) for e in graph.undirected_edges]}
+    if privacy is not None:
+        out["privacy"] = privacy
+    return json.dumps(out)
+
+
+def tree_to_dot(graph: CPDAG) -> str:
+    """An undirected tree in Graphviz DOT: a ``graph`` with ``--`` edges (no arrows).
+
+    Examples
+    --------
+    >>> print(tree_to_dot(CPDAG(["a", "b"], undirected=[("a", "b")])))
+    graph tree {
+      "a";
+      "b";
+      "a" -- "b";
+    }
+    """
+    _check_undirected(graph)
+    lines = ["graph tree {"]
+    lines += [f"  {_dot_id(v)};" for v in graph.nodes]
+    lines += [f"  {_dot_id(a)} -- {_dot_id(b)};" for a, b in graph.undirected_edges]
+    return "\n".join(lines + ["}"])
+
+
+def _check_undirected(graph: CPDAG) -> None:
+    if graph.directed_edges:  # a tree is released undirected: a directed edge here is a bug
+        raise ValueError(f"a tree has no directed edges, got {list(graph.directed_edges)}")
+
+
 def from_json(text: str) -> CPDAG:
-    """Read a graph written by :func:`to_json`.
+    """Read a graph written by :func:`to_json` (or a tree by :func:`tree_to_json`, as a graph
+    of undirected edges).
 
     Raises
     ------
@@ -100,6 +147,9 @@ def from_json(text: str) -> CPDAG:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise InvalidInput(f"CPDAG JSON is not valid JSON: {err}") from None
+    if isinstance(data, dict) and data.get("format") == _TREE_FORMAT and isinstance(data.get("edges"), list) \
+            and isinstance(data.get("nodes"), list):
+        return CPDAG(data["nodes"], undirected=data["edges"])
     keys = ("nodes", "directed", "undirected")
     if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in keys):
         got = sorted(data) if isinstance(data, dict) else type(data).__name__
@@ -174,6 +224,30 @@ def graph_writer(cpdag: CPDAG, suffix: str, privacy: dict | None = None) -> Call
         text = to_json(cpdag, privacy)
     else:
         head, _, rest = to_dot(cpdag).partition("\n")
+        text = head + "\n" + (f"  // privacy: {json.dumps(privacy)}\n" if privacy is not None else "") + rest
+    return lambda tmp: Path(tmp).write_text(text + "\n")
+
+
+def tree_writer(graph: CPDAG, suffix: str, privacy: dict | None = None) -> Callable[[str], object]:
+    """As :func:`graph_writer`, for an undirected tree: ``.json`` (:func:`tree_to_json`) or
+    ``.dot`` (:func:`tree_to_dot`), ``privacy`` carried the same way.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     tmp = pathlib.Path(d) / "any.tmp"
+    ...     _ = tree_writer(CPDAG(["a", "b"], undirected=[("a", "b")]), ".json")(tmp)
+    ...     json.loads(tmp.read_text())["format"]
+    'privgraph.tree'
+    """
+    kind = suffix.lower()
+    if kind not in (".json", ".dot"):
+        raise InvalidInput(f"a tree is written as .json or .dot, got {suffix!r}")
+    if kind == ".json":
+        text = tree_to_json(graph, privacy)
+    else:
+        head, _, rest = tree_to_dot(graph).partition("\n")
         text = head + "\n" + (f"  // privacy: {json.dumps(privacy)}\n" if privacy is not None else "") + rest
     return lambda tmp: Path(tmp).write_text(text + "\n")
 

@@ -4,10 +4,13 @@ Stages, all charged to one :class:`~privgraph.privacy.Budget` under one neighbou
 relation: add/remove (the default, ``neighbours="add_remove"``: one row added or removed,
 n private, as the synthetic-data peers state it) or replace-one (``"replace_one"``: n public).
 Under add/remove the tree (:mod:`privgraph.release.tree`) needs no n and reports an estimate
-from its noisy tables; otherwise a stage 0 releases the size with 1% of the budget, the
-plan is made at the public m it gives, and Gauss-PC or Priv-PC, whose margins are
+from its noisy tables; otherwise (``structure="auto"``, which chooses from a public size, or
+a PC structure) a stage 0 releases the size with 1% of rho when ``delta > 0`` (its epsilon
+alone, ``sqrt(0.02 rho)``, is 2.2% of epsilon at (1, 1e-6)) or 1% of epsilon at ``delta = 0``,
+the plan is made at the public m it gives, and Gauss-PC or Priv-PC, whose margins are
 calibrated with n public, run on a secret uniform subset of m rows
-(:mod:`privgraph.privacy.resize`):
+(:mod:`privgraph.privacy.resize`); where the plan at m chooses the tree, the tree runs on all
+rows and the size served only the choice:
 
 1. **structure**: Gauss-PC (``PrivPC(method="gauss-pc")``) with ``split`` of the release's
    zCDP budget rho (delta > 0; the default where the planner finds it affordable), or Priv-PC
@@ -130,8 +133,8 @@ class PrivateRelease(PrivateEstimator):
     neighbours : str
         ``"add_remove"`` (default: one row added or removed, n private; with
         ``structure="tree"`` nothing needs n; otherwise the size is released first (stage 0,
-        1% of the budget) and the structure runs on a secret subset of the public size it
-        gives) or ``"replace_one"`` (one row changed, the number of rows public).
+        1% of rho, or of epsilon at ``delta = 0``) and a PC structure runs on a secret subset of
+        the public size it gives, the tree, when the plan at that size chooses it, on all rows) or ``"replace_one"`` (one row changed, the number of rows public).
         Add/remove is the relation of most synthetic-data tools (dpmm, smartnoise-synth);
         its histograms have half (L1) or ``1/sqrt(2)`` (L2) of replace-one's sensitivity.
 

@@ -92,6 +92,9 @@ DEFAULT_SPLIT = 0.5
 
 #: The plan's note on the stages that spend nothing.
 _POST_PROCESSING = "orientation (colliders, Meek's rules, DAG extension) and sampling are post-processing: no budget"
+#: The tree's counterpart: nothing is oriented (an undirected dependence structure, no causal claim).
+_TREE_POST_PROCESSING = ("the tree is not oriented (an undirected dependence structure, no causal claim); the model's "
+                         "fit and sampling are post-processing: no budget")
 
 #: Stage-1 algorithms of a release (``"auto"``: chosen by the planner from public facts).
 STRUCTURES = ("auto", "gauss-pc", "priv-pc", "tree")
@@ -425,7 +428,7 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                        f"{tree.extras} more selections of epsilon {tree.residual_epsilon:.4g}, in "
                        f"{len(tree.batches)} rounds) and {d} one-way tables, {tree.noise} noise "
                        f"({tree.composition} composition)" + _adaptive_note(tree))
-    notes = plan.notes + (() if priv_pc is None else
+    notes = tuple(_TREE_POST_PROCESSING if n == _POST_PROCESSING else n for n in plan.notes) + (() if priv_pc is None else
                           (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",))
     return replace(plan, stages=(select, tables), notes=notes, structure="tree", tree=tree, rounds=None)
 

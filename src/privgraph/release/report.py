@@ -15,12 +15,14 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data.frontdoor import column_codes
-from privgraph.graphs.export import drawing_writer, graph_writer
+from privgraph.graphs.export import drawing_writer, graph_writer, tree_writer
 from privgraph.mrf.noisy_tables import coarsen
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.privacy import Neighbours
 from privgraph.privacy.ledger import METHODS, guarantee
+from privgraph.privacy.resize import SIZE_SHARE
 from privgraph.release.levels import RARE_SIGMAS
+from privgraph.release.planner import size_composition
 from privgraph.release.tree import proportions
 from privgraph.validation import InvalidInput
 
@@ -62,15 +64,17 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     """``{path: writer}`` for every output of a fitted release and its synthetic rows, drawn
     by ``release.sample`` (the report names the path that ran, ``release.sampling_``)."""
     privacy = privacy_summary(release)
-    model = json.loads(release.parameters_.to_json()) | {"merged_levels": release.levels_.merged_text(),
-                                                         "privacy": privacy}
+    fitted = json.loads(release.parameters_.to_json())  # its ledger is the parameters' alone: privacy's is whole
+    model = {k: v for k, v in fitted.items() if k not in ("ledger", "caveats")} | {
+        "merged_levels": release.levels_.merged_text(), "privacy": privacy}
     plan = {"split": release.plan_.split, "rounds": release.plan_.rounds, "stages": release.plan_.rows(),
             "recommended_split": release.plan_.recommended_split, "tree_cap": release.tree_cap,
             "model_cells": release.model_cells_}
     checks = marginal_checks(release, synthetic)
+    graph = tree_writer if release.structure_kind_ == "tree" else graph_writer
     writers = {
-        paths["graph_json"]: graph_writer(release.graph_, ".json", privacy),
-        paths["graph_dot"]: graph_writer(release.graph_, ".dot", privacy),
+        paths["graph_json"]: graph(release.graph_, ".json", privacy),
+        paths["graph_dot"]: graph(release.graph_, ".dot", privacy),
         paths["graph_png"]: drawing_writer(release.graph_, "png", title=f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"),
         paths["model"]: _text(json.dumps(model)),
         paths["ledger"]: _text(json.dumps(privacy | {"accounting_methods_compared": method_comparison(release)},
@@ -110,23 +114,62 @@ def _text(text: str):
 _STAGE_NAMES = {"gauss-pc": "Gauss-PC", "priv-pc": "Priv-PC", "tree": "private spanning tree"}
 
 
-def stage_epsilons(release) -> dict[str, float]:
-    """Each stage's epsilon composed alone, by the release's composition (the size first,
-    when stage 0 released it)."""
-    structure = release.structure_.ledger if release.structure_kind_ == "tree" else release.structure_.ledger_
+def budget_rows(release) -> list[tuple[str, str, float]]:
+    """``(stage, what it paid for, epsilon)`` for every part of the ledger, each composed alone
+    by the release's composition: the size (when stage 0 released it), the structure's
+    charges (the tree's by what each paid for: its one-way tables, selections, pair tables,
+    rounds) and the parameters' tables. Together they are the whole ledger."""
     composition, delta = release.composition_, release.delta or None
-    size = {"size": release.plan_.size_epsilon} if release.plan_.size_epsilon else {}
-    return size | {"structure": structure.total(composition, delta).epsilon,
-                   "parameters": release.parameters_.ledger_.total(composition, delta).epsilon}
+
+    def alone(ledger) -> float:
+        return ledger.total(composition, delta).epsilon
+
+    rows = [("0 size", "the number of rows (Laplace, sensitivity 1)", release.plan_.size_epsilon)] \
+        if release.plan_.size_epsilon else []
+    if release.structure_kind_ == "tree":
+        rows += [("1 structure", what, alone(ledger)) for what, ledger in release.structure_.paid]
+        last = len(release.structure_.last)
+        paid = f"the last round's {last} residual pair tables" if release.structure_.last[0][1:] else \
+            "the one-way tables again (no residual pair fitted the cap)"
+    else:
+        s = release.structure_
+        rows.append(("1 structure", f"{_method_name(s)}'s tests ({s.ci_test_})", alone(s.ledger_)))
+        paid = f"the model's {len(release.cliques_)} tables"
+    return rows + [("3 parameters", paid, alone(release.parameters_.ledger_))]
 
 
-def _size_row(release, eps: dict) -> str:
-    """Stage 0's table row (with its line end), or nothing when no size was released."""
-    if "size" not in eps:
+def _size_row(release) -> str:
+    """Stage 0's table row (with its line end), or nothing when no size was released: why it
+    was released and its exact share of the budget."""
+    eps = release.plan_.size_epsilon
+    if not eps:
         return ""
-    return (f"| 0 size | the number of rows with Laplace noise (sensitivity 1); the structure ran on a secret "
-            f"uniform subset of {release.plan_.n_rows} rows, the released size less its noise's 1e-6 tail | "
-            f"{eps['size']:.4g} |\n")
+    zcdp = size_composition(release.delta) == "rdp"
+    share = (f"{SIZE_SHARE:.0%} of rho, the zCDP budget (epsilon, delta) converts to (epsilon {eps:.4g} alone, "
+             f"{100 * eps / release.epsilon:.3g}% of epsilon {release.epsilon:g})" if zcdp
+             else f"{SIZE_SHARE:.0%} of epsilon ({eps:.4g})")
+    m = release.plan_.n_rows
+    if release.structure_kind_ == "tree":
+        use = (f"released because the structure was chosen (`{release.structure}`) by the planner from a public "
+               f"size, {m} rows (the released size less its noise's 1e-6 tail); the tree then ran on all rows and "
+               f"reads no size")
+    else:
+        use = (f"the structure ran on a secret uniform subset of {m} rows, the released size less its noise's "
+               f"1e-6 tail")
+    return f"| 0 size | the number of rows with Laplace noise (sensitivity 1), {share}; {use} | {eps:.4g} |\n"
+
+
+#: What each private CI test of a PC path releases (the structure's row of the report).
+_TEST_RELEASES = {
+    "fisher-z": "one private covariance matrix, PC on it for free",
+    "rank": "one private matrix of Kendall's tau, PC on its Gaussian-copula correlation for free",
+}
+
+
+def _method_name(structure) -> str:
+    """The PC variant that ran (PrivPC's ``method_``; its Fisher-z path names none)."""
+    method = getattr(structure, "method_", None)
+    return {"gauss-pc": "Gauss-PC", "priv-pc": "Priv-PC", "tables-pc": "Tables-PC", None: "PC"}.get(method, method)
 
 
 def _structure_row(release) -> str:
@@ -135,12 +178,29 @@ def _structure_row(release) -> str:
     if release.structure_kind_ == "tree":
         return (f"private spanning tree: {len(s.tables.domain.names)} noisy one-way tables, {len(s.edges)} edges by "
                 f"the exponential mechanism, their tables, {adaptive_text(s.adaptive)}then {len(s.last)} pairs the "
-                f"model explains worst, in {len(release.plan_.tree.batches)} rounds (the tables of every round "
+                f"model explains worst, in {len(release.plan_.tree.batches)} round{'s' * (len(release.plan_.tree.batches) != 1)} (the tables of every round "
                 f"but the last)")
-    if release.structure_kind_ == "gauss-pc":
-        return f"Gauss-PC ({s.ci_test_} test, one Gaussian release per level of PC, zCDP)"
-    return (f"Priv-PC ({s.ci_test_} test, cap {s.rounds_} rounds, "
+    name, test = _method_name(s), s.ci_test_
+    if test in _TEST_RELEASES:
+        return f"{name} ({test} test: {_TEST_RELEASES[test]})"
+    if getattr(s, "method_", None) == "tables-pc":
+        return f"{name} (Gaussian releases of the tables of levels 0-2's tests, each a chi-square test, zCDP)"
+    if getattr(s, "method_", None) == "gauss-pc":
+        return f"{name} ({test} test, one Gaussian release per level of PC, zCDP)"
+    return (f"{name} ({test} test, cap {s.rounds_} rounds, "
             f"{'complete' if s.complete_ else 'stopped at the cap: untested edges kept'})")
+
+
+def _orientation_row(release) -> str:
+    """What stage 2 did, in one table cell: nothing for the tree (no orientation claim)."""
+    if release.structure_kind_ == "tree":
+        return ("none: the tree is an undirected dependence structure (its edges are pairs that depend, with no "
+                "direction and no causal claim; `graph.json` is a tree, not a CPDAG)")
+    hook = (f", then the private orientation hook {getattr(release.orientation, '__name__', 'given')}"
+            if release.orientation is not None else "")
+    extension = "consistent" if release.is_consistent_extension_ else "none consistent: a DAG with the same skeleton"
+    return (f"colliders and Meek's rules on {_method_name(release.structure_)}'s separating sets{hook}; the model's "
+            f"tables from a DAG extension of the CPDAG ({extension})")
 
 
 def _parameters_row(release) -> str:
@@ -151,6 +211,28 @@ def _parameters_row(release) -> str:
     noise = "Gaussian (RDP composition with stage 1)" if release.structure_kind_ == "gauss-pc" else "Laplace"
     return (f"{len(release.cliques_)} tables (families of the DAG extension merged within a cap of "
             f"{release.plan_.cap} cells), {noise}, CGM-EM")
+
+
+def distinct_tables(cliques) -> list[tuple[str, ...]]:
+    """The model's tables counted once each (a pair measured twice, or as ``(b, a)``, is one
+    table), in first-seen order: what the report and the command line count.
+
+    >>> distinct_tables([("a",), ("a", "b"), ("b", "a"), ("a", "b")])
+    [('a',), ('a', 'b')]
+    """
+    first: dict = {}
+    for c in cliques:
+        first.setdefault(frozenset(c), tuple(c))
+    return list(first.values())
+
+
+def model_tables_text(release) -> str:
+    """The fitted model's distinct tables, one-way ones apart (the command line's words).
+
+    The count is of :func:`distinct_tables` of the model's cliques."""
+    tables = distinct_tables(release.parameters_.model_.cliques)
+    ones = sum(len(c) == 1 for c in tables)
+    return f"{len(tables)} distinct model tables ({ones} one-way, {len(tables) - ones} of two or more columns)"
 
 
 def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
@@ -187,10 +269,13 @@ def _figure(width=6.0, height=3.0):
 
 
 def _budget_plot(release):
-    eps = stage_epsilons(release)
-    fig = _figure(5, 2.4)
+    rows = budget_rows(release)
+    colours = {"0 size": "tab:gray", "1 structure": "tab:blue", "3 parameters": "tab:orange"}
+    fig = _figure(8, 1.2 + 0.4 * len(rows))
     ax = fig.add_subplot()
-    ax.barh(list(eps), list(eps.values()), color=["tab:gray", "tab:blue", "tab:orange"][-len(eps):])
+    ax.barh([f"{stage}: {what}"[:70] for stage, what, _ in rows][::-1], [e for *_, e in rows][::-1],
+            color=[colours[stage] for stage, *_ in rows][::-1])
+    ax.tick_params(axis="y", labelsize=7)
     ax.set_xlabel("epsilon (each stage composed alone; the release total is in ledger.json)")
     ax.set_title("budget split (orientation and sampling: no budget)")
     fig.tight_layout()
@@ -218,12 +303,13 @@ def what_ran(release) -> str:
     """The report's account of what actually ran: the structure the planner chose, the
     model's cliques, its junction tree against the public cap, the model's inference (exact:
     the cap keeps it so) and the path the synthetic rows took."""
-    cliques = release.parameters_.model_.cliques
+    cliques = distinct_tables(release.parameters_.model_.cliques)
     rounds = getattr(release.structure_, "adaptive", None)
     adaptive = f"- Adaptive rounds: {adaptive_text(rounds).rstrip(', ')}.\n" if rounds is not None else ""
     return (f"- Structure: {_STAGE_NAMES[release.structure_kind_]} (asked for: {release.structure}).\n"
             f"{adaptive}"
-            f"- Model: {len(cliques)} tables, {model_cliques_text(cliques)}.\n"
+            f"- Model: {len(cliques)} distinct tables (a table measured more than once counted once), "
+            f"{model_cliques_text(cliques)}.\n"
             f"- Rare levels: {merged_levels_text(release.levels_.merged_text())}.\n"
             f"- Junction tree: {release.model_cells_:,} cells, within the public model-size cap of "
             f"{release.tree_cap:,} cells (`tree_cap`, fixed before the data was read; every table the release "
@@ -277,10 +363,19 @@ def model_cliques_text(cliques) -> str:
     return (f"{ones} one-way and " if ones else "") + (", ".join(wider) or "no wider table")
 
 
+def _graph_text(release) -> str:
+    """What the released graph is, in its own terms: a tree's undirected edges, or a CPDAG's."""
+    g = release.graph_
+    if release.structure_kind_ == "tree":
+        return (f"A tree of {len(g.undirected_edges)} undirected edges over {len(g.nodes)} columns: a dependence "
+                "structure (pairs that depend), with no direction and no causal claim; no independence test ran")
+    return f"A CPDAG with {len(g.directed_edges)} directed and {len(g.undirected_edges)} undirected edges"
+
+
 def report_markdown(release, checks, paths) -> str:
     """The report: what was released, at what cost, what ran, what is private and what is not."""
     p = privacy_summary(release)
-    eps = stage_epsilons(release)
+    budget = "\n".join(f"| {stage} | {what} | {eps:.4g} |" for stage, what, eps in budget_rows(release))
     caveats = "\n".join(f"- **NOT PRIVATE:** {c}" for c in p["caveats"]) or "- none"
     rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
     if p["neighbours"] == "replace_one":
@@ -312,23 +407,28 @@ def report_markdown(release, checks, paths) -> str:
 
 ## Stages
 
-| stage | what | epsilon |
-|---|---|---|
-{_size_row(release, eps)}| 1 structure | {_structure_row(release)} | {eps['structure']:.4g} |
-| 2 orientation | colliders and Meek's rules; DAG extension ({'consistent' if release.is_consistent_extension_ else 'none consistent: a DAG with the same skeleton'}) | 0 |
-| 3 parameters | {_parameters_row(release)} | {eps['parameters']:.4g} |
-| 4 synthetic rows | drawn {SAMPLING_PATHS[release.sampling_]} | 0 |
+| stage | what ran |
+|---|---|
+{_size_row(release)}| 1 structure | {_structure_row(release)} |
+| 2 orientation | {_orientation_row(release)} |
+| 3 parameters | {_parameters_row(release)} |
+| 4 synthetic rows | drawn {SAMPLING_PATHS[release.sampling_]} |
 
-Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together they cost
-({p['epsilon']:.4g}, {p['delta']:.3g}) by {p['composition']} composition, which for Gaussian
-(zCDP) stages is less than the sum.
+## Budget
+
+What each part of the ledger paid for, each composed alone at delta {p['delta']:.3g} (stages 2
+and 4 are post-processing and cost nothing); together they cost ({p['epsilon']:.4g}, {p['delta']:.3g}) by
+{p['composition']} composition, which for Gaussian (zCDP) parts is less than the sum.
+
+| stage | paid for | epsilon |
+|---|---|---|
+{budget}
 
 ![budget split]({paths['budget_png'].name})
 
 ## Graph
 
-{len(release.graph_.directed_edges)} directed and {len(release.graph_.undirected_edges)} undirected edges
-(`{paths['graph_json'].name}`, `{paths['graph_dot'].name}`).
+{_graph_text(release)} (`{paths['graph_json'].name}`, `{paths['graph_dot'].name}`).
 
 ![graph]({paths['graph_png'].name})
 
@@ -346,5 +446,6 @@ Each stage's epsilon is that stage alone at delta {p['delta']:.3g}; together the
 """
 
 
-__all__ = ["FILES", "marginal_checks", "method_comparison", "model_cliques_text", "privacy_summary", "relation",
-           "release_outputs", "release_writers", "report_markdown", "stage_epsilons", "what_ran"]
+__all__ = ["FILES", "budget_rows", "distinct_tables", "marginal_checks", "method_comparison", "model_cliques_text",
+           "model_tables_text", "privacy_summary", "relation", "release_outputs", "release_writers", "report_markdown",
+           "what_ran"]

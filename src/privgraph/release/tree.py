@@ -340,6 +340,8 @@ class TreeStructure:
     merged: MergedEngine | None = None
     #: what AIM's adaptive rounds did (:class:`~privgraph.release.adaptive.AdaptiveRounds`), None without them
     adaptive: object = None
+    #: ``ledger`` by what each charge paid for, in the order spent: ``((label, Ledger), ...)``
+    paid: tuple = ()
 
     @property
     def levels(self) -> MergedLevels:
@@ -376,6 +378,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
     ones, ledger = release(_one_way(engine.domain), plan.one_way_epsilon,
                            counts=one_way_counts(engine.domain.names, counted))
+    paid = {f"the {len(engine.domain.names)} one-way tables": ledger}
     # Rare levels merged (post-processing of the one-way tables, :mod:`privgraph.release.levels`):
     # every later table, score and model is over the merged codes.
     levels = merge_rare_levels(engine.domain, ones.tables, ones.scale)
@@ -385,7 +388,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     ones = replace(ones, domain=domain, tables=tuple(levels.table(t, c) for t, c in zip(ones.tables, ones.cliques)))
     release = functools.partial(release_counts, merged, plan=plan, sampler=sampler, budget=budget, records=records)
     n = ones.records  # replace-one: the public n; add/remove: the one-way tables' estimate (post-processing)
-    ledger = ledger + reserve_plan([plan.selection_charge()], budget)
+    selected = reserve_plan([plan.selection_charge()], budget)
+    ledger = ledger + selected
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
     independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
     tree_scores = l1_scores(list(counted.values()), independent, n) - noise_penalty(
@@ -396,19 +400,23 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     tree, spent = release(edges or _one_way(domain), plan.pair_epsilon, counts=_counts(edges, counted, ones_counts))
     tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent
+    paid |= {f"the tree's edges: {len(edges)} chosen by the exponential mechanism": selected,
+             f"the tree's {len(edges)} pair tables" if edges else "the one-way tables again (no pair fitted the cap)": spent}
     in_tree = set(edges)
     extras: list = []
     rounds = None
     if plan.adaptive is not None:
         from privgraph.release.adaptive import adaptive_rounds  # cycle: release.tree <-> release.adaptive
 
-        ledger = ledger + reserve_plan([plan.adaptive.charge(plan.delta)], budget)
+        adaptive = reserve_plan([plan.adaptive.charge(plan.delta)], budget)
+        ledger = ledger + adaptive
         tables, rounds = adaptive_rounds(tables, counted, plan.adaptive, delta=plan.delta, sampler=sampler,
                                          rng=rng if rng is not None else np.random.default_rng(),
                                          tree_cap=tree_cap, records=records,
                                          ordered={v for v in engine.domain.names if engine.domain.is_ordered(v)})
         extras += [p for p in dict.fromkeys(rounds.pairs) if p not in in_tree]
         n = tables.records
+        paid[f"AIM's adaptive rounds: {rounds.rounds} rounds, each a selection and its pair's table"] = adaptive
     # The last round's candidates: every pair outside the tree (a pair the adaptive rounds
     # measured may be measured again), so the round always has its planned number of
     # candidates and its charge never depends on the data.
@@ -417,7 +425,10 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
                  round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(), tree_cap=tree_cap))
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
         check_time(f"the tree's round {i + 1} of residual pairs")
-        ledger = ledger + reserve_plan([plan.residual_charge(size)], budget)
+        residual = reserve_plan([plan.residual_charge(size)], budget)
+        ledger = ledger + residual
+        _add(paid, f"the residual pairs' selections ({len(plan.batches)} round{'s' * (len(plan.batches) > 1)}, "
+                   "exponential mechanism)", residual)
         if i:  # the model refitted with the earlier rounds' tables (post-processing)
             predicted = round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(),
                                           tree_cap=tree_cap)
@@ -433,10 +444,16 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged,
-                                 rounds)
+                                 rounds, tuple(paid.items()))
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
+        _add(paid, "the residual pairs' tables of every round but the last", spent)
     raise InvalidInput("a tree plan needs at least one round of residual pairs")
+
+
+def _add(paid: dict, label: str, ledger: Ledger) -> None:
+    """``ledger`` added to ``paid[label]`` (a label's charges across rounds, together)."""
+    paid[label] = paid[label] + ledger if label in paid else ledger
 
 
 def noise_penalty(domain: Domain, pairs, plan: TreePlan, epsilon: float, tables: int) -> np.ndarray:
