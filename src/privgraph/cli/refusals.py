@@ -204,6 +204,16 @@ MALFORMED_LINES = {
 }
 
 
+#: One record whose value is text with hard characters (each holds :data:`MARKER`): a value
+#: outside the domain, which must change nothing but that record's code. Their UTF-8 bytes
+#: include 0x80-0x9F, which stopped DuckDB's former Latin-1 scan with an error.
+HARD_TEXT_LINES = {
+    "euro and sharp s": "no,2,zqxj€ß".encode(),
+    "emoji with a joiner": "zqxj👩\u200d💻,2,x".encode(),
+    "NEL, line separator and BOM": "no,zqxj\u0085\u2028\ufeff,x".encode(),
+}
+
+
 def _malformed(line: bytes, n: int = 1000):
     """D, and D with one malformed line among its records (neighbours under either relation)."""
     def make(folder: Path) -> tuple[Path, Path]:
@@ -436,7 +446,8 @@ def _binned_cases() -> tuple[RefusalCase, ...]:
 
 
 def _malformed_cases() -> tuple[RefusalCase, ...]:
-    """Every command that reads a file, on D and D with one malformed line (and with a BOM)."""
+    """Every command that reads a file, on D and D with one malformed line (and with a BOM), or
+    with one record of hard characters (:data:`HARD_TEXT_LINES`)."""
     commands = (("discover", "replace-one", _discover()), ("fit-mrf", "add/remove", _fit_mrf("add_remove")),
                 ("fit-mrf", "replace-one", _fit_mrf("replace_one")), ("release", "add/remove", _release("add_remove")),
                 ("release", "replace-one", _release("replace_one")), ("domain", "owner's tool", _domain_check))
@@ -448,6 +459,12 @@ def _malformed_cases() -> tuple[RefusalCase, ...]:
     cases += [RefusalCase(f"direction_{kind.replace(' ', '_')}", "direction", "replace-one",
                           f"one malformed line ({kind})", _malformed_pair(line), _direction)
               for kind, line in MALFORMED_LINES.items()]
+    cases += [RefusalCase(f"{command.replace('-', '_')}_{relation.split('-')[0].split('/')[0]}_{kind.replace(' ', '_')}",
+                          command, relation, f"one value of hard characters ({kind})", _malformed(line), args)
+              for command, relation, args in commands for kind, line in HARD_TEXT_LINES.items()]
+    cases += [RefusalCase(f"direction_{kind.replace(' ', '_')}", "direction", "replace-one",
+                          f"one value of hard characters ({kind})", _malformed_pair(line), _direction)
+              for kind, line in HARD_TEXT_LINES.items()]
     cases.append(RefusalCase("plan_reads_no_data", "plan", "any", "plan beside a file and its malformed neighbour",
                              _malformed(MALFORMED_LINES["extra field"]), _plan, takes_data=False))
     return tuple(cases)

@@ -55,6 +55,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -253,10 +254,13 @@ def _json_level(value):
 def level_text(value) -> str:
     """The canonical text of a level or a data value: how values are matched to levels.
 
-    Integral numbers lose their ``.0``, booleans are lower case, text is stripped.
+    Integral numbers lose their ``.0``, booleans are lower case, text loses the spaces (U+0020
+    only, as in SQL: a tab, NBSP or NEL is text) around it. Text is a number only in ASCII
+    decimal notation (not ``1_0`` or full-width digits, which SQL does not read as numbers), so
+    every engine matches a value to the same level.
 
-    >>> [level_text(v) for v in (1, 1.0, "1", " yes ", True, "TRUE", 2.5)]
-    ['1', '1', '1', 'yes', 'true', 'true', '2.5']
+    >>> [level_text(v) for v in (1, 1.0, "1", " yes ", True, "TRUE", 2.5, "\u00a0x", "１", "1_0")]
+    ['1', '1', '1', 'yes', 'true', 'true', '2.5', '\xa0x', '１', '1_0']
     """
     if hasattr(value, "item") and not isinstance(value, str):
         value = value.item()
@@ -266,14 +270,17 @@ def level_text(value) -> str:
         return str(value)
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
-    text = str(value).strip()
+    text = str(value).strip(" ")
     if text.lower() in ("true", "false"):
         return text.lower()
-    try:
-        number = float(text)
-    except ValueError:
+    if not DECIMAL.fullmatch(text):
         return text
-    return level_text(number) if math.isfinite(number) and text.lower() not in ("nan", "inf", "-inf") else text
+    number = float(text)
+    return level_text(number) if math.isfinite(number) else text
+
+
+#: A number's text in ASCII decimal notation (what SQL casts read alike).
+DECIMAL = re.compile(r"[-+]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def read_codebook(path) -> Domain:

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.encoding import check_missing_policy, check_overrides, infer_column, parse_kind
 from privgraph.data.names import check_columns_present, quote, sql_literal
-from privgraph.data.long_lines import in_file_order, long_lines
+from privgraph.data.long_lines import in_file_order, unread_lines
 from privgraph.data.records import VALID, Dialect, check_csv_file, header_of, records_query
 from privgraph.inputs import check_path, file_format  # noqa: F401 (also imported from here)
 from privgraph.validation import InvalidInput, UnknownName
@@ -69,8 +69,8 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
     that no type is guessed from the data (a public domain then says how to read each
     value); otherwise a column whose values are all numbers becomes numeric. ``with_valid``
     adds the column :data:`~privgraph.data.records.VALID` (CSV only: False on a line that
-    did not parse). Rows are in the file's order (a line over 4 MiB too, as a record of missing
-    values: :mod:`privgraph.data.long_lines`). Parquet keeps its stored types. A requested
+    did not parse). Rows are in the file's order (a line over 4 MiB or not valid UTF-8 too, as a
+    record of missing values: :mod:`privgraph.data.long_lines`). Parquet keeps its stored types. A requested
     column that the file lacks is a KeyError naming the file.
 
     >>> import tempfile, pandas as pd
@@ -93,7 +93,8 @@ def read_table(path, columns=None, *, as_text: bool = False, dialect: Dialect | 
     source = csv_records(path, names, dialect, typed=not as_text, con=con)
     select = ", ".join([quote(n) for n in names] + ([VALID] if with_valid else []))
     frame = con.execute(f"SELECT {select} FROM {source}").df()
-    return in_file_order(frame, long_lines(path, header=(dialect or Dialect()).header))
+    dialect = dialect or Dialect()
+    return in_file_order(frame, unread_lines(path, header=dialect.header, encoding=dialect.encoding))
 
 
 def duckdb_source(path: Path, names: Sequence[str] = (), *, row_numbers: bool = False, all_text: bool = False,

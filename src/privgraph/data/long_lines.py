@@ -1,4 +1,4 @@
-"""Lines longer than every scan reads: invalid records, counted, never skipped.
+"""Lines a scan does not read: invalid records, counted, never skipped.
 
 Every reader has a line limit (DuckDB's CSV scan holds a line whole in its buffer; a Java
 string holds at most 2 GiB), and whatever the limit, one record can cross it. A scan that
@@ -18,10 +18,17 @@ any other malformed line (:mod:`privgraph.data.records`), in every engine:
 
 The pass finds lines the way the scans do: they end at LF, CR or CRLF, an empty line is not
 a record, and the header (the first line, when the dialect has one) is not a record.
+
+DuckDB's UTF-8 scan skips, likewise, a line whose bytes are not valid UTF-8 (its check and
+Python's strict decoder agree: surrogates, overlong forms and truncated sequences are all
+invalid; ``tests/data/test_hard_text.py``), so :func:`unread_lines` finds those lines in the
+same pass, and the scan adds them back as records of missing values with the long ones. DuckDB
+drops a UTF-8 byte-order mark at the start of a file; so does the pass.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 from functools import lru_cache
@@ -37,6 +44,7 @@ MAX_LINE_BYTES = 1 << 22
 SCAN_LINE_BYTES = MAX_LINE_BYTES + 64
 #: Bytes read at a time by :func:`long_lines`.
 BLOCK_BYTES = 1 << 22
+BOM = b"\xef\xbb\xbf"
 
 
 def long_lines(path, *, header: bool, limit: int = MAX_LINE_BYTES) -> np.ndarray:
@@ -52,43 +60,97 @@ def long_lines(path, *, header: bool, limit: int = MAX_LINE_BYTES) -> np.ndarray
     ([1], [0, 1, 2, 3, 4])
     """
     stat = os.stat(path)
-    return _long_lines(str(path), stat.st_size, stat.st_mtime_ns, header, limit).copy()
+    return _unread(str(path), stat.st_size, stat.st_mtime_ns, header, limit, False).copy()
+
+
+def unread_lines(path, *, header: bool, encoding: str) -> np.ndarray:
+    """The places of the records DuckDB's scan does not read (:mod:`privgraph.data.records`):
+    lines over :data:`MAX_LINE_BYTES` and, in a ``"utf-8"`` file, lines that are not valid
+    UTF-8 (a leading byte-order mark dropped first), in order.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_bytes(b"\\xef\\xbb\\xbfa\\n\\xc3\\xbc\\n\\xc3\\n\\xff\\r\\n\\xed\\xa0\\x80\\n\\xe2\\x82\\xac")
+    >>> unread_lines(p, header=False, encoding="utf-8").tolist(), unread_lines(p, header=False, encoding="latin-1").tolist()
+    ([2, 3, 4], [])
+    """
+    stat = os.stat(path)
+    is_utf8 = encoding == "utf-8"
+    return _unread(str(path), stat.st_size, stat.st_mtime_ns, header, MAX_LINE_BYTES, is_utf8).copy()
 
 
 @lru_cache(maxsize=32)
-def _long_lines(path: str, size: int, mtime: int, header: bool, limit: int) -> np.ndarray:
-    """:func:`long_lines`, once per file version (size and mtime: the arguments only key the cache)."""
+def _unread(path: str, size: int, mtime: int, header: bool, limit: int, is_utf8: bool) -> np.ndarray:
+    """:func:`unread_lines`, once per file version (size and mtime: the arguments only key the cache)."""
     opener = gzip.open if path.lower().endswith(".gz") else open
     with opener(path, "rb") as f:
-        return _scan(iter(lambda: f.read(BLOCK_BYTES), b""), header, limit)
+        blocks = iter(lambda: f.read(BLOCK_BYTES), b"")
+        if is_utf8:
+            first = f.read(len(BOM))
+            blocks = _chain(first[len(BOM):] if first == BOM else first, blocks)
+        return _scan(blocks, header, limit, is_utf8)
 
 
-def _scan(blocks, header: bool, limit: int) -> np.ndarray:
-    """The places of the long records in a stream of byte blocks (:func:`long_lines`)."""
+def _chain(first: bytes, rest):
+    """``first``, then the blocks of ``rest``."""
+    yield first
+    yield from rest
+
+
+def _scan(blocks, header: bool, limit: int, is_utf8: bool = False) -> np.ndarray:
+    """The places of the long records (and, ``is_utf8``, of those not valid UTF-8) in a stream
+    of byte blocks (:func:`unread_lines`)."""
     found, run, records, is_header = [], 0, 0, header
+    pending, is_bad = b"", False  # the line in progress: its incomplete UTF-8 sequence, and if it is invalid
     for block in blocks:
         a = np.frombuffer(block, np.uint8)
         ends = np.flatnonzero((a == 10) | (a == 13))
+        bad = np.zeros(ends.size, bool)
+        if is_utf8:
+            bad, pending, is_bad = _undecodable(block, ends, pending, is_bad)
         if ends.size == 0:
             run += a.size
             continue
         lengths = np.diff(ends, prepend=-1) - 1
         lengths[0] += run
         if is_header:
-            lengths, is_header = lengths[1:], False
-        records = _take(lengths, records, limit, found)
+            lengths, bad, is_header = lengths[1:], bad[1:], False
+        records = _take(lengths, records, limit, found, bad)
         run = a.size - int(ends[-1]) - 1
     if not is_header:
-        _take(np.array([run]), records, limit, found)
+        _take(np.array([run]), records, limit, found, np.array([is_bad or pending != b""]))
     return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
-def _take(lengths: np.ndarray, records: int, limit: int, found: list) -> int:
-    """Append the places of the long lines among ``lengths`` (the next lines, records counted so
-    far ``records``) to ``found``; return the records counted after them."""
+def _undecodable(block: bytes, ends: np.ndarray, pending: bytes, is_bad: bool):
+    """Which lines ending at ``ends`` in ``block`` are not valid UTF-8, and the state of the line
+    in progress after it: (flags, its incomplete sequence, whether it is invalid so far). The
+    decoder stops at each error, whose line is then flagged, and goes on after that line's end
+    (a line break is ASCII, so an error always lies in the line that holds its first byte)."""
+    data, shift = memoryview(pending + block), len(pending)
+    stops = ends + shift
+    bad = np.zeros(ends.size, bool)
+    if ends.size:
+        bad[0] = is_bad
+    at = 0
+    while True:
+        try:
+            _, used = codecs.utf_8_decode(data[at:], "strict", False)
+        except UnicodeDecodeError as err:
+            k = int(np.searchsorted(stops, at + err.start))  # the line holding the error's first byte
+            if k == ends.size:
+                return bad, b"", True
+            bad[k], at = True, int(stops[k]) + 1
+            continue
+        return bad, bytes(data[at + used:]), is_bad and ends.size == 0
+
+
+def _take(lengths: np.ndarray, records: int, limit: int, found: list, bad: np.ndarray) -> int:
+    """Append the places of the long (or ``bad``) lines among ``lengths`` (the next lines, records
+    counted so far ``records``) to ``found``; return the records counted after them."""
     is_record = lengths > 0
     places = records + np.cumsum(is_record) - 1
-    found.append(places[lengths > limit])
+    found.append(places[is_record & ((lengths > limit) | bad)])
     return records + int(is_record.sum())
 
 
@@ -108,4 +170,4 @@ def in_file_order(frame: pd.DataFrame, places: np.ndarray) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
-__all__ = ["MAX_LINE_BYTES", "SCAN_LINE_BYTES", "in_file_order", "long_lines"]
+__all__ = ["MAX_LINE_BYTES", "SCAN_LINE_BYTES", "in_file_order", "long_lines", "unread_lines"]

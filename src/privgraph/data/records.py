@@ -28,11 +28,15 @@ frames, which come from the DuckDB query):
   columns, never the line's text (a file without its header would otherwise print a
   record).
 
-How the scan works: DuckDB reads each line whole as text (a delimiter that begins with a
-line feed, so no line can hold it, and no quoting) in its Latin-1 *view* (every byte one character), so no byte can
-fail to decode; in SQL the line is then checked to be valid UTF-8 and decoded, split and
-validated. :func:`split_line` is the same rule in Python, the reference the SQL is tested
-against.
+How the scan works: DuckDB reads each line whole as UTF-8 text (a delimiter that begins with
+a line feed, so no line can hold it, and no quoting); in SQL the line is then split and
+validated. Its reader checks UTF-8 itself and skips a line that is not valid UTF-8, so one
+streamed pass over the file finds those lines (:func:`~privgraph.data.long_lines.unread_lines`,
+with the lines over 4 MiB) and the scan adds each back as a record of missing values. A
+Latin-1 file, where every byte is a character, is scanned through a UTF-8 copy
+(:mod:`privgraph.data.transcoded`: DuckDB's own Latin-1 decoder refuses bytes 0x80-0x9F). So
+no byte of a record can stop a scan. :func:`split_line` is the same rule in Python, the
+reference the SQL is tested against.
 """
 
 from __future__ import annotations
@@ -42,8 +46,9 @@ import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from privgraph.data.long_lines import MAX_LINE_BYTES, SCAN_LINE_BYTES, long_lines
+from privgraph.data.long_lines import MAX_LINE_BYTES, SCAN_LINE_BYTES, long_lines, unread_lines
 from privgraph.data.names import quote as ident
+from privgraph.data.transcoded import utf8_copy
 from privgraph.validation import InvalidInput, UnknownName, one_of
 
 #: The encodings a dialect may name.
@@ -262,13 +267,6 @@ def line_patterns(dialect: Dialect, *, possessive: bool = False) -> tuple[str, s
     return f"{one}(?:{d}{one}){star}", f"{d}({one})"
 
 
-#: Valid UTF-8 in the Latin-1 view: each code point's bytes as characters U+0000-U+00FF.
-UTF8_VIEW = ("(?:[\\x{00}-\\x{7F}]|[\\x{C2}-\\x{DF}][\\x{80}-\\x{BF}]|\\x{E0}[\\x{A0}-\\x{BF}][\\x{80}-\\x{BF}]"
-             "|[\\x{E1}-\\x{EC}\\x{EE}\\x{EF}][\\x{80}-\\x{BF}]{2}|\\x{ED}[\\x{80}-\\x{9F}][\\x{80}-\\x{BF}]"
-             "|\\x{F0}[\\x{90}-\\x{BF}][\\x{80}-\\x{BF}]{2}|[\\x{F1}-\\x{F3}][\\x{80}-\\x{BF}]{3}"
-             "|\\x{F4}[\\x{80}-\\x{8F}][\\x{80}-\\x{BF}]{2})*")
-
-
 def _has_marks(column: str) -> str:
     """SQL: ``column`` holds one of the :data:`MARKS`."""
     return "(" + " OR ".join(f"contains({column}, chr({ord(c)}))" for c in MARKS) + ")"
@@ -281,30 +279,31 @@ def _literal(text: str) -> str:
 def records_query(path: Path, header: Sequence[str], names: Sequence[str], dialect: Dialect) -> str:
     """A DuckDB sub-query over a CSV file: one row per non-empty line after the header, the
     text of each of ``names`` (NULL for an empty field, and in every column of a line that does
-    not parse) and
-    :data:`VALID`. The records of lines over 4 MiB come last (:mod:`privgraph.data.long_lines`).
+    not parse) and :data:`VALID`. The records of the lines the scan does not read (over 4 MiB, or
+    not valid UTF-8: :func:`~privgraph.data.long_lines.unread_lines`) come last.
 
     >>> import tempfile, duckdb
     >>> p = Path(tempfile.mkdtemp()) / "t.csv"
     >>> _ = p.write_bytes(b'a,b\\nx,"1"\\n"x,2\\n\\ny,2,3\\nz,\\xff\\n\\xc3\\xbc,"a""b"\\r\\n')
     >>> duckdb.sql(f"SELECT * FROM {records_query(p, ['a', 'b'], ['b', 'a'], Dialect())}").fetchall()
-    [('1', 'x', True), (None, None, False), (None, None, False), (None, None, False), ('a"b', 'ü', True)]
+    [('1', 'x', True), (None, None, False), (None, None, False), ('a"b', 'ü', True), (None, None, False)]
     """
 
-    scan = (f"read_csv({_literal(str(path))}, columns = {{'l': 'VARCHAR'}}, "
+    is_utf8 = dialect.encoding == "utf-8"
+    # a Latin-1 file through its UTF-8 copy: a byte over 0x7F is two there, so its reader's limit doubles
+    source, limit = (path, SCAN_LINE_BYTES) if is_utf8 else (utf8_copy(path), 2 * SCAN_LINE_BYTES)
+    scan = (f"read_csv({_literal(str(source))}, columns = {{'l': 'VARCHAR'}}, "
             f"header = {str(dialect.header).lower()}, delim = {_literal(SEPARATOR)}, quote = '', escape = '', "
-            f"new_line = '\\n', encoding = 'latin-1', auto_detect = false, strict_mode = false, null_padding = true, "
-            f"max_line_size = {SCAN_LINE_BYTES}, ignore_errors = true)")  # the one error left: a line too long
-    # lines over the limit: those the scan read are dropped, and every one is a record of missing values
-    long = len(long_lines(path, header=dialect.header))
+            f"new_line = '\\n', encoding = 'utf-8', auto_detect = false, strict_mode = false, null_padding = true, "
+            f"max_line_size = {limit}, ignore_errors = true)")  # the errors left: a line too long, or not UTF-8
+    # lines the scan does not read (over the limit, not UTF-8), and those over the limit it read
+    # (dropped), are each a record of missing values; a line's size is its bytes in the file
+    unread = len(unread_lines(path, header=dialect.header, encoding=dialect.encoding))
+    size = "strlen(v)" if is_utf8 else "length(v)"
     view = "(CASE WHEN ends_with(l, chr(13)) THEN left(l, length(l) - 1) ELSE l END)"
-    if dialect.encoding == "utf-8":  # the view's bytes decoded, where they are valid UTF-8 (else NULL)
-        decoded = "decode(unhex(list_aggr(list_transform(string_split(v, ''), lambda c: printf('%02X', ord(c))), 'string_agg', '')))"
-        text = (f"CASE WHEN strlen(v) = length(v) THEN v WHEN regexp_full_match(v, {_literal(UTF8_VIEW)}) "
-                f"THEN {decoded} END")
-        ok = f"s IS NOT NULL AND NOT contains(s, chr(65533)) AND NOT {_has_marks('s')}"
-    else:
-        text, ok = "v", f"s IS NOT NULL AND NOT {_has_marks('s')}"
+    ok = f"s IS NOT NULL AND NOT {_has_marks('s')}"
+    if is_utf8:  # U+FFFD too: what Spark's reader writes for a byte that is not UTF-8
+        ok += " AND NOT contains(s, chr(65533))"
     d = _literal(dialect.delimiter)  # ASCII: the same bytes in every encoding
     if dialect.quote is None:
         fields = f"string_split(s, {d})"
@@ -319,8 +318,8 @@ def records_query(path: Path, header: Sequence[str], names: Sequence[str], diale
     cols = ", ".join(f"CASE WHEN {VALID} THEN NULLIF(fs[{list(header).index(n) + 1}], '') END AS {ident(n)}"
                      for n in names)
     # an empty line (and the empty line DuckDB's scan sees inside a CRLF) reads as NULL: not a record
-    lines = (f"(SELECT {text} AS s FROM (SELECT {view} AS v FROM {scan} WHERE l IS NOT NULL) "
-             f"WHERE length(v) <= {MAX_LINE_BYTES} UNION ALL SELECT NULL FROM range({long}))")
+    lines = (f"(SELECT v AS s FROM (SELECT {view} AS v FROM {scan} WHERE l IS NOT NULL) "
+             f"WHERE {size} <= {MAX_LINE_BYTES} UNION ALL SELECT NULL FROM range({unread}))")
     return (f"(SELECT {cols}{', ' if cols else ''}{VALID} FROM (SELECT fs, {valid} AS {VALID} FROM "
             f"(SELECT s, {fields} AS fs FROM {lines})))")
 

@@ -9,7 +9,7 @@ from typing import Collection, Iterable, Sequence
 import numpy as np
 
 from privgraph.data.bins import bin_sql, numeric_sql
-from privgraph.data.codebook import level_text
+from privgraph.data.codebook import DECIMAL, level_text
 from privgraph.data.domain import Domain
 from privgraph.data.names import quote, sql_literal
 from privgraph.validation import InvalidInput
@@ -162,12 +162,11 @@ def level_spellings(level) -> tuple[str, ...]:
     canonical = level_text(level)
     if canonical in ("true", "false"):
         return (canonical, canonical.capitalize(), canonical.upper())
-    if isinstance(level, str) and canonical != level.strip():  # numeric text such as "01" or "1.0"
+    if isinstance(level, str) and canonical != level.strip(" "):  # numeric text such as "01" or "1.0"
         return tuple(dict.fromkeys((level.strip(), canonical, canonical + ".0")))
-    try:
-        number = float(canonical)
-    except ValueError:
+    if not DECIMAL.fullmatch(canonical):  # text (as level_text: "１" or "1_0" is no number)
         return (canonical,)
+    number = float(canonical)
     return (canonical, canonical + ".0") if number.is_integer() and "." not in canonical and "e" not in canonical else (canonical,)
 
 
@@ -187,7 +186,7 @@ def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ans
 
     >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
     >>> coded_source("t", d, "recode")
-    '(SELECT CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'no\\') THEN 0 WHEN trim(CAST("a" AS VARCHAR)) IN (\\'yes\\') THEN 1 ELSE 0 END AS "a" FROM t)'
+    '(SELECT CASE WHEN trim(CAST("a" AS VARCHAR), \\' \\') IN (\\'no\\') THEN 0 WHEN trim(CAST("a" AS VARCHAR), \\' \\') IN (\\'yes\\') THEN 1 ELSE 0 END AS "a" FROM t)'
     """
     q = quote if style == "ansi" else backquote
     fallback = "0" if invalid == "recode" else "NULL"
@@ -209,7 +208,7 @@ def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi", *
     table at 1e8 rows took 253 CPU-s against 2,385: benchmarks/results/spark_scale.jsonl).
 
     >>> level_case('"a"', ("x",), "NULL")
-    'CASE WHEN trim(CAST("a" AS VARCHAR)) IN (\\'x\\') THEN 0 ELSE NULL END'
+    'CASE WHEN trim(CAST("a" AS VARCHAR), \\' \\') IN (\\'x\\') THEN 0 ELSE NULL END'
     >>> level_case('"a"', (1, "x", "02"), "NULL", integer=True)
     'CASE WHEN "a" IN (1) THEN 0 WHEN "a" IN (2) THEN 2 ELSE NULL END'
     """
@@ -218,7 +217,8 @@ def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi", *
         whens = " ".join(f"WHEN {column} IN ({', '.join(map(str, numbers))}) THEN {code}"
                          for code, numbers in enumerate(integer_spellings(v) for v in levels) if numbers)
     else:
-        text = f"trim(CAST({column} AS {'VARCHAR' if style == 'ansi' else 'STRING'}))"
+        # spaces only (U+0020), as level_text: DuckDB's plain trim takes NBSP too, Spark's does not
+        text = f"trim(CAST({column} AS VARCHAR), ' ')" if style == "ansi" else f"trim(CAST({column} AS STRING))"
         whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
                          for code, v in enumerate(levels))
     return f"CASE {whens} ELSE {fallback} END" if whens else fallback
