@@ -31,3 +31,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _no_progress_lines(monkeypatch):
+    """Off a terminal (as under pytest) a stage still running after ``QUIET_SECONDS`` prints a
+    progress line on stderr; on a loaded machine that timing would add lines to the tests that
+    count stderr's lines. Tests of the lines themselves set the constants they need."""
+    from privgraph.cli import progress
+
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 1e9)
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 1e9)

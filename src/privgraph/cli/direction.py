@@ -213,36 +213,41 @@ def direction(
         console.print(INFER_NOTICE)
     # public bounds or a domain: every value read as text and mapped on its own (a value that
     # is no number is missing), so no record can change how a column is typed
-    pairs = list(read_pairs(list(data), x, y, pair_column, as_text=not infer_domain,
-                            dialect=None if domain is None else domain.dialect, pairs=pair_domain))
-    if domain is None and not infer_domain:
-        import pandas as pd
+    from privgraph.cli.progress import stages
 
-        pairs = [(name, pd.to_numeric(xs, errors="coerce").astype(float), pd.to_numeric(ys, errors="coerce").astype(float))
-                 for name, xs, ys in pairs]
-    batch = len(pairs) > 1
-    rows, ledgers, caveats = [], [], set()
-    if pair_domain is not None:  # public: the codebook's declaration, shown even if every pair fails
-        from privgraph.data.domain import public_column_caveat
+    with stages(("reading the pairs", "the direction models")) as stage:
+        stage("reading the pairs")
+        pairs = list(read_pairs(list(data), x, y, pair_column, as_text=not infer_domain,
+                                dialect=None if domain is None else domain.dialect, pairs=pair_domain))
+        if domain is None and not infer_domain:
+            import pandas as pd
 
-        caveats.add(public_column_caveat(pair_column))
-    with Progress(console=console, transient=True, disable=not batch) as progress:
-        task = progress.add_task("pairs", total=len(pairs))
-        for i, (name, xs, ys) in enumerate(pairs):
-            model = PrivateANM(epsilon=epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
-                               random_state=None if seed is None else seed + i)  # one noise stream per pair
-            try:
-                model.fit(xs, ys, domain=domain, infer_domain=infer_domain)
-                rows.append(result_row(name, model, len(xs), None))
-                ledger = model.ledger_ if pair_domain is None else model.ledger_.with_caveat(
-                    public_column_caveat(pair_column))
-                caveats.update(ledger.caveats)
-                ledgers.append(ledger)
-            except ValueError as err:
-                if not batch:
-                    raise
-                rows.append(result_row(name, None, len(xs), str(err)))
-            progress.advance(task)
+            pairs = [(name, pd.to_numeric(xs, errors="coerce").astype(float), pd.to_numeric(ys, errors="coerce").astype(float))
+                     for name, xs, ys in pairs]
+        batch = len(pairs) > 1
+        rows, ledgers, caveats = [], [], set()
+        if pair_domain is not None:  # public: the codebook's declaration, shown even if every pair fails
+            from privgraph.data.domain import public_column_caveat
+
+            caveats.add(public_column_caveat(pair_column))
+        stage("the direction models")
+        with Progress(console=console, transient=True, disable=not batch) as progress:
+            task = progress.add_task("pairs", total=len(pairs))
+            for i, (name, xs, ys) in enumerate(pairs):
+                model = PrivateANM(epsilon=epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
+                                   random_state=None if seed is None else seed + i)  # one noise stream per pair
+                try:
+                    model.fit(xs, ys, domain=domain, infer_domain=infer_domain)
+                    rows.append(result_row(name, model, len(xs), None))
+                    ledger = model.ledger_ if pair_domain is None else model.ledger_.with_caveat(
+                        public_column_caveat(pair_column))
+                    caveats.update(ledger.caveats)
+                    ledgers.append(ledger)
+                except ValueError as err:
+                    if not batch:
+                        raise
+                    rows.append(result_row(name, None, len(xs), str(err)))
+                progress.advance(task)
     _report(console, rows, batch)
     _privacy(console, ledgers, sorted(caveats), delta, seeded=seed is not None, compositions=compositions)
     if out is not None:

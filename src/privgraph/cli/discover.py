@@ -71,16 +71,21 @@ def discover(
     if fmt is not None and f".{fmt}" not in GRAPH_SUFFIXES:
         raise InvalidInput(f"--format must be one of {', '.join(s[1:] for s in GRAPH_SUFFIXES)}, got {fmt!r}")
     check_outputs({"--out": (out, () if fmt else GRAPH_SUFFIXES), "--plot": (plot, DRAWING_SUFFIXES)}, overwrite=overwrite)
-    with Console(stderr=True).status(f"{method}: reading {data or network}"):
-        X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master)
-    est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
-                 max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
-                 orient_share=orient_share, degenerate=degenerate, neighbours=neighbours)
-    if infer_domain:
-        from privgraph.cli.inputs import INFER_NOTICE
+    from privgraph.cli.progress import stages
 
-        console.print(INFER_NOTICE)
-    seconds = fit_with_progress(est, X, console, label)
+    with stages(("reading the data", "the PC search")) as stage:
+        stage("reading the data")
+        with Console(stderr=True).status(f"{method}: reading {data or network}"):
+            X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master)
+        est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
+                     max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
+                     orient_share=orient_share, degenerate=degenerate, neighbours=neighbours)
+        if infer_domain:
+            from privgraph.cli.inputs import INFER_NOTICE
+
+            console.print(INFER_NOTICE)
+        stage("the PC search")
+        seconds = fit_with_progress(est, X, console, label)
     report(est, truth, console, seconds, compositions)
     write_outputs(est, out, plot, console, fmt)
 

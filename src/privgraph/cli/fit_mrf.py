@@ -75,23 +75,46 @@ def fit_mrf(
         console.print(INFER_NOTICE)
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
                      delta=delta, individual=individual, invalid=invalid, random_state=seed)
-    with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
-        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public, infer_domain=infer_domain)
-    console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
-    writers = {}
-    if out is not None:
-        text = est.to_uai() if out.suffix.lower() == ".uai" else est.to_json()
-        writers[out] = lambda tmp: Path(tmp).write_text(text)
-    if synthetic:
-        records = est.sample(synthetic[0])
-        writers[synthetic[1]] = lambda tmp: records.to_csv(tmp, index=False)
-    write_all(writers)
+    from privgraph.cli.progress import stages
+
+    names = FIT_STAGES if synthetic else (FIT_STAGES[0], FIT_STAGES[2])
+    with stages(names) as stage:
+        stage(FIT_STAGES[0])
+        with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
+            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public, infer_domain=infer_domain)
+        console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
+        writers = {}
+        if out is not None:
+            text = est.to_uai() if out.suffix.lower() == ".uai" else est.to_json()
+            writers[out] = lambda tmp: Path(tmp).write_text(text)
+        if synthetic:
+            stage(FIT_STAGES[1])
+            records = est.sample(synthetic[0])
+            writers[synthetic[1]] = lambda tmp: records.to_csv(tmp, index=False)
+        stage(FIT_STAGES[2])
+        write_all(writers)
     if out is not None:
         console.print(f"model written to {out}")
     if synthetic:
-        console.print(f"{synthetic[0]} synthetic records written to {synthetic[1]}")
+        console.print(f"{synthetic[0]} synthetic records written to {synthetic[1]}, columns {list(records.columns)} "
+                      "(the clique columns, in the codebook's order)")
+        if left := _left_out(est, public, data, records.columns):
+            console.print(f"not in any clique, so not modelled and left out of the synthetic records: {left}")
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+#: What ``fit-mrf`` prints as each stage starts off a terminal (:mod:`privgraph.cli.progress`).
+FIT_STAGES = ("counting the data, releasing the tables, fitting the model", "synthetic records", "writing the outputs")
+
+
+def _left_out(est, public, data, written) -> list[str]:
+    """The data's columns (the codebook's, or the header's under --infer-domain: public
+    either way) that the synthetic records leave out, the --individual column apart."""
+    from privgraph.data.files import file_columns
+
+    names = public.names if public is not None else file_columns(data)
+    return [n for n in names if n not in set(written) and n != est.individual]
 
 
 def _units(est) -> str:

@@ -91,11 +91,16 @@ def release(
         console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
     est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
                          neighbours=neighbours, tree_cap=tree_cap)
+    from privgraph.cli.progress import stages
+
     with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
-            progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds):
+            progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:
+        stage(RELEASE_STAGES[0])
         est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public,
                 infer_domain=infer_domain)
+        stage(RELEASE_STAGES[1])
         synthetic = est.sample(rows, random_state=seed, method=sampling)
+        stage(RELEASE_STAGES[2])
         writers = release_writers(est, synthetic, paths)
         progress(f"writing {len(writers)} outputs")
         write_all(writers)
@@ -105,6 +110,10 @@ def release(
         console.print(notice)
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+#: What ``release`` prints as each stage starts off a terminal (:mod:`privgraph.cli.progress`).
+RELEASE_STAGES = ("the structure and the model's tables", "synthetic rows", "writing the outputs")
 
 
 @contextlib.contextmanager

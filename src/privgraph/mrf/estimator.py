@@ -167,7 +167,8 @@ class PrivateMRF(PrivateEstimator):
             if not isinstance(data, CountEngine):
                 domain = resolve_domain(data, domain, infer_domain=infer_domain)
                 used = check_cliques(domain, self._cliques())  # unknown or continuous columns fail here
-                domain = domain.project(list(dict.fromkeys(c for clique in used for c in clique)))
+                modelled = {c for clique in used for c in clique}
+                domain = domain.project([n for n in domain.names if n in modelled])  # the codebook's order
             engine = open_engine(data, domain, neighbours=neighbours, invalid=invalid)
             domain = engine.domain
         cliques = check_cliques(domain, self._cliques())
@@ -291,14 +292,23 @@ class PrivateMRF(PrivateEstimator):
         return infer(with_query, max_cells=max_cells).marginals[-1]
 
     def sample(self, n: int, *, random_state=None, method: str = "sample", max_cells: int | None = None) -> pd.DataFrame:
-        """``n`` synthetic records (level labels; a binned continuous column's values drawn
+        """``n`` synthetic records over :meth:`modelled_columns` (the clique columns in the
+        codebook's order; level labels; a binned continuous column's values drawn
         uniformly within their bins, from the same generator), exact or Gibbs; ``method``:
         ``"sample"`` (i.i.d.) or ``"round"`` (controlled rounding; see
         :func:`~privgraph.mrf.sample_model`); ``max_cells``: the exact-sampling limit on the
         junction tree (None: :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
         codes = self.sample_codes(n, rng=rng, method=method, max_cells=max_cells)
-        return decode_codes(self.model_.domain, codes, rng=rng)  # binned columns: a value within each bin
+        records = decode_codes(self.model_.domain, codes, rng=rng)  # binned columns: a value within each bin
+        return records[self.modelled_columns()]
+
+    def modelled_columns(self) -> list[str]:
+        """The columns of some clique, in the codebook's order: the columns :meth:`sample`
+        writes. A column in no clique has no released table, so nothing about it is modelled
+        and it is left out (drawing it anyway would invent a distribution)."""
+        modelled = {v for clique in self.model_.cliques for v in clique}
+        return [n for n in self.model_.domain.names if n in modelled]
 
     def sample_codes(self, n: int, *, rng: np.random.Generator, method: str = "sample",
                      max_cells: int | None = None) -> np.ndarray:
