@@ -17,6 +17,7 @@ import numpy as np
 from privgraph.data.frontdoor import column_codes
 from privgraph.graphs.export import drawing_writer, graph_writer, tree_writer
 from privgraph.mrf.noisy_tables import coarsen
+from privgraph.release.figures import bin_names, budget_figure, marginals_figure, png_writer
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.privacy import Neighbours
 from privgraph.privacy.ledger import METHODS, guarantee
@@ -80,8 +81,8 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
         paths["ledger"]: _text(json.dumps(privacy | {"accounting_methods_compared": method_comparison(release)},
                                           indent=1)),
         paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
-        paths["budget_png"]: _budget_plot(release),
-        paths["marginals_png"]: _marginals_plot(checks),
+        paths["budget_png"]: png_writer(budget_figure(budget_rows(release))),
+        paths["marginals_png"]: png_writer(marginals_figure(checks)),
         paths["report"]: _text(report_markdown(release, checks, paths)),
     }
     if paths["synthetic"].suffix == ".parquet":
@@ -237,15 +238,20 @@ def model_tables_text(release) -> str:
 
 def marginal_checks(release, synthetic, limit: int = 6) -> list[dict]:
     """For the first ``limit`` released tables: the noisy table (clipped, normalised), the
-    synthetic rows' table, and their total-variation distance (both post-processing)."""
+    synthetic rows' table, their total-variation distance (both post-processing), and each
+    axis's code names (``labels``: the codebook's levels, the merged rare levels' code, a
+    bin's first and last level), the tables flat in C order over those axes."""
     noisy = release.parameters_.marginals_
     out = []
     for g, (clique, table) in list(enumerate(zip(noisy.group_cliques(), noisy.tables)))[:limit]:
         released = proportions(table)  # flat, as the synthetic table below
-        shape = release.levels_.merged.project(clique).shape
-        synth = coarsen(_proportions(synthetic, release.levels_, clique).reshape(shape), noisy.group_bins(g)).ravel()
+        merged = release.levels_.merged.project(clique)
+        bins = noisy.group_bins(g) or (None,) * len(clique)
+        synth = _proportions(synthetic, release.levels_, clique).reshape(merged.shape)
+        synth = coarsen(synth, noisy.group_bins(g)).ravel()
         out.append({"clique": clique, "released": released, "synthetic": synth,
-                    "tvd": 0.5 * float(np.abs(released - synth).sum())})
+                    "tvd": 0.5 * float(np.abs(released - synth).sum()),
+                    "labels": tuple(bin_names(levels, b) for levels, b in zip(merged.levels, bins))})
     return out
 
 
@@ -256,47 +262,6 @@ def _proportions(frame, levels, clique) -> np.ndarray:
     shape = levels.merged.project(clique).shape
     counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape)))
     return counts / max(1, counts.sum())
-
-
-def _figure(width=6.0, height=3.0):
-    # lazy: matplotlib is heavy and imported only to draw
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height))
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _budget_plot(release):
-    rows = budget_rows(release)
-    colours = {"0 size": "tab:gray", "1 structure": "tab:blue", "3 parameters": "tab:orange"}
-    fig = _figure(8, 1.2 + 0.4 * len(rows))
-    ax = fig.add_subplot()
-    ax.barh([f"{stage}: {what}"[:70] for stage, what, _ in rows][::-1], [e for *_, e in rows][::-1],
-            color=[colours[stage] for stage, *_ in rows][::-1])
-    ax.tick_params(axis="y", labelsize=7)
-    ax.set_xlabel("epsilon (each stage composed alone; the release total is in ledger.json)")
-    ax.set_title("budget split (orientation and sampling: no budget)")
-    fig.tight_layout()
-    return lambda tmp: fig.savefig(tmp, format="png", dpi=100)
-
-
-def _marginals_plot(checks):
-    fig = _figure(8, 1.0 + 1.6 * max(1, len(checks)))
-    for i, c in enumerate(checks):
-        ax = fig.add_subplot(max(1, len(checks)), 1, i + 1)
-        cells = min(40, c["released"].size)
-        x = np.arange(cells)
-        ax.bar(x - 0.2, c["released"][:cells], width=0.4, label="released (noisy, clipped)")
-        ax.bar(x + 0.2, c["synthetic"][:cells], width=0.4, label="synthetic rows")
-        ax.set_title(f"{', '.join(c['clique'])}: TVD {c['tvd']:.4f}" + (" (first 40 cells)" if cells < c["released"].size else ""),
-                     fontsize=8)
-        ax.tick_params(labelsize=6)
-        if i == 0:
-            ax.legend(fontsize=6)
-    fig.tight_layout()
-    return lambda tmp: fig.savefig(tmp, format="png", dpi=100)
 
 
 def what_ran(release) -> str:
