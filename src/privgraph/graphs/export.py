@@ -120,7 +120,7 @@ def tree_to_dot(graph: CPDAG) -> str:
 
 def _check_undirected(graph: CPDAG) -> None:
     if graph.directed_edges:  # a tree is released undirected: a directed edge here is a bug
-        raise ValueError(f"a tree has no directed edges, got {list(graph.directed_edges)}")
+        raise InvalidInput(f"a tree has no directed edges, got {list(graph.directed_edges)}")
 
 
 def from_json(text: str) -> CPDAG:
