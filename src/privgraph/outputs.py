@@ -10,6 +10,7 @@ set of outputs behind. :func:`write_atomically` is the one-file case.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -51,13 +52,19 @@ def check_output(path: str | os.PathLike, *, flag: str, suffixes: Sequence[str] 
         raise InvalidInput(f"{flag} {str(target)!r} is a directory; give a file name ending in {allowed}")
     if suffixes and not target.name.lower().endswith(tuple(s.lower() for s in suffixes)):
         raise InvalidInput(f"{flag} {str(target)!r} must end in {allowed}")
+    check_parent(target, flag)
+    return target
+
+
+def check_parent(target: Path, flag: str, missing_note: str = "") -> None:
+    """Refuse ``target`` (an output named by ``flag``) unless its folder exists and a file can be
+    created in it; ``missing_note`` follows the "does not exist" message."""
     parent = target.parent
     if not parent.is_dir():
-        what = "is not a directory" if parent.exists() else "does not exist"
+        what = "is not a directory" if parent.exists() else f"does not exist{missing_note}"
         raise FileNotFoundError(f"{flag} {str(target)!r}: directory {str(parent)!r} {what}")
     if (why := _unwritable(parent)) is not None:
         raise PermissionError(f"{flag} {str(target)!r}: directory {str(parent)!r} is not writable ({why})")
-    return target
 
 
 def _unwritable(directory: Path) -> str | None:
@@ -132,6 +139,56 @@ def check_empty_directory(path: str | os.PathLike, *, flag: str, overwrite: bool
     if not overwrite and any(target.iterdir()):
         raise InvalidInput(f"{flag} {str(target)!r} is not empty; give --overwrite to write over what is in it")
     return target
+
+
+def output_directory(path: str | os.PathLike, *, flag: str, overwrite: bool = False) -> tuple[Path, bool]:
+    """``(path, created)``: an existing directory that is empty (or ``overwrite``, as
+    :func:`check_empty_directory`), or a missing one created now. Only the last component is
+    created (its parent must be an existing, writable directory), so a mistyped parent is an
+    error rather than a new tree. Pair it with :func:`removed_on_failure`.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> output_directory(d / "new", flag="--out") == (d / "new", True), (d / "new").is_dir()
+    (True, True)
+    >>> output_directory(d / "new", flag="--out")[1]
+    False
+    >>> output_directory(d / "no" / "new", flag="--out")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: --out '...new': directory '...no' does not exist (only the last component is created)
+    """
+    target = Path(os.fspath(path))
+    if target.exists() or target.is_symlink():
+        return check_empty_directory(target, flag=flag, overwrite=overwrite), False
+    check_parent(target, flag, " (only the last component is created)")
+    target.mkdir()
+    return target, True
+
+
+@contextlib.contextmanager
+def removed_on_failure(path: str | os.PathLike, created: bool):
+    """Run the block; if it raises (or exits) and ``created``, remove the directory ``path``
+    that the command created, so a failed run leaves nothing behind. Only an empty directory is
+    removed (:func:`write_all` leaves no temporary file behind when it fails).
+
+    >>> import tempfile
+    >>> d, created = output_directory(Path(tempfile.mkdtemp()) / "out", flag="--out")
+    >>> with removed_on_failure(d, created):
+    ...     raise RuntimeError("epsilon too small")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: epsilon too small
+    >>> d.exists()
+    False
+    """
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise
 
 
 def write_all(writers: Mapping[str | os.PathLike, Writer]) -> list[Path]:

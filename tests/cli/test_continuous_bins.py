@@ -31,7 +31,9 @@ def folder(tmp_path_factory):
     pd.DataFrame({"x": x, "a": a, "b": b}).to_csv(root / "d.csv", index=False)
     (root / "binned.json").write_text(json.dumps(codebook({"bins": 8})))
     (root / "log.json").write_text(json.dumps(codebook({"bins": 4, "scale": "log"})))
-    (root / "unbinned.json").write_text(json.dumps(codebook(None)))
+    nobounds = codebook(None)
+    del nobounds["columns"][0]["bounds"]
+    (root / "nobounds.json").write_text(json.dumps(nobounds))
     return root
 
 
@@ -95,10 +97,80 @@ def test_domain_drafts_bins_and_marks_the_bounds_as_read_from_the_data(folder, t
     ["release", "{data}", "--domain", "{cb}", "--epsilon", "1", "--seed", "0", "--out", "{out}"],
     ["plan", "--domain", "{cb}", "--rows", "3000", "--epsilon", "1"],
 ])
-def test_plan_refuses_an_unbinned_column_exactly_where_the_commands_do(folder, tmp_path, command):
-    args = [a.format(data=folder / "d.csv", cb=folder / "unbinned.json", out=tmp_path) for a in command]
+def test_plan_refuses_a_column_with_no_bins_and_no_bounds_exactly_where_the_commands_do(folder, tmp_path, command):
+    args = [a.format(data=folder / "d.csv", cb=folder / "nobounds.json", out=tmp_path) for a in command]
     res = invoke(*args)
     assert res.exit_code != 0 and isinstance(res.exception, ValueError)
     message = str(res.exception)
-    assert "['x']" in message and "no public bins" in message and "\"bins\": k" in message
+    assert "['x']" in message and "no public bins" in message and "\"bins\": k" in message and "\"bounds\"" in message
     assert list(tmp_path.iterdir()) == []
+
+
+# --- issue 46: bounds-only continuous columns through public default bins; --out created --------
+
+
+def mixed_folder(root, bins_of_x: dict | None = None):
+    """Two categorical and two bounds-only continuous columns (``income``: lo > 0, a wide range)."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    a = rng.choice(["no", "yes"], n)
+    x = np.where(a == "yes", rng.normal(30, 5, n), rng.normal(20, 4, n))
+    pd.DataFrame({"a": a, "x": x, "b": rng.choice(["p", "q", "r"], n), "income": np.exp(rng.normal(8, 1.5, n))}).to_csv(
+        root / "d.csv", index=False)
+    columns = [{"name": "a", "kind": "nominal", "levels": ["no", "yes"]},
+               {"name": "x", "kind": "continuous", "bounds": [0, 60], **(bins_of_x or {})},
+               {"name": "b", "kind": "nominal", "levels": ["p", "q", "r"]},
+               {"name": "income", "kind": "continuous", "bounds": [1, 1e7]}]
+    (root / "d.json").write_text(json.dumps({"format": "privgraph-domain", "version": 1, "columns": columns}))
+    return root / "d.csv", root / "d.json"
+
+
+def default_line(output: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith("default bins"))
+
+
+@pytest.mark.parametrize("bins_of_x", [None, {"bins": 3}])
+def test_release_counts_bounds_only_columns_in_default_bins_and_writes_numbers_inside_the_bounds(tmp_path, bins_of_x):
+    data, cb = mixed_folder(tmp_path, bins_of_x)
+    res = invoke("release", data, "--domain", cb, "--epsilon", "4", "--structure", "tree", "--seed", "0",
+                 "--out", tmp_path / "new")
+    assert res.exit_code == 0, res.output
+    line = default_line(res.output)
+    assert "income: 10 log over [1, 1e+07]" in line
+    assert ("x: 10 linear over [0, 60]" in line) == (bins_of_x is None)  # the user's bins win
+    rows, source = pd.read_csv(tmp_path / "new" / "synthetic.csv"), pd.read_csv(data)
+    assert list(rows.columns) == list(source.columns) and rows.dtypes.to_dict() == source.dtypes.to_dict()
+    assert rows["x"].between(0, 60).all() and rows["income"].between(1, 1e7).all()
+    assert rows["income"].nunique() > 50  # values drawn in the bins, not labels
+    if bins_of_x:  # three bins of 20: the rows' x fall in at most three bins' ranges, and the model saw 3 levels
+        model = json.loads((tmp_path / "new" / "model.json").read_text())
+        assert "[0, 20)" in json.dumps(model) and "[0, 6)" not in json.dumps(model)
+
+
+@pytest.mark.parametrize("bins_of_x", [None, {"edges": [0, 25, 60]}])
+def test_fit_mrf_synthesises_bounds_only_columns_as_numbers_in_the_codebooks_order(tmp_path, bins_of_x):
+    data, cb = mixed_folder(tmp_path, bins_of_x)
+    res = invoke("fit-mrf", data, "--domain", cb, "--cliques", "income,a;a,x", "--epsilon", "4", "--seed", "0",
+                 "--synthetic", 500, tmp_path / "s.csv", "--out", tmp_path / "m.json")
+    assert res.exit_code == 0, res.output
+    line = default_line(res.output)
+    assert "income: 10 log" in line and ("x: 10 linear" in line) == (bins_of_x is None) and "b:" not in line
+    rows = pd.read_csv(tmp_path / "s.csv")
+    assert list(rows.columns) == ["a", "x", "income"]  # the modelled columns, in the codebook's order
+    assert rows["x"].dtype == np.float64 and rows["income"].dtype == np.float64
+    assert rows["x"].between(0, 60).all() and rows["income"].between(1, 1e7).all()
+    model = json.dumps(json.loads((tmp_path / "m.json").read_text()))
+    assert ("[25, 60]" in model) == (bins_of_x is not None)
+
+
+def test_release_out_only_the_last_component_is_created_and_a_failed_run_leaves_nothing(tmp_path):
+    data, cb = mixed_folder(tmp_path)
+    res = invoke("release", data, "--domain", cb, "--epsilon", "1e-9", "--seed", "0", "--out", tmp_path / "failed")
+    assert res.exit_code != 0 and not (tmp_path / "failed").exists()
+    res = invoke("release", data, "--domain", cb, "--epsilon", "4", "--seed", "0", "--out", tmp_path / "no" / "new")
+    assert res.exit_code != 0 and "does not exist" in str(res.exception) and not (tmp_path / "no").exists()
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "report.md").write_text("earlier")
+    res = invoke("release", data, "--domain", cb, "--epsilon", "4", "--seed", "0", "--out", tmp_path / "old")
+    assert res.exit_code != 0 and "not empty" in str(res.exception)
+    assert [p.name for p in (tmp_path / "old").iterdir()] == ["report.md"]

@@ -90,8 +90,19 @@ def test_a_domain_with_bins_keeps_equality_hash_and_projection_sane():
         Domain(("x",), (3,), (Kind.CONTINUOUS,), bins=(BINS,))
 
 
-def test_a_continuous_column_without_bins_is_refused_with_how_to_bin_it():
-    d = Domain(("x", "a"), (0, 2), (Kind.CONTINUOUS, Kind.CATEGORICAL), bounds=((0.0, 1.0), None))
+def test_a_continuous_column_with_bounds_only_gets_the_public_default_bins():
+    d = Domain(("x", "a", "w"), (0, 2, 0), (Kind.CONTINUOUS, Kind.CATEGORICAL, Kind.CONTINUOUS),
+               bounds=((0.0, 1.0), None, (2.0, 2e4)))
+    counted = check_countable(d)
+    assert counted.sizes == (10, 2, 10) and counted.bins_of("x").edges[1] == pytest.approx(0.1)
+    assert counted.bins_of("w").scale == "log" and counted.bins_of("w").edges[1] == pytest.approx(2.0 * 10 ** 0.4)
+    engine = open_engine(pd.DataFrame({"x": [0.05, 0.95], "a": [0, 1], "w": [3.0, 2e4]}), d,
+                         neighbours=Neighbours.REPLACE_ONE)
+    assert engine.domain == counted and engine.counts(["x"]).tolist() == [1] + [0] * 8 + [1]
+
+
+def test_a_continuous_column_without_bins_or_bounds_is_refused_with_how_to_bin_it():
+    d = Domain(("x", "a"), (0, 2), (Kind.CONTINUOUS, Kind.CATEGORICAL))
     with pytest.raises(ValueError, match=r"columns \['x'\] are continuous with no public bins.*\"bins\": k"):
         check_countable(d)
     with pytest.raises(ValueError, match="no public bins"):

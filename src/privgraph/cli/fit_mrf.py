@@ -71,6 +71,12 @@ def fit_mrf(
 
         columns = len(public.names) if public is not None else len(file_columns(data))
         check_sample_memory(synthetic[0], columns, "fit-mrf", flag="--synthetic")
+    if public is not None:  # the modelled columns counted through default bins (the codebook only)
+        from privgraph.data.domain import default_bins_notice
+        from privgraph.mrf.model import parse_cliques
+
+        if notice := default_bins_notice(public, {c for clique in parse_cliques(cliques) for c in clique}):
+            console.print(notice)
     if infer_domain:
         console.print(INFER_NOTICE)
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,

@@ -3,7 +3,9 @@
 ``privgraph release asia.csv --domain asia.json --epsilon 1 --out release/`` runs
 :class:`privgraph.release.PrivateRelease` (add/remove neighbours, the number of rows
 private, released first when the structure needs it, :mod:`privgraph.privacy.resize`;
-``--neighbours replace_one``: the number of rows public) and writes, all or nothing, into the existing directory OUT: graph.json,
+``--neighbours replace_one``: the number of rows public) and writes, all or nothing, into the directory OUT (created when missing, its parent
+must exist; an existing one must be empty unless ``--overwrite``; a directory the run created
+is removed again if the run fails): graph.json,
 graph.dot, graph.png, model.json, synthetic.csv (or .parquet), ledger.json, plan.json,
 report.md with budget.png and marginals.png. Every output is checked before the data is
 read; the whole plan is checked against the budget before any noise is drawn.
@@ -35,7 +37,7 @@ def release(
     infer_domain: bool = typer.Option(False, "--infer-domain", help="Read the domain from DATA instead: the result is then NOT private."),
     epsilon: float = RELEASE.option(required=True),
     delta: float = RELEASE.option(),
-    out: Path = typer.Option(..., help="Existing directory the outputs are written into."),
+    out: Path = typer.Option(..., help="Directory the outputs are written into: created when missing (not its parents); an existing one must be empty unless --overwrite."),
     split: Optional[float] = RELEASE.option(),
     structure: str = RELEASE.option(),
     cap: int = RELEASE.option(),
@@ -61,7 +63,7 @@ def release(
     data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
     from privgraph.cli.guarantee import print_privacy
     from privgraph.data.frontdoor import first_level_notice, open_file
-    from privgraph.outputs import check_empty_directory, check_outputs, write_all
+    from privgraph.outputs import check_outputs, output_directory, removed_on_failure, write_all
     from privgraph.release import PrivateRelease
     from privgraph.release.report import model_tables_text, release_outputs, release_writers
 
@@ -70,40 +72,45 @@ def release(
     from privgraph.release.planner import check_splittable
 
     check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
-    check_empty_directory(out, flag="--out", overwrite=overwrite)
-    from privgraph.mrf.sampling import SAMPLE_METHODS
+    out, created = output_directory(out, flag="--out", overwrite=overwrite)  # before any data is read
+    with removed_on_failure(out, created):
+        from privgraph.mrf.sampling import SAMPLE_METHODS
 
-    one_of("--sampling", sampling, SAMPLE_METHODS)
-    paths = release_outputs(out, data_format)
-    check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
-    data, public = public_file(data, domain, infer_domain, engine)
-    if rows is not None:  # the synthetic rows against memory, before any fit (the columns are public)
-        from privgraph.cli.options import check_sample_memory
-        from privgraph.data.files import file_columns
+        one_of("--sampling", sampling, SAMPLE_METHODS)
+        paths = release_outputs(out, data_format)
+        check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
+        data, public = public_file(data, domain, infer_domain, engine)
+        if rows is not None:  # the synthetic rows against memory, before any fit (the columns are public)
+            from privgraph.cli.options import check_sample_memory
+            from privgraph.data.files import file_columns
 
-        columns = len(public.names) if public is not None else len(file_columns(data))
-        check_sample_memory(rows, columns, "release", flag="--rows")
-    if public is not None:
-        from privgraph.release.model_size import check_tree_cap
+            columns = len(public.names) if public is not None else len(file_columns(data))
+            check_sample_memory(rows, columns, "release", flag="--rows")
+        if public is not None:
+            from privgraph.data.domain import check_countable, default_bins_notice
+            from privgraph.release.model_size import check_tree_cap
 
-        check_tree_cap(tree_cap, public)  # the codebook's sizes only: refused before any row is read
-    if infer_domain:
-        console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
-    est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
-                         neighbours=neighbours, tree_cap=tree_cap)
-    from privgraph.cli.progress import stages
+            if notice := default_bins_notice(public):  # the codebook only: one line, before any row is read
+                console.print(notice)
+            public = check_countable(public)  # every column is counted: bounds-only ones in their default bins
+            check_tree_cap(tree_cap, public)  # the codebook's sizes only: refused before any row is read
+        if infer_domain:
+            console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
+        est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
+                             neighbours=neighbours, tree_cap=tree_cap)
+        from privgraph.cli.progress import stages
 
-    with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
-            progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:
-        stage(RELEASE_STAGES[0])
-        est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public,
-                infer_domain=infer_domain)
-        stage(RELEASE_STAGES[1])
-        synthetic = est.sample(rows, random_state=seed, method=sampling)
-        stage(RELEASE_STAGES[2])
-        writers = release_writers(est, synthetic, paths)
-        progress(f"writing {len(writers)} outputs")
-        write_all(writers)
+        with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
+                progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:
+            stage(RELEASE_STAGES[0])
+            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public,
+                    infer_domain=infer_domain)
+            stage(RELEASE_STAGES[1])
+            synthetic = est.sample(rows, random_state=seed, method=sampling)
+            stage(RELEASE_STAGES[2])
+            writers = release_writers(est, synthetic, paths)
+            progress(f"writing {len(writers)} outputs")
+            write_all(writers)
     console.print(f"released graph ({len(est.graph_.directed_edges)} directed, {len(est.graph_.undirected_edges)} "
                   f"undirected edges), {model_tables_text(est)}, {len(synthetic)} synthetic rows into {out}")
     if notice := first_level_notice(est.domain_, level_shares(est.domain_, synthetic)):

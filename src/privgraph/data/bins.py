@@ -7,6 +7,14 @@ an ordinal column's levels, so every count, test and model sees an ordinal colum
 levels; the column stays continuous (its kind, bounds and units), and synthetic rows carry
 values again, drawn within their bins (:func:`draw_in_bins`).
 
+**Default bins** (:func:`default_bins`): a continuous column with ``"bounds"`` but neither
+``"bins"`` nor ``"edges"`` is counted, wherever something counts it, through
+:data:`DEFAULT_BINS` public bins chosen from its bounds alone, never from the data:
+equally wide in log space when ``lo > 0`` and ``hi / lo >=`` :data:`DEFAULT_LOG_RATIO`
+(a range of three or more orders of magnitude), equally wide otherwise. The user's
+``"bins"`` or ``"edges"`` always win. (Discovery's exact paths that read raw values never
+bin the column.)
+
 **The rule** (the same in numpy, DuckDB SQL and Spark SQL, tested against each other): a
 value is a *finite number*, written in decimal notation (``12``, ``-1.5``, ``.5``, ``2e3``,
 spaces around it allowed; ``inf``, ``nan``, ``1,5``, text and missing values are not) or
@@ -36,6 +44,10 @@ _TEXT = f" *{NUMBER} *"
 #: The most bins a column may have (its table is capped by the commands' cell limits anyway).
 MAX_BINS = 1 << 16
 _MAX = float(np.finfo(np.float64).max)
+#: How many bins a continuous column with bounds only gets (:func:`default_bins`).
+DEFAULT_BINS = 10
+#: The ``hi / lo`` (with ``lo > 0``) from which default bins are spaced in log space.
+DEFAULT_LOG_RATIO = 1000.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,25 @@ def make_bins(bounds: tuple[float, float], count: int, scale: str = "linear") ->
         raise InvalidInput(f"\"bins\": {count} bins over [{lo!r}, {hi!r}] would not have strictly increasing edges "
                            "(too narrow for floating point): expected fewer bins or wider bounds")
     return edges_bins(edges.tolist(), scale, explicit=False)
+
+
+def default_bins(bounds: tuple[float, float]) -> Bins:
+    """The public default bins of a continuous column with ``bounds`` and no bins of its own:
+    :data:`DEFAULT_BINS` bins, log-spaced when ``lo > 0`` and ``hi / lo >=``
+    :data:`DEFAULT_LOG_RATIO`, else equally wide. The one place this rule lives: a function of
+    the public bounds only.
+
+    >>> default_bins((0.0, 50.0)).edges[:3], default_bins((0.0, 50.0)).scale
+    ((0.0, 5.0, 10.0), 'linear')
+    >>> b = default_bins((1.0, 1e6))
+    >>> b.scale, b.count, [round(e, 6) for e in b.edges[:3]], b.edges[-1]
+    ('log', 10, [1.0, 3.981072, 15.848932], 1000000.0)
+    >>> default_bins((1.0, 999.0)).scale
+    'linear'
+    """
+    lo, hi = float(bounds[0]), float(bounds[1])
+    scale = "log" if lo > 0 and hi / lo >= DEFAULT_LOG_RATIO else "linear"
+    return make_bins((lo, hi), DEFAULT_BINS, scale)
 
 
 def edges_bins(edges: Sequence[float], scale: str = "linear", *, explicit: bool = True) -> Bins:
@@ -243,5 +274,5 @@ def decode_codes(domain, codes: np.ndarray, *, rng: np.random.Generator):
     return pd.DataFrame(columns)
 
 
-__all__ = ["decode_codes", "Bins", "NUMBER", "SCALES", "bin_codes", "bin_sql", "check_scale", "draw_in_bins", "edges_bins",
+__all__ = ["decode_codes", "Bins", "DEFAULT_BINS", "DEFAULT_LOG_RATIO", "NUMBER", "default_bins", "SCALES", "bin_codes", "bin_sql", "check_scale", "draw_in_bins", "edges_bins",
            "make_bins", "numeric_sql", "numeric_values"]

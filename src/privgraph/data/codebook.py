@@ -27,7 +27,9 @@ codebook written in advance (``--domain domain.json``)::
   (``lo > 0``; default ``"linear"``), or explicit ``"edges": [e0, ..., ek]`` (strictly
   increasing; the bounds are then ``[e0, ek]``, and ``"bounds"`` if given must equal them).
   Such a column is counted through its k bins, as an ordinal column of k levels, by every
-  command; without bins the counting commands (and ``plan``) refuse it.
+  command; with bounds only it is counted through the public default bins of its bounds
+  (:func:`~privgraph.data.bins.default_bins`), and with neither the counting commands (and
+  ``plan``) refuse it.
 * Levels are JSON strings, numbers or booleans. A data value matches a level if it is the
   level or is written the same way (``1``, ``"1"`` and ``1.0`` all match the level ``1``).
 * ``"public": true`` (optional): the column's values are public knowledge, so the guarantee

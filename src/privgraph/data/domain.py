@@ -34,7 +34,7 @@ class Domain:
     (continuous, with its bounds and units) and has size k, its codes the k bins in order,
     so it is counted, tested and modelled as an ordinal column of k levels
     (:attr:`discrete_names`, :meth:`is_ordered`); without bins a continuous column has size
-    0 and cannot be counted (:func:`check_countable`). ``public_columns`` names the columns
+    0 and is counted only through the default bins of its bounds (:func:`check_countable`). ``public_columns`` names the columns
     whose *values* are public knowledge (the codebook's ``"public": true``, see
     :func:`check_public_column`). Build a public domain from a codebook
     (:func:`privgraph.data.read_codebook`), from categorical dtypes, or by hand.
@@ -241,19 +241,74 @@ class Domain:
 
 
 def check_countable(domain: Domain) -> Domain:
-    """``domain`` if every column can be counted, else the one refusal (public: the domain only)
-    that every counting command and ``plan`` share.
+    """``domain`` as every counting command counts it, else the one refusal (public: the domain
+    only) that every counting command and ``plan`` share.
 
+    A continuous column with bounds but no bins gets the public default bins of its bounds
+    (:func:`~privgraph.data.bins.default_bins`; :func:`default_binned_names` names them); one
+    with no bounds either is refused. Idempotent: a domain it returned comes back unchanged.
+
+    >>> d = check_countable(Domain(("a", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS), bounds=(None, (0.0, 5.0))))
+    >>> d.sizes, d.bins_of("x").edges[:3], check_countable(d) == d
+    ((2, 10), (0.0, 0.5, 1.0), True)
     >>> check_countable(Domain(("a", "x"), (2, 0), (Kind.CATEGORICAL, Kind.CONTINUOUS)))
     Traceback (most recent call last):
     ...
-    privgraph.validation.InvalidInput: columns ['x'] are continuous with no public bins, so they cannot be counted: give each one "bins": k (with "scale": "linear" or "log") or "edges": [...] in the codebook (docs/data.md)
+    privgraph.validation.InvalidInput: columns ['x'] are continuous with no public bins and no bounds, so they cannot be counted: give each one "bounds": [lo, hi] (public default bins then follow from them) or "bins": k (with "scale": "linear" or "log") or "edges": [...] in the codebook (docs/data.md)
     """
-    if cont := list(domain.uncountable_names):
-        raise InvalidInput(f"columns {cont} are continuous with no public bins, so they cannot be counted: give each "
-                           "one \"bins\": k (with \"scale\": \"linear\" or \"log\") or \"edges\": [...] in the codebook "
-                           "(docs/data.md)")
-    return domain
+    if cont := [n for n in domain.uncountable_names if domain.bounds_of(n) is None]:
+        raise InvalidInput(f"columns {cont} are continuous with no public bins and no bounds, so they cannot be "
+                           "counted: give each one \"bounds\": [lo, hi] (public default bins then follow from them) "
+                           "or \"bins\": k (with \"scale\": \"linear\" or \"log\") or \"edges\": [...] in the "
+                           "codebook (docs/data.md)")
+    if not (names := default_binned_names(domain)):
+        return domain
+    from privgraph.data.bins import default_bins  # lazy: bins' doctests build Domains
+
+    bins, sizes = list(domain.bins), list(domain.sizes)
+    for name in names:
+        i = domain.index(name)
+        try:
+            bins[i] = default_bins(domain.bounds[i])
+        except InvalidInput as err:
+            raise InvalidInput(f"column {name!r} (default bins from its bounds): {err}") from None
+        sizes[i] = bins[i].count
+    return Domain(domain.names, tuple(sizes), domain.kinds, domain.levels, domain.bounds, domain.public, domain.csv,
+                  tuple(bins), domain.public_columns)
+
+
+def default_binned_names(domain: Domain, names=None) -> tuple[str, ...]:
+    """The continuous columns (of ``names``, all by default) that :func:`check_countable`
+    gives default bins: bounds, no bins of their own.
+
+    >>> default_binned_names(Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS,) * 2, bounds=((0.0, 1.0), None)))
+    ('x',)
+    """
+    wanted = domain.names if names is None else set(names)
+    return tuple(n for n in domain.uncountable_names if n in wanted and domain.bounds_of(n) is not None)
+
+
+def default_bins_notice(domain: Domain, names=None) -> str | None:
+    """The one line a command prints for the columns (of ``names``) it counts through default
+    bins, or None if there are none. Public: the codebook only.
+
+    >>> default_bins_notice(Domain(("x", "y"), (0, 0), (Kind.CONTINUOUS,) * 2, bounds=((0.0, 1.0), (1.0, 1e6))))
+    'default bins (public, from the bounds; give "bins" or "edges" to choose): x: 10 linear over [0, 1]; y: 10 log over [1, 1e+06]'
+    """
+    if not (binned := default_binned_names(domain, names)):
+        return None
+    from privgraph.data.bins import default_bins  # lazy: bins' doctests build Domains
+
+    parts = []
+    for name in binned:
+        lo, hi = domain.bounds_of(name)
+        try:
+            b = default_bins((lo, hi))
+        except InvalidInput:  # too narrow: check_countable names it
+            continue
+        parts.append(f"{name}: {b.count} {b.scale} over [{lo:g}, {hi:g}]")
+    return ("default bins (public, from the bounds; give \"bins\" or \"edges\" to choose): " + "; ".join(parts)
+            if parts else None)
 
 
 def check_public_column(domain: Domain, name: str, use: str) -> tuple:

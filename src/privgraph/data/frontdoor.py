@@ -394,7 +394,7 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
     domain = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
     if columns is not None:
         domain = domain.project(list(dict.fromkeys(columns)))
-    check_countable(domain)
+    domain = check_countable(domain)  # bounds-only continuous columns: their public default bins
     if isinstance(X, (str, os.PathLike)):
         return DuckDBEngine(Path(X), domain=domain, invalid=invalid)
 

@@ -26,6 +26,7 @@ from privgraph.data import (
     resolve_domain,
 )
 from privgraph.data.bins import decode_codes
+from privgraph.data.domain import check_countable
 from privgraph.data.frontdoor import encode_public, public_codes, read_frame
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
@@ -250,7 +251,8 @@ class PrivateMRF(PrivateEstimator):
             frame = data.drop(columns=[self.individual]) if self.individual else data
             domain = resolve_domain(frame, domain, infer_domain=infer_domain)
             check_cliques(domain, self._cliques())  # names continuous columns before dropping them
-            discrete = domain.project(domain.discrete_names)
+            discrete = check_countable(domain.project(  # bounds-only continuous columns: their default bins
+                [n for n in domain.names if n in domain.discrete_names or domain.bounds_of(n) is not None]))
             codes, kept = encode_public(frame, discrete, invalid, return_kept=True)
             ids = data[self.individual].to_numpy()[kept] if self.individual else None
             return codes, ids, discrete

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from privgraph.data.domain import Domain
+from privgraph.data.domain import Domain, check_countable
 from privgraph.mrf.factor import Factor
 from privgraph.validation import InvalidInput, UnknownName
 
@@ -106,12 +106,12 @@ def _check_clique(domain: Domain, clique, max_cells: int) -> Clique:
         raise InvalidInput(f"clique {names} names a column more than once")
     if missing := [n for n in names if n not in domain.names]:
         raise UnknownName(f"clique {names} names columns {missing} not in the domain {list(domain.names)}")
-    if continuous := [n for n in names if n in domain.uncountable_names]:
+    if continuous := [n for n in names if n in domain.uncountable_names and domain.bounds_of(n) is None]:
         raise InvalidInput(
             f"clique {names} uses continuous columns {continuous} with no public bins: give each one \"bins\": k "
-            "(or \"edges\") in the codebook"
+            "(or \"edges\") in the codebook, or \"bounds\" for public default bins"
         )
-    cells = domain.cells(names)
+    cells = check_countable(domain.project(names)).cells()  # bounds-only columns: their default bins
     if cells > max_cells:
         raise InvalidInput(
             f"clique {names} would need a table of {cells:,} cells ({cells * 8 / 1e9:.3g} GB), "
