@@ -54,7 +54,7 @@ def test_bad_input_is_one_line(asia):
     with pytest.raises(ValueError, match="delta > 0") as err:  # Gauss-PC composes in zCDP
         PrivateRelease(structure="gauss-pc", delta=0.0, neighbours="replace_one").privacy_plan(net.domain, 500)
     assert "\n" not in str(err.value)
-    cont = Domain(("x", "y"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), bounds=((0.0, 1.0), None))
+    cont = Domain(("x", "y"), (0, 2), (Kind.CONTINUOUS, Kind.ORDINAL), bounds=(None, None))  # no bounds: no bins
     with pytest.raises(ValueError, match="continuous"):
         PrivateRelease(neighbours="replace_one").privacy_plan(cont, 500)
 
@@ -151,9 +151,10 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     assert runner.invoke(app, ["sample", "--network", "asia", "--samples", "10", str(tmp_path / "x.csv"),
                                "--domain-out", str(tmp_path / "asia.json")]).exit_code == 0
     out = tmp_path / "out"
+    lost = tmp_path / "no" / "out"  # --out is created when missing, but only its last component
     bad = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
-                              "--epsilon", "4", "--out", str(out)])
-    assert bad.exit_code != 0 and not out.exists()
+                              "--epsilon", "4", "--out", str(lost)])
+    assert bad.exit_code != 0 and not lost.parent.exists()
     out.mkdir()
     unknown = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
                                   "--epsilon", "4", "--out", str(out), "--sampling", "exact"])
