@@ -311,12 +311,7 @@ class PrivPC(PrivateEstimator):
             cov, ledger = covariance_from_moments(moments, domain.names), Ledger()
         if neighbours is AR:  # n private: predicted at the released n (post-processing)
             self._say_power(lambda: self.detectable(domain, int(round(cov.n))))
-        sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
-                                forbidden=self.forbidden, required=self.required, on_level=on_level)
-        self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
-        self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
-        self.composition_ = "rdp" if private else "basic"
-        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self._pc_on_released(cov, ledger, domain, on_level, private)
         if self.orient == "direction":  # on the records' own values: raw continuous ones, ordinal codes
             self.graph_, oriented = self._orient_by_direction(domain, None, sampler, outer,
                                                               raw=orientation_values(X, names, domain))
@@ -326,6 +321,17 @@ class PrivPC(PrivateEstimator):
         self.sampler_, self.n_rows_, self.covariance_ = sampler, int(round(cov.n)), cov
         self.rounds_, self.rounds_used_, self.ci_test_ = None, None, FISHER_Z
         return self
+
+    def _pc_on_released(self, cov, ledger: Ledger, domain: Domain, on_level, private: bool) -> None:
+        """Stable PC with the noise-aware Fisher-z test on a released correlation ``cov`` and
+        Meek's orientation (post-processing: nothing charged); sets the fitted structure and what
+        ``ledger`` spent. Shared by the Fisher-z and rank fits."""
+        sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
+                                forbidden=self.forbidden, required=self.required, on_level=on_level)
+        self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
+        self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
+        self.composition_ = "rdp" if private else "basic"
+        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
 
     def _check_one_release(self, released: str) -> bool:
         """The checks every test on ONE Gaussian release (Fisher-z, rank) shares (parameters only);
@@ -370,12 +376,7 @@ class PrivPC(PrivateEstimator):
         self._say_power(lambda: self.detectable(domain, len(X.values)) if private else None)
         cov, ledger, n = rank_correlation(X, domain, names=names, epsilon=self._structure_epsilon(),
                                           delta=self.delta, sampler=sampler, budget=budget, private=private)
-        sk = stable_pc_skeleton(domain.names, FisherZDecider(cov, self.alpha), max_cond_size=self.max_cond_size,
-                                forbidden=self.forbidden, required=self.required, on_level=on_level)
-        self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
-        self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
-        self.composition_ = "rdp" if private else "basic"
-        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self._pc_on_released(cov, ledger, domain, on_level, private)
         self.ledger_ = ledger if domain.public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.sampler_, self.n_rows_, self.covariance_ = sampler, n, cov
         self.rounds_, self.rounds_used_, self.ci_test_ = None, None, RANK

@@ -220,12 +220,8 @@ def graph_writer(cpdag: CPDAG, suffix: str, privacy: dict | None = None) -> Call
         return lambda tmp: nx.write_graphml(graph, tmp)
     if kind not in (".json", ".dot"):
         raise InvalidInput(f"a graph is written as {', '.join(GRAPH_SUFFIXES[:-1])} or {GRAPH_SUFFIXES[-1]}, got {suffix!r}")
-    if kind == ".json":
-        text = to_json(cpdag, privacy)
-    else:
-        head, _, rest = to_dot(cpdag).partition("\n")
-        text = head + "\n" + (f"  // privacy: {json.dumps(privacy)}\n" if privacy is not None else "") + rest
-    return lambda tmp: Path(tmp).write_text(text + "\n")
+    text = to_json(cpdag, privacy) if kind == ".json" else _dot_with_privacy(to_dot(cpdag), privacy)
+    return _text_writer(text)
 
 
 def tree_writer(graph: CPDAG, suffix: str, privacy: dict | None = None) -> Callable[[str], object]:
@@ -244,11 +240,22 @@ def tree_writer(graph: CPDAG, suffix: str, privacy: dict | None = None) -> Calla
     kind = suffix.lower()
     if kind not in (".json", ".dot"):
         raise InvalidInput(f"a tree is written as .json or .dot, got {suffix!r}")
-    if kind == ".json":
-        text = tree_to_json(graph, privacy)
-    else:
-        head, _, rest = tree_to_dot(graph).partition("\n")
-        text = head + "\n" + (f"  // privacy: {json.dumps(privacy)}\n" if privacy is not None else "") + rest
+    text = tree_to_json(graph, privacy) if kind == ".json" else _dot_with_privacy(tree_to_dot(graph), privacy)
+    return _text_writer(text)
+
+
+def _dot_with_privacy(dot: str, privacy: dict | None) -> str:
+    """``dot`` with the privacy record as a comment after its first line (none without one).
+
+    >>> _dot_with_privacy("graph g {\\n}", {"epsilon": 1})
+    'graph g {\\n  // privacy: {"epsilon": 1}\\n}'
+    """
+    head, _, rest = dot.partition("\n")
+    return head + "\n" + (f"  // privacy: {json.dumps(privacy)}\n" if privacy is not None else "") + rest
+
+
+def _text_writer(text: str) -> Callable[[str], object]:
+    """A writer of ``text`` and a final line break to the path it is given."""
     return lambda tmp: Path(tmp).write_text(text + "\n")
 
 
