@@ -166,7 +166,7 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     assert res.exit_code == 0, res.output
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted(["graph.json", "graph.dot", "graph.png", "model.json", "synthetic.csv", "ledger.json",
-                            "plan.json", "report.md", "budget.png", "marginals.png"])
+                            "plan.json", "report.md", "report.html", "budget.png", "marginals.png"])
     ledger = json.loads((out / "ledger.json").read_text())
     assert ledger["neighbours"] == "add_remove" and ledger["epsilon"] <= 4.0 + 1e-9  # the default relation
     report = (out / "report.md").read_text()

@@ -7,7 +7,8 @@ private, released first when the structure needs it, :mod:`privgraph.privacy.res
 must exist; an existing one must be empty unless ``--overwrite``; a directory the run created
 is removed again if the run fails): graph.json,
 graph.dot, graph.png, model.json, synthetic.csv (or .parquet), ledger.json, plan.json,
-report.md with budget.png and marginals.png. Every output is checked before the data is
+report.md with budget.png and marginals.png, and report.html (the report and its figures as one
+self-contained page). Every output is checked before the data is
 read; the whole plan is checked against the budget before any noise is drawn.
 """
 

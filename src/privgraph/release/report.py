@@ -17,12 +17,13 @@ import numpy as np
 from privgraph.data.frontdoor import column_codes
 from privgraph.graphs.export import drawing_writer, graph_writer, tree_writer
 from privgraph.mrf.noisy_tables import coarsen
-from privgraph.release.figures import bin_names, budget_figure, marginals_figure, png_writer
+from privgraph.release.figures import bin_names, budget_figure, marginals_figure, png_writer, svg_writer
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.privacy import Neighbours
 from privgraph.privacy.ledger import METHODS, guarantee
 from privgraph.privacy.resize import SIZE_SHARE
 from privgraph.release.levels import RARE_SIGMAS
+from privgraph.release.page import page_writer
 from privgraph.release.planner import size_composition
 from privgraph.release.tree import proportions
 from privgraph.validation import InvalidInput
@@ -30,7 +31,7 @@ from privgraph.validation import InvalidInput
 #: Files of a release directory by role; the synthetic rows take ``.csv`` or ``.parquet``.
 FILES = {"graph_json": "graph.json", "graph_dot": "graph.dot", "graph_png": "graph.png", "model": "model.json",
          "ledger": "ledger.json", "report": "report.md", "budget_png": "budget.png",
-         "marginals_png": "marginals.png", "plan": "plan.json"}
+         "marginals_png": "marginals.png", "plan": "plan.json", "report_html": "report.html"}
 
 
 def release_outputs(out_dir, data_format: str = "csv") -> dict[str, Path]:
@@ -73,17 +74,23 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
             "model_cells": release.model_cells_}
     checks = marginal_checks(release, synthetic)
     graph = tree_writer if release.structure_kind_ == "tree" else graph_writer
+    title = f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"
+    budget, marginals, report = budget_figure(budget_rows(release)), marginals_figure(checks), \
+        report_markdown(release, checks, paths)
+    figures = {paths["budget_png"].name: svg_writer(budget), paths["graph_png"].name:
+               drawing_writer(release.graph_, "svg", title=title), paths["marginals_png"].name: svg_writer(marginals)}
     writers = {
         paths["graph_json"]: graph(release.graph_, ".json", privacy),
         paths["graph_dot"]: graph(release.graph_, ".dot", privacy),
-        paths["graph_png"]: drawing_writer(release.graph_, "png", title=f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"),
+        paths["graph_png"]: drawing_writer(release.graph_, "png", title=title),
         paths["model"]: _text(json.dumps(model)),
         paths["ledger"]: _text(json.dumps(privacy | {"accounting_methods_compared": method_comparison(release)},
                                           indent=1)),
         paths["plan"]: _text(json.dumps(plan, indent=1, default=float)),
-        paths["budget_png"]: png_writer(budget_figure(budget_rows(release))),
-        paths["marginals_png"]: png_writer(marginals_figure(checks)),
-        paths["report"]: _text(report_markdown(release, checks, paths)),
+        paths["budget_png"]: png_writer(budget),
+        paths["marginals_png"]: png_writer(marginals),
+        paths["report"]: _text(report),
+        paths["report_html"]: page_writer(report, figures),  # the same report, its figures inline as SVG
     }
     if paths["synthetic"].suffix == ".parquet":
         writers[paths["synthetic"]] = lambda tmp: synthetic.to_parquet(tmp, index=False)
@@ -157,7 +164,7 @@ def _size_row(release) -> str:
     else:
         use = (f"the structure ran on a secret uniform subset of {m} rows, the released size less its noise's "
                f"1e-6 tail")
-    return f"| 0 size | the number of rows with Laplace noise (sensitivity 1), {share}; {use} | {eps:.4g} |\n"
+    return f"| 0 size | the number of rows with Laplace noise (sensitivity 1), {share}; {use} |\n"
 
 
 #: What each private CI test of a PC path releases (the structure's row of the report).
