@@ -139,3 +139,15 @@ def test_import_privgraph_does_not_import_networkx_or_matplotlib():
 
     assert loaded_after("import privgraph") == ["False", "False"]
     assert loaded_after("import privgraph.graphs") == ["True", "False"]
+
+
+def test_a_node_name_is_drawn_as_written_not_as_tex():
+    # "$1-$5" would be read as TeX math (drawn "1-5" in italics) if the label were not escaped
+    import io
+
+    import matplotlib
+
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        export.drawing_writer(CPDAG(["$1-$5", "b"], directed=[("$1-$5", "b")]), "svg")(buffer)
+    assert ">$1-$5</text>" in buffer.getvalue().decode()

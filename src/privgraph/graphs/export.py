@@ -315,7 +315,9 @@ def _draw_on(ax, cpdag: CPDAG) -> None:
     graph = cpdag.to_networkx()
     pos = _layout(cpdag)
     box = dict(boxstyle="round,pad=0.3", facecolor="#dde6f0", edgecolor="#34495e")
-    nx.draw_networkx_labels(graph, pos, ax=ax, font_size=_FONT_SIZE, bbox=box)
+    # a name is drawn as written: matplotlib reads text between two "$" as TeX unless escaped
+    labels = {v: str(v).replace("$", r"\$") for v in graph.nodes}
+    nx.draw_networkx_labels(graph, pos, labels=labels, ax=ax, font_size=_FONT_SIZE, bbox=box)
     sizes = [_label_area(v) for v in graph.nodes]
     style = dict(ax=ax, node_size=sizes, arrows=True, edge_color="#34495e")
     nx.draw_networkx_edges(graph, pos, edgelist=list(cpdag.directed_edges), arrowstyle="-|>", arrowsize=12, **style)
