@@ -53,7 +53,7 @@ SIM_BOUNDS = ((-3.0, 3.0), (-3.0, 3.0))
 THRESHOLDS = (0.5, 0.55, 0.6, 0.7, 0.8)
 BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0000001)
 FIRST_SIM_SEED = 2000
-#: Scores that report a probability (and abstain below a threshold): RECI's P(error order),
+#: Scores that report a probability (and abstain below a threshold): RECI's agreement probability,
 #: Kendall's calibrated P(causal) (privgraph.causal.direction.calibration).
 PROBABILITY_SCORES = ("reci", "kendall")
 
@@ -93,7 +93,7 @@ def decide_one(x, y, bounds, *, score, epsilon, seed, privacy="record", test_fra
                                       rng=np.random.default_rng((seed, 1)), score=score, privacy=privacy,
                                       bounds=bounds if privacy == "record" else None,
                                       test_fraction=test_fraction, abstain_below=0.5)
-        out = result.direction, result.probability
+        out = result.direction, (result.causal_probability_sim if score == "kendall" else result.agreement_probability)
     except ValueError:
         out = None, None
     return (*out, time.process_time() - t0)

@@ -14,7 +14,7 @@ epsilon m (three constants). The real pairs are not read.
 
 Writes ``benchmarks/results/direction_calibration.json`` (the slope, the training reliability
 table, the rows); copy (a, k, c) into ``KENDALL_CALIBRATION``. The RECI map of
-the same form (on RECI's signed logit of P(error order)) is fitted too and reported, not used:
+the same form (on RECI's signed logit of its agreement probability) is fitted too and reported, not used:
 its slope is at or below 0 (RECI's order carries no causal information on these families, or is
 inverted), see docs/direction.md; and so is a two-feature map of both.
 """
@@ -65,7 +65,7 @@ def decision_rows(seeds) -> list[dict]:
                             b = laplace_scale(eps / 2, kendall_tau_a_sensitivity_replace_one(m))
                             row["t_kendall"] = kendall_margin_statistic(margin, m, b)
                         else:  # RECI's probability of its sign, as a signed logit
-                            p = min(res.probability, 1 - 1e-12)
+                            p = min(res.agreement_probability, 1 - 1e-12)
                             row["t_reci"] = math.copysign(math.log(p / (1 - p)), margin)
                     rows.append(row)
     return rows

@@ -134,8 +134,8 @@ ANM = (
         delta="Delta per pair (the iqr score only).",
         neighbours="replace_one only (one record changed; n public: the split and the scores' sensitivities use it).",
         default_delta=1e-6, default_neighbours="replace_one"),
-    Param("score", "The dependence score; reci: regression errors, with a probability (the most accurate on "
-                   "the real pairs); hsic: the only one under privacy train+test.",
+    Param("score", "The dependence score; reci: regression errors, with an agreement probability (the most "
+                   "accurate on the real pairs); hsic: the only one under privacy train+test.",
           choices=("spearman", "kendall", "hsic", "iqr", "reci"), default="reci"),
     Param("privacy", "record: every record protected; test: test records only (NOT private for the training "
                      "part); train+test: every record, hsic only, needs ~1e7 rows.",
@@ -146,7 +146,7 @@ ANM = (
     Param("lengthscale", "The Fourier features' lengthscale of the 'test' and 'train+test' modes.", default=1.0),
     Param("bins", "Grid of the 'record' mode's training table (default: from the training size and epsilon).",
           default=None),
-    Param("abstain_below", "Answer 'undecided' when P(error order) (reci) or P(causal, SIM) (kendall) is below "
+    Param("abstain_below", "Answer 'undecided' when P(noise-free agrees) (reci) or P(causal, SIM) (kendall) is below "
                            "this public threshold in [0.5, 1); 0.5 never abstains.", kind=check_abstain, default=0.6),
 )
 

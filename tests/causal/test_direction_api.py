@@ -61,7 +61,6 @@ def test_train_privacy_needs_public_bounds():
 def _bad_inputs():
     x, y = anm_pair(400, 3)
     # public properties only: no data value is refused (tests/causal/test_direction_refusals.py)
-    yield "too few", x[:15], y[:15], "need at least 20 rows"
     yield "text", x.astype(str).astype(object) + "a", y, "column x must have a numeric dtype"
     yield "lengths", x, y[:-1], "same length"
 
@@ -74,6 +73,26 @@ def test_bad_input_fails_before_any_budget_is_spent(case):
         private_direction(x, y, epsilon=1.0, bounds=BOUNDS, sampler=SeededSampler(0), rng=np.random.default_rng(0),
                           budget=budget)
     assert len(budget.ledger) == 0
+
+
+@pytest.mark.parametrize("privacy", ["record", "test"])
+def test_a_pair_under_20_rows_is_undecided_with_its_reason_and_spends_nothing(privacy):
+    """n is public: 19 rows are answered "undecided" whatever their values (two neighbouring
+    pairs alike), nothing released or reserved; 20 rows are decided."""
+    x, y = anm_pair(400, 3)
+    for values in ((x[:19], y[:19]), (np.r_[x[:18], 1e9], np.r_[y[:18], np.nan])):  # neighbours
+        budget = Budget(1.0)
+        result, ledger = private_direction(*values, epsilon=1.0, privacy=privacy, bounds=BOUNDS,
+                                           sampler=SeededSampler(0), rng=np.random.default_rng(0), budget=budget)
+        assert result.direction == "undecided" and "too few rows to decide: 19" in result.reason
+        assert result.scores == {"x->y": None, "y->x": None} and result.agreement_probability is None
+        assert len(ledger) == 0 and len(budget.ledger) == 0
+    model = PrivateANM(epsilon=1.0, privacy=privacy, bounds=BOUNDS, random_state=0).fit(x[:19], y[:19])
+    assert model.direction_ == "undecided" and model.reason_ == result.reason and len(model.ledger_) == 0
+    assert len(PrivateANM(epsilon=1.0, privacy=privacy).privacy_plan(None, 19)) == 0
+    result, ledger = private_direction(x[:20], y[:20], epsilon=3.0, privacy=privacy, bounds=BOUNDS,
+                                       sampler=SeededSampler(0), rng=np.random.default_rng(0))
+    assert result.reason is None and len(ledger) >= 1
 
 
 @pytest.mark.parametrize("privacy", ["record", "test"])
@@ -136,7 +155,7 @@ def test_random_state_int_is_reproducible_and_none_is_secure():
     b = PrivateANM(epsilon=1.0, random_state=7, bounds=BOUNDS).fit(x, y)
     assert a.scores_ == b.scores_ and a.direction_ in ("x->y", "y->x")
     c = PrivateANM(epsilon=1.0, bounds=BOUNDS).fit(x, y)
-    assert 0.5 <= c.confidence_ <= 1.0 and c.ledger_.total().epsilon == 1.0
+    assert 0.5 <= c.noise_kept_order_ <= 1.0 and c.ledger_.total().epsilon == 1.0
 
 
 def test_a_pair_needs_a_public_domain_and_says_what_is_not_private(tmp_path):

@@ -15,7 +15,7 @@ and SIM-G (where Kendall is at a coin), and on the evaluation pairs of
 ``benchmarks/bench_direction_real.py`` within 0.1; 0.15 is allowed. With 100 pairs per family the per-family check catches only gross
 miscalibration (tolerance about 0.45), the mixture's about 0.15; the slow test (480 per
 family) tightens them to about 0.28 and 0.07. ``test_the_check_rejects_a_miscalibrated_probability``
-shows the check fails for a map four times as sharp and for RECI's P(error order).
+shows the check fails for a map four times as sharp and for RECI's agreement probability.
 """
 
 import functools
@@ -54,7 +54,7 @@ def decisions(score: str, pairs: int = PAIRS):
             res, _ = private_direction(x, y, epsilon=EPSILON, sampler=SeededSampler(seed),
                                        rng=np.random.default_rng((seed, 1)), score=score, bounds=BOUNDS,
                                        abstain_below=0.5)
-            rows.append((res.scores["y->x"] - res.scores["x->y"], res.probability, truth == "x->y"))
+            rows.append((res.scores["y->x"] - res.scores["x->y"], res.causal_probability_sim if score == "kendall" else res.agreement_probability, truth == "x->y"))
         out[family] = rows
     return out
 
@@ -102,8 +102,8 @@ def test_kendall_probability_is_calibrated_against_the_causal_truth_on_every_sim
 
 
 def test_the_check_rejects_a_miscalibrated_probability():
-    """An over-confident map (four times the slope) and RECI's P(error order), which is
-    calibrated for the sign of the error difference, not for the causal direction, both fail."""
+    """An over-confident map (four times the slope) and RECI's agreement probability, which is
+    calibrated for agreement with the noise-free score, not for the causal direction, both fail."""
     data = decisions("kendall")
     a, k, c = cal.KENDALL_CALIBRATION
     sharp = kendall_map((4 * a, k, 4 * c))
@@ -120,8 +120,8 @@ def test_abstention_follows_the_calibrated_probability_at_no_extra_cost():
     kw["sampler"] = SeededSampler(1)
     strict, ledger_strict = private_direction(x, y, rng=np.random.default_rng(0), abstain_below=0.99, **kw)
     assert kept.direction != "undecided" and strict.direction == "undecided"
-    assert kept.probability == strict.probability and ledger_kept.total() == ledger_strict.total()
-    assert math.isclose(kept.probability, kendall_map(cal.KENDALL_CALIBRATION)(
+    assert kept.causal_probability_sim == strict.causal_probability_sim and ledger_kept.total() == ledger_strict.total()
+    assert math.isclose(kept.causal_probability_sim, kendall_map(cal.KENDALL_CALIBRATION)(
         kept.scores["y->x"] - kept.scores["x->y"]))
 
 

@@ -53,7 +53,7 @@ def test_long_table_batch_writes_one_row_per_pair(tmp_path):
     assert [r["pair"] for r in rows] == ["p2", "p0", "p1"]  # the codebook's order
     # kendall abstains below --abstain-below on its calibrated P(causal, SIM)
     assert all(r["epsilon"] == 2.0 and r["direction"] in ("x->y", "y->x", "undecided") for r in rows)
-    assert all((r["direction"] == "undecided") == (r["p_causal_sim"] < 0.6) and r["p_error_order"] is None
+    assert all((r["direction"] == "undecided") == (r["p_causal_sim"] < 0.6) and r["p_agreement"] is None
                for r in rows)
     assert all(0.5 <= r["p_noise_kept_order"] <= 1 and "confidence_estimate" not in r for r in rows)  # noise only
     assert not list(out.parent.glob(".*tmp"))  # no temporary file left behind
@@ -67,15 +67,17 @@ def test_batch_of_files_records_bad_pairs_and_goes_on(tmp_path):
                                       "--seed", "0", "--out", str(out), *BOUNDS])
     assert result.exit_code == 0, result.output
     rows = pd.read_csv(out)
-    assert rows["error"].isna().tolist() == [True, False]
-    assert "need at least 20 rows" in rows["error"].iloc[1]
+    assert rows["error"].isna().all()  # a pair under 20 rows is answered, not refused
+    assert rows["direction"].iloc[1] == "undecided" and "too few rows to decide: 15" in rows["reason"].iloc[1]
+    assert rows["epsilon"].tolist()[1] == 0  # nothing spent on it
 
 
-def test_single_bad_pair_and_refused_combination_are_errors(tmp_path):
+def test_single_small_pair_is_undecided_and_refused_combination_is_an_error(tmp_path):
     path = tmp_path / "bad.csv"
     _frame(15, 1).to_csv(path, index=False)
-    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1", *BOUNDS])
-    assert result.exit_code != 0 and "need at least 20 rows" in str(result.exception)
+    result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1", *BOUNDS],
+                                env={"COLUMNS": "250"})
+    assert result.exit_code == 0 and "undecided" in result.output and "too few rows to decide" in result.output
     result = CliRunner().invoke(app, ["direction", str(path), "--x", "a", "--y", "b", "--epsilon", "1",
                                       "--score", "iqr", "--privacy", "train+test", *BOUNDS])
     assert result.exit_code != 0 and "no derived guarantee" in str(result.exception)
@@ -93,9 +95,11 @@ def test_default_prints_the_probability_and_undecided_below_the_threshold(tmp_pa
     result = CliRunner().invoke(app, [*args, "--out", str(out), "--abstain-below", "0.99"], env={"COLUMNS": "220"})
     assert result.exit_code == 0, result.output
     rows = {r["pair"]: r for r in json.loads(out.read_text())}
-    assert rows["clear"]["direction"] == "x->y" and rows["clear"]["p_error_order"] >= 0.99
-    assert rows["noise"]["direction"] == "undecided" and 0.5 <= rows["noise"]["p_error_order"] < 0.99
-    assert "P(error order)" in result.output and "undecided" in result.output
+    assert rows["clear"]["direction"] == "x->y" and rows["clear"]["p_agreement"] >= 0.99
+    assert rows["noise"]["direction"] == "undecided" and 0.5 <= rows["noise"]["p_agreement"] < 0.99
+    assert "P(noise-free agrees)" in result.output and "undecided" in result.output
+    text = " ".join(result.output.lower().split())  # never called a confidence; said what it is not
+    assert "confidence" not in text and "not the chance that the direction is causal" in text
     refused = CliRunner().invoke(app, [*args, "--abstain-below", "1.5"])
     assert refused.exit_code != 0 and "--abstain-below must be in" in str(refused.exception)
 
@@ -115,7 +119,8 @@ def _pair_codebook(path, pair_entry):
     return path
 
 
-PUBLIC_PAIR = {"name": "pair", "kind": "nominal", "levels": ["p0", "p1", "p_empty"], "public": True}
+PUBLIC_PAIR = {"name": "pair", "kind": "nominal", "levels": ["p0", "p1", "p_empty"], "public": True,
+               "missing": "invalid"}  # no missing level: the pairs are the levels listed
 
 
 def _neighbours(tmp_path, n=400):
@@ -191,8 +196,8 @@ def test_public_pair_column_groups_by_the_codebook_levels_only(tmp_path):
         outputs.append(json.loads(out.read_text()))
     for rows in outputs:
         assert [r["pair"] for r in rows] == ["p0", "p1", "p_empty"]
-        assert rows[2]["rows"] == 0 and rows[2]["direction"] is None and "need at least" in rows[2]["error"]
-        assert all(r["error"] is None for r in rows[:2])
+        assert rows[2]["rows"] == 0 and rows[2]["direction"] == "undecided" and "too few rows" in rows[2]["reason"]
+        assert all(r["error"] is None for r in rows)
     assert [r["rows"] for r in outputs[0]] == [400, 400, 0]
     assert [r["rows"] for r in outputs[1]] == [401, 399, 0]  # the replaced record recoded to p0
 

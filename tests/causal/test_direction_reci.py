@@ -64,7 +64,7 @@ def calibration_trials(trials: int, m: int, epsilon: float, seed: int):
         u = rng.uniform(size=(2, m)) * rng.choice([-1.0, 1.0], size=(2, m))
         fit = fitted(4 * C * s_y * u[0], 4 * C * s_x * u[1])
         ((d, q), (b_d, b_q), mm), _ = dr.release_reci_scores(fit, epsilon, SeededSampler(1000 * seed + t), None)
-        probs[t] = ds.reci_probability(d, q, mm, b_d, b_q)
+        probs[t] = ds.reci_agreement_probability(d, q, mm, 10**12, b_d, b_q)  # n >> m: the population
         right[t] = (d < 0) == (delta < 0)
     return probs, right
 
@@ -96,7 +96,7 @@ def test_probability_below_the_threshold_is_undecided_at_no_extra_cost():
     strict, ledger_strict = dr.private_direction(x, y, epsilon=1.0, bounds=box, sampler=SeededSampler(0),
                                                  rng=np.random.default_rng(0), abstain_below=0.999)
     assert kept.direction in dr.DIRECTIONS and strict.direction == "undecided"
-    assert kept.probability == strict.probability < 0.999 and kept.scores == strict.scores
+    assert kept.agreement_probability == strict.agreement_probability < 0.999 and kept.scores == strict.scores
     assert ledger_kept.total() == ledger_strict.total()
     with pytest.raises(ValueError, match="abstain_below must be in"):
         dr.private_direction(x, y, epsilon=1.0, bounds=box, sampler=SeededSampler(0),
@@ -109,11 +109,16 @@ def test_estimator_exposes_the_probability_and_a_clear_pair_is_sure():
     y = x ** 3 / 4 + 0.2 * rng.uniform(-1, 1, 3000)
     model = dr.PrivateANM(epsilon=1.0, random_state=0, bounds=((-2, 2), (-2.5, 2.5))).fit(x, y)
     assert model.score == "reci" and model.direction_ in dr.DIRECTIONS
-    assert 0.5 <= model.probability_ <= 1.0
+    assert 0.5 <= model.agreement_probability_ <= 1.0 and model.causal_probability_sim_ is None
     kendall = dr.PrivateANM(epsilon=1.0, score="kendall", random_state=0, bounds=((-2, 2), (-2.5, 2.5))).fit(x, y)
-    assert 0.5 <= kendall.probability_ < 1.0  # calibrated on the SIM families (test_direction_calibration.py)
-    assert dr.PrivateANM(epsilon=1.0, score="spearman", random_state=0,
-                         bounds=((-2, 2), (-2.5, 2.5))).fit(x, y).probability_ is None
+    assert 0.5 <= kendall.causal_probability_sim_ < 1.0  # calibrated on the SIM families (test_direction_calibration.py)
+    assert kendall.agreement_probability_ is None
+    spearman = dr.PrivateANM(epsilon=1.0, score="spearman", random_state=0, bounds=((-2, 2), (-2.5, 2.5))).fit(x, y)
+    assert spearman.agreement_probability_ is None and spearman.causal_probability_sim_ is None
+    with pytest.warns(DeprecationWarning, match="agreement_probability_"):
+        assert model.probability_ == model.agreement_probability_
+    with pytest.warns(DeprecationWarning, match="agreement_probability"):
+        assert model.result_.probability == model.agreement_probability_
 
 
 def test_orientation_leaves_undecided_edges_undirected_within_the_share():

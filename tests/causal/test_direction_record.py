@@ -138,13 +138,23 @@ def test_orientation_keeps_directed_edges_and_refuses_before_spending():
     assert same == g and len(ledger) == 0
     budget = Budget(1.0)
     small = {k: v[:30] for k, v in chain().items()}  # RECI at a share of 0.5 needs 20 test rows
-    with pytest.raises(ValueError, match="needs 20 test rows at that share, the data gives 15"):
+    with pytest.raises(ValueError, match="needs 20 test rows at that share and 10 training rows, the data gives 15 and 15"):
         orient_by_direction(CPDAG(["a", "b", "c"], undirected=[("a", "b"), ("b", "c")]), small, bounds=BOX,
                             epsilon=1.0, sampler=SeededSampler(0), rng=np.random.default_rng(0), budget=budget)
     assert len(budget.ledger) == 0
     with pytest.raises(KeyError, match="no public bounds"):
         orient_by_direction(CPDAG(["a", "b"], undirected=[("a", "b")]), chain(), bounds={"a": (-2, 2)},
                             epsilon=1.0, sampler=SeededSampler(0), rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("untestable", ["raise", "skip"])
+def test_orientation_on_data_under_20_rows_never_fails_and_spends_nothing(untestable):
+    g = CPDAG(["a", "b", "c"], undirected=[("a", "b"), ("b", "c")])
+    budget = Budget(1.0)
+    tiny = {k: v[:19] for k, v in chain().items()}
+    same, ledger = orient_by_direction(g, tiny, bounds=BOX, epsilon=1.0, sampler=SeededSampler(0),
+                                       rng=np.random.default_rng(0), budget=budget, untestable=untestable)
+    assert same == g and len(ledger) == 0 and len(budget.ledger) == 0
 
 
 def test_training_table_noise_is_laplace_two_over_epsilon():

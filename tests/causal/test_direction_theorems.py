@@ -57,10 +57,10 @@ def test_observed_flip_rate_of_the_pipeline_agrees_with_theorem3():
     assert abs(same / runs - ds.laplace_flip_free(margin, scale)) <= hoeffding(runs)
 
 
-def test_confidence_is_theorem3_at_the_private_margin():
+def test_noise_kept_order_is_theorem3_at_the_private_margin():
     x, y = _pair(600, 2)
     result, _ = dr.private_direction(x, y, epsilon=1.0, score="spearman", privacy="test", sampler=SeededSampler(0),
                                      rng=np.random.default_rng(0))
     scale = laplace_scale(0.5, ds.sensitivity_on_test_set("spearman", 300))
     gap = result.scores["y->x"] - result.scores["x->y"]
-    assert math.isclose(result.confidence, ds.laplace_flip_free(gap, scale))
+    assert math.isclose(result.noise_kept_order, ds.laplace_flip_free(gap, scale))

@@ -21,13 +21,13 @@ records (the rows of a long table, files about different people), a record is in
 only and the guarantee per record is epsilon (parallel composition). If the same people
 appear in several pairs, the guarantee is the sum, which the headline also prints.
 
-``p_error_order`` (the table's "P(error order)", the default RECI score only) is the
-probability that the reported order is the population order of the two regression errors:
-it covers the privacy noise *and* the test part's sampling error, and below
-``--abstain-below`` (public, default 0.6) the direction is ``undecided`` (no extra cost).
-It is NOT the probability that the direction is causal: on the real pairs about 0.66 of the
-decisions reported at >= 0.95 are right, on the SIM families about half (docs/direction.md,
-the reliability table).
+``p_agreement`` (the table's "P(noise-free agrees)", the default RECI score only) is the
+agreement probability: the chance that the noise-free score on this data (the same released
+regressions, all rows, no privacy noise) points the same way. It covers the privacy noise
+and the test part's sampling, and below ``--abstain-below`` (public, default 0.6) the
+direction is ``undecided`` (no extra cost). It is NOT a confidence in the direction: on real
+pairs a third of the answers reported at >= 0.99 can be wrong (docs/direction.md, "What the
+agreement probability covers").
 ``p_causal_sim`` (the table's "P(causal, SIM)", the kendall score only) is the probability
 that the reported direction is the causal one, calibrated on the equal mixture of the four
 SIM families of simulated pairs (``privgraph.causal.direction.calibration``); below
@@ -36,6 +36,8 @@ SIM families of simulated pairs (``privgraph.causal.direction.calibration``); be
 privacy noise did not swap the two scores, evaluated at the private margin (Theorem 3 or 5):
 it covers the privacy noise only, not the sampling error of the scores (a wrong direction
 with a large margin still reads near 1). It is not a confidence in the direction.
+A pair of fewer than 20 rows (public) is answered ``undecided`` with its ``reason``, nothing
+spent, rather than refused.
 """
 
 from __future__ import annotations
@@ -143,14 +145,14 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
     True
     """
     row = {"pair": name, "rows": n, "direction": None, "score_x_to_y": None, "score_y_to_x": None,
-           "p_error_order": None, "p_causal_sim": None, "p_noise_kept_order": None, "epsilon": None, "delta": None, "error": error}
+           "p_agreement": None, "p_causal_sim": None, "p_noise_kept_order": None, "epsilon": None, "delta": None,
+           "reason": None, "error": error}
     if model is not None:
         total = model.ledger_.total()
         row.update(direction=model.direction_, score_x_to_y=model.scores_["x->y"],
                    score_y_to_x=model.scores_["y->x"],
-                   p_error_order=model.probability_ if model.score == "reci" else None,
-                   p_causal_sim=model.probability_ if model.score == "kendall" else None,
-                   p_noise_kept_order=model.confidence_,
+                   p_agreement=model.agreement_probability_, p_causal_sim=model.causal_probability_sim_,
+                   p_noise_kept_order=model.noise_kept_order_, reason=model.reason_,
                    epsilon=total.epsilon, delta=total.delta)
     return row
 
@@ -213,6 +215,7 @@ def direction(
         console.print(INFER_NOTICE)
     # public bounds or a domain: every value read as text and mapped on its own (a value that
     # is no number is missing), so no record can change how a column is typed
+    import privgraph.heartbeat as heartbeat
     from privgraph.cli.progress import stages
 
     with stages(("reading the pairs", "the direction models")) as stage:
@@ -234,6 +237,7 @@ def direction(
         with Progress(console=console, transient=True, disable=not batch) as progress:
             task = progress.add_task("pairs", total=len(pairs))
             for i, (name, xs, ys) in enumerate(pairs):
+                heartbeat.at(heartbeat.of(i + 1, len(pairs), "pair"))  # the pairs named by the input: public
                 model = PrivateANM(epsilon=epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
                                    random_state=None if seed is None else seed + i)  # one noise stream per pair
                 try:
@@ -259,18 +263,19 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
     from rich.table import Table
 
     table = Table(title="Private causal direction")
-    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(error order)",
-                "P(causal, SIM)", "P(noise kept the order)", "error"):
+    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(noise-free agrees)",
+                "P(causal, SIM)", "P(noise kept the order)", "error or reason"):
         table.add_column(col)
     for r in rows:
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         table.add_row(r["pair"], str(r["rows"]), r["direction"] or "-", fmt(r["score_x_to_y"]),
-                      fmt(r["score_y_to_x"]), fmt(r["p_error_order"]), fmt(r["p_causal_sim"]),
-                      fmt(r["p_noise_kept_order"]), r["error"] or "")
+                      fmt(r["score_y_to_x"]), fmt(r["p_agreement"]), fmt(r["p_causal_sim"]),
+                      fmt(r["p_noise_kept_order"]), r["error"] or r["reason"] or "")
     console.print(table)
     console.print("P(noise kept the order): the privacy noise only, Theorem 3/5 at the private margin; sampling "
-                  "error is not included. P(error order), reci only: the order of the two regression errors, "
-                  "privacy noise and sampling error; not a probability of causation. P(causal, SIM), kendall "
+                  "error is not included. P(noise-free agrees), reci only: the chance that the noise-free score on "
+                  "this data (all rows, no privacy noise) points the same way; privacy noise and the test part's "
+                  "sampling; not the chance that the direction is causal. P(causal, SIM), kendall "
                   "only: calibrated on simulated SIM pairs, not on real ones.", soft_wrap=True)
 
 

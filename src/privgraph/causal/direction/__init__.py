@@ -18,6 +18,7 @@ from privgraph.causal.direction.estimator import (
     DEFAULT_RIDGE,
     DIRECTIONS,
     PRIVACY_MODES,
+    SMALL_PAIR_ROWS,
     TEST_ONLY_CAVEAT,
     DirectionResult,
     PrivateANM,
@@ -31,13 +32,14 @@ from privgraph.causal.direction.estimator import (
     release_iqr_scores,
     release_laplace_scores,
     release_reci_scores,
+    small_pair,
 )
 from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.causal.direction.reference import MAX_REFERENCE_ROWS, ReferenceDecision, anm_reference, reference_rows
 
 __all__ = [
     "ABSTAIN_BELOW", "DEFAULT_SCORE", "release_reci_scores", "DEFAULT_PRIVACY", "DEFAULT_RIDGE", "DIRECTIONS", "MAX_REFERENCE_ROWS", "ReferenceDecision", "anm_reference",
-    "reference_rows", "PRIVACY_MODES", "TEST_ONLY_CAVEAT", "DirectionResult",
+    "reference_rows", "PRIVACY_MODES", "SMALL_PAIR_ROWS", "small_pair", "TEST_ONLY_CAVEAT", "DirectionResult",
     "PrivateANM", "check_bounds", "check_settings", "decide", "fit_both_directions", "laplace_sensitivity",
     "pair_on_public_domain", "private_direction", "raw_scores", "release_iqr_scores", "release_laplace_scores",
     "validate_pair",

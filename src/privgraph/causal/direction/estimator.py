@@ -7,11 +7,16 @@ Y is regressed on X and X on Y on the training part (random-Fourier-feature ridg
 each putative cause and its residual is scored (kendall, spearman, hsic, iqr), or the two
 directions' regression errors are compared (``"reci"``, the default;
 :mod:`privgraph.causal.direction.scores`), the scores are released privately, and X -> Y is
-decided when ``s(X->Y) < s(Y->X)``. Under RECI the decision carries a probability that
-covers the privacy noise and the test part's sampling error; under Kendall (``privacy=
-"record"``) it is the probability that the direction is causal, calibrated on the SIM
-families (:mod:`privgraph.causal.direction.calibration`). Either is ``"undecided"`` when its
-probability is below the public ``abstain_below`` (post-processing: no extra cost).
+decided when ``s(X->Y) < s(Y->X)``. Under RECI the decision carries its **agreement
+probability**: the chance that the noise-free score on this data (all rows, no privacy
+noise) points the same way, covering the privacy noise and the test part's sampling
+(:func:`~privgraph.causal.direction.scores.reci_agreement_probability`); it is not a
+confidence in the direction. Under Kendall (``privacy="record"``) the decision carries a
+probability that the direction is causal, calibrated on the SIM families only
+(:mod:`privgraph.causal.direction.calibration`). Either is ``"undecided"`` when its
+probability is below the public ``abstain_below`` (post-processing: no extra cost). A pair
+of fewer than :data:`SMALL_PAIR_ROWS` rows is answered ``"undecided"`` with its reason,
+nothing spent (n is public under replace-one).
 
 Guarantees, under replace-one neighbours (``privacy=`` names the records covered):
 
@@ -43,6 +48,7 @@ for every split, so the split need not be secret.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +101,9 @@ DIRECTIONS = ("x->y", "y->x")
 #: Default public threshold: a RECI decision whose probability is below it is "undecided"
 #: (chosen on the SIM tuning seeds and the real pairs: docs/direction.md, "Abstaining").
 ABSTAIN_BELOW = 0.6
+#: A pair with fewer rows (public under replace-one) is answered "undecided" with its reason,
+#: nothing released or spent: each part of the split needs MIN_PART_ROWS records.
+SMALL_PAIR_ROWS = 2 * MIN_PART_ROWS
 
 
 @dataclass(frozen=True)
@@ -110,33 +119,55 @@ class DirectionResult:
         The private scores ``{"x->y": s, "y->x": s}`` (None where an IQR release returned
         bottom); smaller wins. RECI releases only the difference D of the two clipped mean
         squared errors: its scores are ``(D/2, -D/2)``, whose difference is D.
-    confidence : float or None
+    noise_kept_order : float or None
         An *estimate* of the probability that the privacy noise has not flipped the
         decision: Theorem 3 (Laplace scores) or Theorem 5 (IQR) evaluated at the *private*
-        margin. It covers the privacy noise only, not the scores' sampling error: not a
-        confidence in the direction (the command line calls it "P(noise kept the order)").
+        margin. It covers the privacy noise only, not the scores' sampling error, and says
+        nothing of whether the direction is causal (the command line calls it "P(noise kept
+        the order)"; ``confidence`` is its deprecated name).
     score, privacy : str
         The score and the privacy mode used.
-    probability : float or None
-        RECI: the probability that the reported order is the population order of the
-        two regression errors, covering the privacy noise *and* the test part's sampling
-        error (:func:`~privgraph.causal.direction.scores.reci_probability`), reported even
-        when the decision is ``"undecided"``. It is NOT the probability that the direction
-        is causal: whether the smaller regression error marks the cause is RECI's
-        assumption, which the SIM families break (there about half of the decisions
-        reported at >= 0.95 are right; on the real pairs about 0.66: docs/direction.md,
-        "Reliability"). Kendall under ``privacy="record"``: the probability that the
-        reported direction is causal, calibrated on the equal mixture of the four SIM
-        families (:func:`~privgraph.causal.direction.calibration.kendall_causal_probability`;
-        not calibrated on the real pairs). None for the other scores and modes.
+    agreement_probability : float or None
+        RECI only: the chance that the **noise-free score on this data** (the same released
+        regressions, all n rows, no privacy noise) points the same way as the reported one.
+        It covers the privacy noise on the released error difference and the test part's
+        sampling (:func:`~privgraph.causal.direction.scores.reci_agreement_probability`;
+        calibration checked in tests/causal/test_direction_agreement.py), and is reported
+        even when the decision is ``"undecided"``. It is NOT a confidence in the direction:
+        whether the smaller regression error marks the cause is RECI's assumption (on real
+        pairs, a fifth to a third of the answers reported at >= 0.99 are wrong:
+        docs/direction.md, "What the agreement probability covers").
+    causal_probability_sim : float or None
+        Kendall under ``privacy="record"`` only: the probability that the reported direction
+        is causal, calibrated on the equal mixture of the four SIM families of simulated pairs
+        (:func:`~privgraph.causal.direction.calibration.kendall_causal_probability`); not
+        calibrated on real pairs.
+    reason : str or None
+        Why the answer is ``"undecided"`` without a release (a pair too small), else None.
     """
 
     direction: str
     scores: dict
-    confidence: float | None
+    noise_kept_order: float | None
     score: str
     privacy: str
-    probability: float | None = None
+    agreement_probability: float | None = None
+    causal_probability_sim: float | None = None
+    reason: str | None = None
+
+    @property
+    def confidence(self) -> float | None:
+        """Deprecated name of :attr:`noise_kept_order` (it is not a confidence in the direction)."""
+        warnings.warn("DirectionResult.confidence is deprecated: use noise_kept_order", DeprecationWarning,
+                      stacklevel=2)
+        return self.noise_kept_order
+
+    @property
+    def probability(self) -> float | None:
+        """Deprecated alias: :attr:`agreement_probability` (RECI) or :attr:`causal_probability_sim` (Kendall)."""
+        warnings.warn("DirectionResult.probability is deprecated: use agreement_probability (RECI) or "
+                      "causal_probability_sim (Kendall)", DeprecationWarning, stacklevel=2)
+        return self.agreement_probability if self.causal_probability_sim is None else self.causal_probability_sim
 
 
 def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> None:
@@ -339,13 +370,18 @@ def private_direction(
     >>> y = np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, 2000)
     >>> result, ledger = private_direction(x, y, epsilon=1.0, bounds=((-2, 2), (-2, 2)),
     ...                                    sampler=SeededSampler(0), rng=np.random.default_rng(1))
-    >>> result.direction, ledger.total().epsilon, len(ledger), result.probability > 0.99
+    >>> result.direction, ledger.total().epsilon, len(ledger), result.agreement_probability > 0.99
     ('x->y', 1.0, 1, True)
+    >>> private_direction(x[:15], y[:15], epsilon=1.0, bounds=((-2, 2), (-2, 2)), sampler=SeededSampler(0),
+    ...                   rng=np.random.default_rng(1)).value.direction
+    'undecided'
     """
     check_settings(score, privacy, epsilon, delta)
     abstain_below = check_abstain(abstain_below)
-    x, y = validate_pair(x, y)
+    x, y = validate_pair(x, y, min_rows=0)
     bounds = check_bounds(bounds, privacy)
+    if x.size < SMALL_PAIR_ROWS:  # n is public: answered, not refused, so that a graph's orientation never fails
+        return small_pair(x.size, score, privacy)
     check_split_rows(x.size, test_fraction, score, epsilon)
     delta = delta if score == "iqr" else 0.0
     if privacy == "record":
@@ -355,7 +391,7 @@ def private_direction(
     ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
     fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
                               ridge=ridge, lengthscale=lengthscale, rng=rng)
-    return _decided(fit, score, privacy, epsilon, delta, sampler, budget, abstain_below)
+    return _decided(fit, x.size, score, privacy, epsilon, delta, sampler, budget, abstain_below)
 
 
 def check_split_rows(n: int, test_fraction: float, score: str, epsilon: float) -> int:
@@ -415,19 +451,19 @@ def direction_charges(n: int, *, epsilon: float, score: str, privacy: str, delta
     return Ledger.of(*[laplace_charge(epsilon / 2, sens, ro)] * 2)
 
 
-def _decided(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget, abstain_below) -> Release:
-    """Release the test part's scores and decide (the decision is post-processing)."""
+def _decided(fit: FittedPair, n: int, score, privacy, epsilon, delta, sampler, budget, abstain_below) -> Release:
+    """Release the test part's scores and decide (the decision is post-processing); ``n``: all rows."""
     if score == "reci":
         ((d, q), (scale_d, scale_q), m), ledger = release_reci_scores(fit, epsilon, sampler, budget)
-        probability = ds.reci_probability(d, q, m, scale_d, scale_q)
+        agreement = ds.reci_agreement_probability(d, q, m, n, scale_d, scale_q)
         result = decide((d / 2, -d / 2), scale_d, ds.single_laplace_flip_free, score, privacy,
-                        probability=probability, abstain_below=abstain_below)
+                        agreement_probability=agreement, abstain_below=abstain_below)
         return Release(result, ledger)
     (scores, scale), ledger, flip_free = _release_scores(fit, score, privacy, epsilon, delta, sampler, budget)
-    probability = None
-    if score == "kendall" and privacy == "record":  # the calibration map's setting (calibration.py)
-        probability = kendall_causal_probability(scores[1] - scores[0], fit.x.size, scale, epsilon)
-    return Release(decide(scores, scale, flip_free, score, privacy, probability=probability,
+    causal = None
+    if score == "kendall" and privacy == "record" and scores is not None:  # the map's setting (calibration.py)
+        causal = kendall_causal_probability(scores[1] - scores[0], fit.x.size, scale, epsilon)
+    return Release(decide(scores, scale, flip_free, score, privacy, causal_probability_sim=causal,
                           abstain_below=abstain_below), ledger)
 
 
@@ -448,29 +484,47 @@ def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds,
         budget.reserve(charge)  # raises BudgetExceeded before any noise, recording nothing
     fit, _ = released_fit(x, y, bounds=bounds, test_fraction=test_fraction, epsilon=epsilon, sampler=sampler,
                           rng=rng, bins=k, fit="polynomial" if score == "reci" else "binned")
-    result, _ = _decided(fit, score, "record", epsilon, delta, sampler, None, abstain_below)
+    result, _ = _decided(fit, x.size, score, "record", epsilon, delta, sampler, None, abstain_below)
     return Release(result, Ledger.of(charge))
 
 
-def decide(scores, scale: float, flip_free, score: str, privacy: str, *, probability: float | None = None,
+def decide(scores, scale: float, flip_free, score: str, privacy: str, *,
+           agreement_probability: float | None = None, causal_probability_sim: float | None = None,
            abstain_below: float = ABSTAIN_BELOW) -> DirectionResult:
     """The decision from private scores (post-processing only); ``"undecided"`` where the
-    probability (RECI, Kendall) is below the public ``abstain_below``.
+    probability it carries (RECI's agreement probability, Kendall's) is below the public
+    ``abstain_below``.
 
     >>> r = decide((0.1, 0.5), 0.1, lambda g, s: 0.9, "hsic", "test")
-    >>> r.direction, r.confidence
+    >>> r.direction, r.noise_kept_order
     ('x->y', 0.9)
-    >>> decide((0.1, -0.1), 0.1, lambda g, s: 0.9, "reci", "record", probability=0.55).direction
+    >>> decide((0.1, -0.1), 0.1, lambda g, s: 0.9, "reci", "record", agreement_probability=0.55).direction
     'undecided'
     """
     if scores is None:
         return DirectionResult("undecided", dict.fromkeys(DIRECTIONS), None, score, privacy)
     s_xy, s_yx = scores
     direction = DIRECTIONS[0] if s_xy < s_yx else DIRECTIONS[1]
+    probability = agreement_probability if causal_probability_sim is None else causal_probability_sim
     if probability is not None and probability < abstain_below:
         direction = "undecided"
     return DirectionResult(direction, dict(zip(DIRECTIONS, scores)), flip_free(s_yx - s_xy, scale), score, privacy,
-                           probability)
+                           agreement_probability, causal_probability_sim)
+
+
+def small_pair(n: int, score: str, privacy: str) -> Release:
+    """The answer for a pair of fewer than :data:`SMALL_PAIR_ROWS` rows: ``"undecided"`` with
+    its reason, nothing released and nothing spent (an empty ledger). It reads n only, which
+    is public under replace-one, so two neighbouring datasets get the same answer.
+
+    >>> result, ledger = small_pair(12, "reci", "record")
+    >>> result.direction, len(ledger), result.reason
+    ('undecided', 0, 'too few rows to decide: 12 (a split needs at least 20, each part 10); nothing was spent')
+    """
+    reason = (f"too few rows to decide: {n} (a split needs at least {SMALL_PAIR_ROWS}, each part {MIN_PART_ROWS}); "
+              "nothing was spent")
+    return Release(DirectionResult("undecided", dict.fromkeys(DIRECTIONS), None, score, privacy, reason=reason),
+                   Ledger())
 
 
 class PrivateANM(PrivateEstimator):
@@ -499,21 +553,27 @@ class PrivateANM(PrivateEstimator):
     Attributes
     ----------
     direction_ : str
-        ``"x->y"``, ``"y->x"`` or ``"undecided"`` (RECI, Kendall: :attr:`probability_`
-        below ``abstain_below``; IQR: a release answered bottom).
-    probability_ : float or None
-        RECI: the probability that the reported order is the population order of the two
-        regression errors, covering the privacy noise and the test part's sampling error;
-        NOT a probability that the direction is causal (see
-        :attr:`DirectionResult.probability`; reliability measured in docs/direction.md).
+        ``"x->y"``, ``"y->x"`` or ``"undecided"`` (RECI: :attr:`agreement_probability_`
+        below ``abstain_below``; Kendall: :attr:`causal_probability_sim_` below it; IQR: a
+        release answered bottom; a pair of fewer than 20 rows: :attr:`reason_` says so).
+    agreement_probability_ : float or None
+        RECI: the chance that the noise-free score on this data (all rows, no privacy
+        noise) points the same way; it covers the privacy noise and the test part's
+        sampling, and is NOT a confidence in the direction (see
+        :attr:`DirectionResult.agreement_probability`). None for the other scores.
+    causal_probability_sim_ : float or None
         Kendall (``privacy="record"``): the probability that the direction is causal,
         calibrated on the SIM families, not on real pairs. None for the other scores.
+    reason_ : str or None
+        Why the answer is ``"undecided"`` with nothing released (a pair under 20 rows).
+    probability_ : float or None
+        Deprecated alias of the two above.
     scores_ : dict
         The private scores.
-    confidence_ : float or None
+    noise_kept_order_ : float or None
         Estimated probability that the privacy noise did not flip the decision (Theorem 3 /
         5 at the private margin): an estimate, not a guarantee, and blind to sampling error
-        (see :attr:`DirectionResult.confidence`).
+        (see :attr:`DirectionResult.noise_kept_order`; ``confidence_`` is its deprecated name).
     ledger_ : Ledger
         What was released and what it cost.
     composition_ : str
@@ -563,26 +623,45 @@ class PrivateANM(PrivateEstimator):
         if domain is None and self.privacy == "train+test":
             check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
         x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
-        if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
-            x, y = validate_pair(x, y, min_rows=0)
-            bounds = inferred_bounds(x, y)
-        sampler = self._noise_sampler()
-        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
-        result, ledger = private_direction(
-            x, y, epsilon=self.epsilon, sampler=sampler, rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
-            privacy=self.privacy, delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
-            ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins, budget=budget,
-            abstain_below=self.abstain_below)
+        x, y = validate_pair(x, y, min_rows=0)
+        if x.size < SMALL_PAIR_ROWS:  # n is public: answered "undecided" with its reason, nothing spent
+            result, ledger = small_pair(x.size, self.score, self.privacy)
+        else:
+            if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
+                bounds = inferred_bounds(x, y)
+            sampler = self._noise_sampler()
+            seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+            result, ledger = private_direction(
+                x, y, epsilon=self.epsilon, sampler=sampler,
+                rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
+                privacy=self.privacy, delta=self.delta, bounds=bounds, test_fraction=self.test_fraction,
+                ridge=self.ridge, lengthscale=self.lengthscale, bins=self.bins, budget=budget,
+                abstain_below=self.abstain_below)
         if not public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         if self.privacy == "test":
             ledger = ledger.with_caveat(TEST_ONLY_CAVEAT)
         self.result_ = result
-        self.direction_, self.scores_, self.confidence_, self.ledger_ = (
-            result.direction, result.scores, result.confidence, ledger)
-        self.probability_ = result.probability
+        self.direction_, self.scores_, self.noise_kept_order_, self.ledger_ = (
+            result.direction, result.scores, result.noise_kept_order, ledger)
+        self.agreement_probability_ = result.agreement_probability
+        self.causal_probability_sim_ = result.causal_probability_sim
+        self.reason_ = result.reason
         self.composition_ = "basic"
         return self
+
+    @property
+    def confidence_(self) -> float | None:
+        """Deprecated name of :attr:`noise_kept_order_` (it is not a confidence in the direction)."""
+        warnings.warn("PrivateANM.confidence_ is deprecated: use noise_kept_order_", DeprecationWarning, stacklevel=2)
+        return self.noise_kept_order_
+
+    @property
+    def probability_(self) -> float | None:
+        """Deprecated alias of :attr:`agreement_probability_` (RECI) or :attr:`causal_probability_sim_` (Kendall)."""
+        warnings.warn("PrivateANM.probability_ is deprecated: use agreement_probability_ (RECI) or "
+                      "causal_probability_sim_ (Kendall)", DeprecationWarning, stacklevel=2)
+        return self.agreement_probability_ if self.causal_probability_sim_ is None else self.causal_probability_sim_
 
     def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
         """The charges :meth:`fit` makes on a pair of ``n_rows`` records (public under
@@ -597,6 +676,9 @@ class PrivateANM(PrivateEstimator):
         if domain is not None:
             resolve_domain(None, domain)  # a codebook that cannot be read is refused here too
         check_abstain(self.abstain_below)
+        if 0 <= n_rows < SMALL_PAIR_ROWS:  # answered "undecided", nothing spent (fit's small_pair)
+            check_settings(self.score, self.privacy, self.epsilon, self.delta)
+            return PrivacyPlan.of_ledger(Ledger(), Neighbours.REPLACE_ONE, "basic", self.delta)
         ledger = direction_charges(n_rows, epsilon=self.epsilon, score=self.score, privacy=self.privacy,
                                    delta=self.delta, test_fraction=self.test_fraction, ridge=self.ridge,
                                    bins=self.bins)

@@ -224,24 +224,50 @@ def polynomial_from_table(table: np.ndarray, *, cause_axis: int, degree: int = P
 FITS = ("binned", "polynomial")
 
 
-def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler: NoiseSampler,
-                 rng: np.random.Generator, bins: int | None = None, fit: str = "binned") -> Release:
-    """Split, release the training table, regress both ways on it, residuals on the test part.
+@dataclass(frozen=True)
+class ReleasedRegressions:
+    """Both regressions fitted from the released training table, with the public split.
 
-    The value is a :class:`~privgraph.causal.direction.data.FittedPair` whose regressions
-    are post-processing of the released table (the training part's only release); its
-    ledger is the table's. Each test residual depends on its own test record and on the
-    released table only: a fixed per-record map once the table is out, so the test scores'
-    sensitivities apply unchanged. ``fit``: ``"binned"`` (the smoothed bin means, for the
-    dependence scores) or ``"polynomial"`` (:func:`polynomial_from_table`, for RECI).
+    ``zx``, ``zy``: every row on the common scale; ``train``, ``test``: the split's row
+    indices; ``f_y`` regresses Y on X, ``f_x`` X on Y (post-processing of the table).
+    """
+
+    zx: np.ndarray
+    zy: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+    f_y: object
+    f_x: object
+
+    def residuals(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(res_y, res_x)`` of the given rows (default all): ``zy - f_y(zx)``, ``zx - f_x(zy)``.
+
+        >>> reg = ReleasedRegressions(np.zeros(2), np.ones(2), np.array([0]), np.array([1]),
+        ...                           BinnedRegression(np.array([-1.0, 1.0]), np.zeros(2)),
+        ...                           BinnedRegression(np.array([-1.0, 1.0]), np.zeros(2)))
+        >>> [r.tolist() for r in reg.residuals()]
+        [[1.0, 1.0], [0.0, 0.0]]
+        """
+        zx, zy = (self.zx, self.zy) if rows is None else (self.zx[rows], self.zy[rows])
+        return zy - self.f_y.predict(zx), zx - self.f_x.predict(zy)
+
+
+def released_regressions(x, y, *, bounds, test_fraction: float, epsilon: float, sampler: NoiseSampler,
+                         rng: np.random.Generator, bins: int | None = None, fit: str = "binned") -> Release:
+    """Split, release the training table, regress both ways on it: a :class:`ReleasedRegressions`.
+
+    Its ledger is the table's (the training part's only release); nothing here reads the
+    test part's values except to put them on the common scale (a per-record map).
+    ``fit``: ``"binned"`` (the smoothed bin means, for the dependence scores) or
+    ``"polynomial"`` (:func:`polynomial_from_table`, for RECI).
 
     >>> from privgraph.privacy import SeededSampler
     >>> rng = np.random.default_rng(0)
     >>> x = rng.uniform(-1, 1, 400)
-    >>> (fit, ledger) = released_fit(x, x ** 2, bounds=((-1, 1), (-1, 1)), test_fraction=0.5, epsilon=1.0,
-    ...                              sampler=SeededSampler(0), rng=rng)
-    >>> fit.x.shape, fit.shift, ledger.total().epsilon
-    ((200,), 0.0, 1.0)
+    >>> reg, ledger = released_regressions(x, x ** 2, bounds=((-1, 1), (-1, 1)), test_fraction=0.5, epsilon=1.0,
+    ...                                    sampler=SeededSampler(0), rng=rng, fit="polynomial")
+    >>> reg.train.size, reg.test.size, ledger.total().epsilon
+    (200, 200, 1.0)
     """
     one_of("fit", fit, FITS)  # before the table's release
     train, test = split_indices(x.size, test_fraction, rng)
@@ -254,8 +280,32 @@ def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler:
     else:
         f_y, f_x = (regression_from_table(table, cause_axis=axis, smoothing=penalty, noise_scale=scale)
                     for axis in (0, 1))
-    res_y, res_x = zy[test] - f_y.predict(zx[test]), zx[test] - f_x.predict(zy[test])
-    return Release(FittedPair(zx[test], zy[test], res_y, res_x, (TRAIN_RESIDUAL_BANDWIDTH,) * 2, 0.0), ledger)
+    return Release(ReleasedRegressions(zx, zy, train, test, f_y, f_x), ledger)
+
+
+def released_fit(x, y, *, bounds, test_fraction: float, epsilon: float, sampler: NoiseSampler,
+                 rng: np.random.Generator, bins: int | None = None, fit: str = "binned") -> Release:
+    """Split, release the training table, regress both ways on it, residuals on the test part.
+
+    The value is a :class:`~privgraph.causal.direction.data.FittedPair` whose regressions
+    are post-processing of the released table (:func:`released_regressions`); its ledger is
+    the table's. Each test residual depends on its own test record and on the released
+    table only: a fixed per-record map once the table is out, so the test scores'
+    sensitivities apply unchanged.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1, 1, 400)
+    >>> (fit, ledger) = released_fit(x, x ** 2, bounds=((-1, 1), (-1, 1)), test_fraction=0.5, epsilon=1.0,
+    ...                              sampler=SeededSampler(0), rng=rng)
+    >>> fit.x.shape, fit.shift, ledger.total().epsilon
+    ((200,), 0.0, 1.0)
+    """
+    reg, ledger = released_regressions(x, y, bounds=bounds, test_fraction=test_fraction, epsilon=epsilon,
+                                       sampler=sampler, rng=rng, bins=bins, fit=fit)
+    res_y, res_x = reg.residuals(reg.test)
+    return Release(FittedPair(reg.zx[reg.test], reg.zy[reg.test], res_y, res_x, (TRAIN_RESIDUAL_BANDWIDTH,) * 2, 0.0),
+                   ledger)
 
 
 def parallel_charge(epsilon: float, delta: float, *, bins: int, training_rows: int, test_rows: int, score: str):

@@ -32,7 +32,8 @@ import networkx as nx
 import numpy as np
 
 from privgraph.causal.direction import check_settings, private_direction
-from privgraph.causal.direction.data import min_test_rows
+from privgraph.causal.direction.data import MIN_PART_ROWS, min_test_rows
+from privgraph.causal.direction.estimator import SMALL_PAIR_ROWS
 from privgraph.causal.direction.estimator import ABSTAIN_BELOW
 from privgraph.declarations import check_abstain
 from privgraph.causal.direction.scores import DEFAULT_SCORE
@@ -87,7 +88,9 @@ def orient_by_direction(
         What an edge with a column lacking public bounds, or a share too small for the
         rows, does: "raise" refuses (before anything is spent); "skip" leaves such edges
         undirected (the share is split over the edges with bounds only) and, if the share
-        is too small, spends nothing and returns the CPDAG as it is. Both decisions read
+        is too small, spends nothing and returns the CPDAG as it is. Data of fewer than
+        ``SMALL_PAIR_ROWS`` (20) records is never refused: every pair would be answered
+        "undecided", so the CPDAG comes back as it is, nothing spent. These decisions read
         public facts only (the released CPDAG, the bounds, n), so a caller that has already
         spent budget on the CPDAG can use "skip" and never fail afterwards.
     n_rows : int, optional
@@ -127,11 +130,15 @@ def orient_by_direction(
     if missing := sorted({name for edge in edges for name in edge} - set(bounds)):
         raise UnknownName(f"columns {missing} have no public bounds (bounds names {sorted(bounds)})")
     pair, n = _pair_reader(data, edges, n_rows)
-    if (m := int(round(n * test_fraction))) < (need := min_test_rows(score, share)):
+    if n < SMALL_PAIR_ROWS:  # every pair is answered "undecided" (small_pair): nothing to spend, nothing refused
+        return Release(cpdag, Ledger())
+    m = int(round(n * test_fraction))
+    if m < (need := min_test_rows(score, share)) or n - m < MIN_PART_ROWS:
         if untestable == "skip":
             return Release(cpdag, Ledger())
         raise InvalidInput(f"{len(edges)} undirected edges share epsilon={epsilon:g} ({share:.3g} each): the {score} "
-                           f"score needs {need} test rows at that share, the data gives {m}")
+                           f"score needs {need} test rows at that share and {MIN_PART_ROWS} training rows, "
+                           f"the data gives {m} and {n - m}")
     graph, ledger = cpdag, Ledger()
     for a, b in edges:
         if not graph.has_undirected(a, b):

@@ -18,7 +18,8 @@ Scores (``m`` test rows):
   leaves the smaller mean squared test residual wins. Each squared residual is clipped at
   ``RECI_CLIP ** 2`` (a fixed per-record map), and only the difference of the two errors is
   released, with a second moment that bounds its sampling error: see :func:`reci_terms`
-  and :func:`reci_sensitivities`. Unlike the dependence scores it does not need the noise to
+  and :func:`reci_sensitivities`; the decision's agreement probability is
+  :func:`reci_agreement_probability`. Unlike the dependence scores it does not need the noise to
   be independent of the cause, which is what the real pairs lack (docs/direction.md).
 
 Why not the text's literal ``rho(cause, residual)``: a least-squares fit leaves residuals
@@ -67,7 +68,8 @@ SCORES = LAPLACE_SCORES + ("iqr", "reci")
 #: (benchmarks/bench_direction_real.py; docs/direction.md, "Which score").
 DEFAULT_SCORE = "reci"
 #: RECI: largest |residual| counted, on the unit-width scale (a public constant; tuned on the
-#: real pairs and SIM families: docs/direction.md).
+#: Tuebingen pairs and SIM families, re-examined on them for issue 47, never on the held-out
+#: pairs: docs/direction.md, "Tuning").
 RECI_CLIP = 0.1
 #: RECI: share of epsilon spent on the second moment that bounds the sampling error.
 RECI_SE_SHARE = 0.2
@@ -203,36 +205,42 @@ def reci_sensitivities(m: int, clip: float = RECI_CLIP) -> tuple[float, float]:
     return 2.0 * cap / m, cap * cap / m
 
 
-def reci_probability(d: float, q: float, m: int, scale_d: float, scale_q: float,
-                     clip: float = RECI_CLIP) -> float:
-    """The probability that the released sign of D is the sign of its population value.
+def reci_agreement_probability(d: float, q: float, m: int, n: int, scale_d: float, scale_q: float,
+                               clip: float = RECI_CLIP) -> float:
+    """The agreement probability: the chance that the noise-free score on this data points the same way.
 
-    Post-processing of the released ``D~`` (Laplace scale ``scale_d``) and ``Q~`` (scale
-    ``scale_q``). Given the released regressions, the test records are m draws from the
-    population, and ``D~ = Delta + S + L``: ``Delta`` the population mean of ``d``, ``S`` the
-    sampling error (about normal, variance ``Var(d) / m``, central limit theorem), ``L``
-    the Laplace noise. The variance is bounded from the released second moment:
-    ``Var(d) <= E[d^2]``, and ``Q~ + 3 scale_q`` exceeds ``Q`` except with probability
-    ``e^-3 / 2 = 0.025`` (the Laplace tail), clipped to the public range ``[0, c^4]``;
-    so ``s^2 = min(max(Q~ + 3 scale_q, 0), c^4) / m`` is an upper bound, and the
-    probability below is conservative. With a flat prior on ``Delta``, the probability that
-    ``Delta`` has the sign of ``D~`` is ``F(|D~|)``, F the CDF of ``N(0, s^2) + Laplace(b)``:
+    What it covers, and only that. The reference is the **noise-free score on this data**: the
+    mean ``D_all`` of the same per-record terms ``d_i`` (:func:`reci_terms`, the same released
+    regressions, the same clip) over **all n rows** of the data, with no privacy noise. The
+    released ``D~`` differs from it by two errors: the test part's sampling (the test part is
+    m of the n rows, drawn by the public split) and the Laplace noise ``L`` of scale
+    ``scale_d``. This is the probability that ``D_all`` has the sign of ``D~``. It is NOT a
+    probability that the direction is causal (whether the smaller regression error marks the
+    cause is RECI's assumption; docs/direction.md measures how often it holds), and it does
+    not cover the noise of the released regressions (they are the same in both).
+
+    Derivation (post-processing of ``D~`` and ``Q~``). The test mean of m of n values drawn
+    without replacement has ``Var = (1 - m/n) S^2 / m`` around ``D_all`` (S^2 the variance of
+    the n terms; finite-population correction), about normal (central limit theorem). S^2 is
+    bounded by the released second moment: ``S^2 <= mean(d^2)``, and ``Q~ + 3 scale_q``
+    exceeds Q except with probability ``e^-3 / 2`` (the Laplace tail), clipped to the public
+    range ``[0, c^4]``; so ``s^2 = (1 - m/n) min(max(Q~ + 3 scale_q, 0), c^4) / m`` bounds the
+    sampling variance. With a flat prior on ``D_all``, the probability that it has the sign
+    of ``D~`` is ``F(|D~|)``, F the CDF of ``N(0, s^2) + Laplace(b)``:
 
     ``F(t) = Phi(t/s) - 1/2 e^(s^2/(2b^2) - t/b) Phi(t/s - s/b) + 1/2 e^(s^2/(2b^2) + t/b) Phi(-t/s - s/b)``
 
-    (the normal-Laplace law; evaluated in log space). It covers the privacy noise and the
-    test part's sampling error, not the error of the regressions (fixed once released) nor
-    whether the population order is the causal one: how often that holds is measured, per
-    family, by the reliability table of docs/direction.md.
+    (the normal-Laplace law; evaluated in log space). The calibration of that claim is
+    checked on simulated data in ``tests/causal/test_direction_agreement.py``.
 
-    >>> round(reci_probability(0.0, 0.01, 100, 0.001, 0.001), 3)
+    >>> round(reci_agreement_probability(0.0, 0.01, 100, 200, 0.001, 0.001), 3)
     0.5
-    >>> reci_probability(0.05, 0.01, 1000, 0.001, 0.0001) > 0.99
+    >>> reci_agreement_probability(0.05, 0.01, 1000, 2000, 0.001, 0.0001) > 0.99
     True
     """
     t, b = abs(d), max(scale_d, 1e-300)
-    var = min(max(q + 3.0 * scale_q, 0.0), clip ** 4) / m
-    s = math.sqrt(var)
+    var = (1.0 - m / n) * min(max(q + 3.0 * scale_q, 0.0), clip ** 4) / m
+    s = math.sqrt(max(var, 0.0))
     if s == 0.0:
         return 1.0 - 0.5 * math.exp(-t / b)
     r = s / b
