@@ -98,7 +98,8 @@ def write(path: Path, rows: int) -> None:
 
 def codebook(path: Path) -> None:
     path.write_text(json.dumps({"format": "privgraph-domain", "version": 1, "columns": [
-        {"name": f"c{j}", "kind": "nominal", "levels": list(range(LEVELS))} for j in range(COLUMNS)]}))
+        {"name": f"c{j}", "kind": "nominal", "levels": list(range(LEVELS)), "missing": "invalid"}
+        for j in range(COLUMNS)]}))
 
 
 def main(argv=None) -> None:

@@ -212,7 +212,7 @@ def _coded(frame: pd.DataFrame, book: dict) -> pd.DataFrame:
 
 def codebook(name: str) -> dict:
     """The hand-written privgraph-domain v1 codebook of the real table ``name``."""
-    columns = [{"name": col, "kind": kind, "levels": levels}
+    columns = [{"name": col, "kind": kind, "levels": levels, "missing": "invalid"}  # missing: coded as MISSING already
                for col, (kind, levels) in TABLES[name].items()]
     return {"format": "privgraph-domain", "version": 1, "columns": columns}
 

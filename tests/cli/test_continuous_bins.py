@@ -13,10 +13,10 @@ BOUNDS = (10.0, 50.0)
 
 
 def codebook(bins: dict | None) -> dict:
-    x = {"name": "x", "kind": "continuous", "bounds": list(BOUNDS), **(bins or {})}
-    return {"format": "privgraph-domain", "version": 1, "columns": [
-        x, {"name": "a", "kind": "nominal", "levels": ["no", "yes"]},
-        {"name": "b", "kind": "ordinal", "levels": [1, 2, 3]}]}
+    x = {"name": "x", "kind": "continuous", "bounds": list(BOUNDS), **(bins or {}), "missing": "invalid"}
+    return {"format": "privgraph-domain", "version": 1, "columns": [  # no missing values: no missing level
+        x, {"name": "a", "kind": "nominal", "levels": ["no", "yes"], "missing": "invalid"},
+        {"name": "b", "kind": "ordinal", "levels": [1, 2, 3], "missing": "invalid"}]}
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +121,7 @@ def mixed_folder(root, bins_of_x: dict | None = None):
                {"name": "x", "kind": "continuous", "bounds": [0, 60], **(bins_of_x or {})},
                {"name": "b", "kind": "nominal", "levels": ["p", "q", "r"]},
                {"name": "income", "kind": "continuous", "bounds": [1, 1e7]}]
+    columns = [c | {"missing": "invalid"} for c in columns]  # complete columns: no missing level
     (root / "d.json").write_text(json.dumps({"format": "privgraph-domain", "version": 1, "columns": columns}))
     return root / "d.csv", root / "d.json"
 

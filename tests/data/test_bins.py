@@ -38,16 +38,17 @@ def _codebook(*columns) -> dict:
 ])
 def test_a_binned_column_round_trips_through_the_codebook(entry):
     domain = domain_from_codebook(_codebook(entry))
-    assert domain_to_codebook(domain)["columns"] == [entry]
+    assert domain_to_codebook(domain)["columns"] == [entry | {"missing": "level"}]  # the writer says the default
     assert domain_from_codebook(json.loads(json.dumps(domain_to_codebook(domain)))) == domain
     bins = domain.bins_of("x")
-    assert domain.kinds == (Kind.CONTINUOUS,) and domain.sizes == (bins.count,) and domain.discrete_names == ("x",)
+    # the bins, then the missing level ("missing": "level", the default)
+    assert domain.kinds == (Kind.CONTINUOUS,) and domain.sizes == (bins.count + 1,) and domain.discrete_names == ("x",)
     assert bins.bounds == tuple(entry["bounds"]) == domain.bounds_of("x")
 
 
 def test_edges_give_the_bounds_and_the_bins_are_where_the_codebook_says():
     d = domain_from_codebook(_codebook({"name": "x", "kind": "continuous", "edges": [0, 5, 10, 50]}))
-    assert d.bounds_of("x") == (0.0, 50.0) and d.levels[0] == ("[0, 5)", "[5, 10)", "[10, 50]")
+    assert d.bounds_of("x") == (0.0, 50.0) and d.levels[0] == ("[0, 5)", "[5, 10)", "[10, 50]", "(missing)")
     log = domain_from_codebook(_codebook({"name": "x", "kind": "continuous", "bounds": [1, 1e4], "bins": 4,
                                           "scale": "log"}))
     assert np.allclose(log.bins_of("x").edges, [1, 10, 100, 1000, 1e4]) and log.bins_of("x").edges[-1] == 1e4

@@ -52,7 +52,7 @@ def test_codebook_round_trip_and_versioning(tmp_path):
     assert back == cont and back.levels == cont.levels and back.bounds == cont.bounds and back.public
     text = json.loads(path.read_text())
     assert text["format"] == "privgraph-domain" and text["version"] == 1
-    assert text["columns"][0] == {"name": "a", "kind": "ordinal", "levels": ["lo", "hi"]}
+    assert text["columns"][0] == {"name": "a", "kind": "ordinal", "missing": "invalid", "levels": ["lo", "hi"]}
     with pytest.raises(ValueError, match="version 2 is not supported"):
         domain_from_codebook({**text, "version": 2})
     with pytest.raises(ValueError, match=r"d.json: column 'a' repeats levels \['1'\]"):

@@ -1,11 +1,11 @@
 """Data: domains, encodings, count engines and sub-sampling."""
 
 from privgraph.data.bins import Bins, draw_in_bins, edges_bins, make_bins
+from privgraph.data.draft import draft_codebook
 from privgraph.data.codebook import (
     NOT_PRIVATE_DOMAIN,
     domain_from_codebook,
     domain_to_codebook,
-    draft_codebook,
     read_codebook,
     write_codebook,
 )

@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from privgraph.data.missing import missing_code, real_levels
 from privgraph.validation import InvalidInput, one_of
 
 #: The scales of ``"bins": k`` (how the edges are spaced, and how values are drawn within a bin).
@@ -195,9 +196,11 @@ def bin_codes(values, bins: Bins) -> np.ndarray:
     return np.where(ok, codes, -1).astype(np.int64)
 
 
-def bin_sql(value: str, bins: Bins, fallback: str) -> str:
+def bin_sql(value: str, bins: Bins, fallback: str, *, missing: int | None = None) -> str:
     """SQL: the bin code of the DOUBLE ``value`` (NULL where the text was not a number, see
-    :func:`numeric_sql`), ``fallback`` for a NULL or non-finite one. A binary search of
+    :func:`numeric_sql`), ``fallback`` for a NULL or non-finite one; ``missing``: the code of
+    a NaN, which a column with a missing level reads its missing values as
+    (:func:`~privgraph.data.engines.sql.numeric_source`). A binary search of
     nested ``CASE`` over the edges (``k - 1`` comparisons written, ``log2 k`` evaluated), exact
     as :func:`bin_codes` is.
 
@@ -215,7 +218,8 @@ def bin_sql(value: str, bins: Bins, fallback: str) -> str:
     body = search(0, bins.count - 1)
     body = body[len("CASE "):-len(" END")] if body.startswith("CASE ") else f"ELSE {body}"
     finite = f"{value} BETWEEN -{_double(_MAX)} AND {_double(_MAX)}"
-    return f"CASE WHEN NOT ({finite}) OR {value} IS NULL THEN {fallback} {body} END"
+    first = "" if missing is None else f"WHEN isnan({value}) THEN {int(missing)} "
+    return f"CASE {first}WHEN NOT ({finite}) OR {value} IS NULL THEN {fallback} {body} END"
 
 
 def numeric_sql(text: str, style: str = "ansi") -> str:
@@ -269,9 +273,40 @@ def decode_codes(domain, codes: np.ndarray, *, rng: np.random.Generator):
 
     columns = {}
     for j, (name, levels, bins) in enumerate(zip(domain.names, domain.levels, domain.bins)):
-        columns[name] = (np.asarray(levels)[codes[:, j]] if bins is None
-                         else draw_in_bins(codes[:, j], bins, rng=rng))
+        missing = missing_code(levels)
+        if bins is None:
+            columns[name] = np.asarray(levels)[codes[:, j]] if missing is None else level_values(levels, codes[:, j])
+        elif missing is None:
+            columns[name] = draw_in_bins(codes[:, j], bins, rng=rng)
+        else:  # the missing level's rows: NaN (a value drawn for them too, so the draws do not depend on them)
+            at = codes[:, j] == missing
+            columns[name] = np.where(at, np.nan, draw_in_bins(np.where(at, 0, codes[:, j]), bins, rng=rng))
     return pd.DataFrame(columns)
+
+
+def level_values(levels, codes: np.ndarray) -> pd.Series:
+    """The values of ``codes`` in a column with a missing level: each level, and a missing
+    value (``<NA>``) for the missing level's code, in a type that holds one (pandas' nullable
+    integer or boolean for such levels), so that a CSV writes an empty cell, as the data had.
+
+    >>> from privgraph.data.missing import MISSING
+    >>> level_values((1, 2, MISSING), np.array([0, 2, 1])).tolist()
+    [1, <NA>, 2]
+    >>> level_values(("a", MISSING), np.array([1, 0])).tolist()
+    [None, 'a']
+    """
+    missing = missing_code(levels)
+    real = np.asarray(real_levels(levels))
+    codes = np.asarray(codes, dtype=np.int64)
+    at = codes == missing
+    values = real[np.where(at, 0, codes - (codes > missing))] if real.size else np.empty(len(codes), dtype=object)
+    if real.dtype.kind in "iu":
+        return pd.Series(pd.array(values, dtype="Int64")).mask(at)
+    if real.dtype.kind == "b":
+        return pd.Series(pd.array(values, dtype="boolean")).mask(at)
+    out = values.astype(object)
+    out[at] = None
+    return pd.Series(out, dtype=object)
 
 
 __all__ = ["decode_codes", "Bins", "DEFAULT_BINS", "DEFAULT_LOG_RATIO", "NUMBER", "default_bins", "SCALES", "bin_codes", "bin_sql", "check_scale", "draw_in_bins", "edges_bins",

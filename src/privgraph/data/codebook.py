@@ -39,6 +39,13 @@ codebook written in advance (``--domain domain.json``)::
   and its ledger then says the column is not protected; elsewhere the column is protected
   like any other. Declare it only for values everyone may know (a dataset's name, a public
   site), never for a person's attribute (:func:`~privgraph.data.domain.check_public_column`).
+* ``"missing"`` (optional): how a missing value of the column is treated
+  (:mod:`privgraph.data.missing`). ``"level"``, the default when the key is absent, gives the
+  column one more public level, ``"(missing)"``, last in its order (a binned column: code k
+  after its k bins): a missing value (empty, NULL, NaN; in a continuous column also inf) is
+  counted, modelled and synthesised as that level, and written back as a missing value.
+  ``"invalid"``: a missing value is an invalid value, handled like one outside the domain
+  (below). A codebook written by privgraph always says which.
 * ``"drafted_from_data"``: present in a codebook that :func:`draft_codebook` wrote from the
   data. Such a domain is *not public* until a person has reviewed it (removed levels that
   only the data could tell, added the ones it lacks) and deleted that key; until then every
@@ -48,25 +55,23 @@ codebook written in advance (``--domain domain.json``)::
   "encoding": "utf-8" | "latin-1", "header": true}``; the default is RFC 4180 in UTF-8 with
   a header. Without a header the file's fields are the codebook's columns, in order.
 
-Values outside the domain (and missing values) never raise once the domain is fixed: see
-:mod:`privgraph.data.frontdoor` for the policy that handles them.
+Values outside the domain (and missing values where the column has no missing level) never
+raise once the domain is fixed: see :mod:`privgraph.data.frontdoor` for the policy that
+handles them.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
 
 from privgraph.data.bins import edges_bins, make_bins
 from privgraph.data.domain import Domain, Kind
-from privgraph.data.encoding import infer_domain
-from privgraph.data.files import read_table
+from privgraph.data.missing import DEFAULT_MISSING, MISSING, MISSING_LABEL, check_missing_key, missing_code, real_levels
 from privgraph.data.records import Dialect
 from privgraph.inputs import check_codebook_path
 from privgraph.outputs import write_atomically
@@ -82,8 +87,6 @@ NOT_PRIVATE_DOMAIN = "domain read from the data: not private (levels/bounds reve
 _DRAFT_KEY = "drafted_from_data"
 #: The marker a drafted codebook puts on each continuous column whose bounds came from the data.
 DRAFT_BOUNDS = "DRAFT: bounds read from the data (they reveal its extremes): replace them with public limits"
-#: How many bins a draft gives a continuous column (equally wide over its bounds).
-DRAFT_BINS = 10
 
 
 def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> dict:
@@ -92,14 +95,15 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
     >>> cb = domain_to_codebook(Domain(("a", "x"), (2, 0), (Kind.ORDINAL, Kind.CONTINUOUS),
     ...                                ((1, 2), ()), (None, (0.0, 1.0))))
     >>> cb["columns"]
-    [{'name': 'a', 'kind': 'ordinal', 'levels': [1, 2]}, {'name': 'x', 'kind': 'continuous', 'bounds': [0.0, 1.0]}]
+    [{'name': 'a', 'kind': 'ordinal', 'missing': 'invalid', 'levels': [1, 2]}, {'name': 'x', 'kind': 'continuous', 'missing': 'invalid', 'bounds': [0.0, 1.0]}]
     >>> from privgraph.data.bins import make_bins
     >>> domain_to_codebook(Domain(("x",), (3,), (Kind.CONTINUOUS,), bins=(make_bins((1.0, 8.0), 3, "log"),)))["columns"]
-    [{'name': 'x', 'kind': 'continuous', 'bounds': [1.0, 8.0], 'bins': 3, 'scale': 'log'}]
+    [{'name': 'x', 'kind': 'continuous', 'missing': 'invalid', 'bounds': [1.0, 8.0], 'bins': 3, 'scale': 'log'}]
     """
     columns = []
     for name, kind, levels, bounds, bins in zip(domain.names, domain.kinds, domain.levels, domain.bounds, domain.bins):
         entry: dict[str, Any] = {"name": name, "kind": "nominal" if kind is Kind.CATEGORICAL else kind.value}
+        entry["missing"] = "invalid" if missing_code(levels) is None else "level"  # always said: the default is "level"
         if kind is Kind.CONTINUOUS:
             if bounds is not None:
                 entry["bounds"] = [float(bounds[0]), float(bounds[1])]
@@ -108,7 +112,7 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
             if bounds is not None and (drafted_from is not None or not domain.public):
                 entry["description"] = DRAFT_BOUNDS
         else:
-            entry["levels"] = [_json_level(v) for v in levels]
+            entry["levels"] = [_json_level(v) for v in real_levels(levels)]
         if name in domain.public_columns:
             entry["public"] = True
         columns.append(entry)
@@ -127,7 +131,9 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     ...     {"name": "s", "kind": "nominal", "levels": ["no", "yes"]},
     ...     {"name": "bmi", "kind": "continuous", "bounds": [10, 60]}]})
     >>> d.names, d.sizes, d.bounds_of("bmi"), d.public, d.public_columns
-    (('s', 'bmi'), (2, 0), (10.0, 60.0), True, frozenset())
+    (('s', 'bmi'), (3, 0), (10.0, 60.0), True, frozenset())
+    >>> d.levels[0]  # "missing": "level" by default: one more level, last
+    ('no', 'yes', '(missing)')
     >>> domain_from_codebook({"format": "privgraph-domain", "version": 1, "columns": [
     ...     {"name": "site", "kind": "nominal", "levels": ["a", "b"], "public": True}]}).public_columns
     frozenset({'site'})
@@ -179,7 +185,9 @@ def _column(entry, i: int, source: str):
         raise InvalidInput(f"{source}: column {name!r} has kind {kind_name!r}; expected one of "
                            "'nominal', 'ordinal', 'continuous'")
     kind = KIND_NAMES[kind_name]
-    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description", "public"} - set(BIN_KEYS)):
+    has_level = check_missing_key(entry.get("missing", DEFAULT_MISSING), f"{source}: column {name!r}") == "level"
+    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description", "public", "missing"}
+                         - set(BIN_KEYS)):
         raise InvalidInput(f"{source}: column {name!r} has unknown keys {unknown}")
     if kind is Kind.CONTINUOUS:
         if "levels" in entry:
@@ -189,7 +197,9 @@ def _column(entry, i: int, source: str):
         if bins is not None and bounds != bins.bounds:
             raise InvalidInput(f"{source}: column {name!r} has \"edges\" from {bins.bounds[0]:g} to {bins.bounds[1]:g} "
                                f"but \"bounds\" {list(bounds)}: expected the first and last edge to be the bounds")
-        return name, kind, 0 if bins is None else bins.count, (), bounds, bins
+        extra = (MISSING,) if has_level else ()
+        levels = () if bins is None else bins.labels()
+        return name, kind, 0 if bins is None else bins.count + len(extra), levels + extra, bounds, bins
     levels = entry.get("levels")
     if not isinstance(levels, list) or not levels:
         raise InvalidInput(f"{source}: column {name!r} ({kind_name}) needs \"levels\": a non-empty list in order")
@@ -200,7 +210,11 @@ def _column(entry, i: int, source: str):
         raise InvalidInput(f"{source}: column {name!r} repeats levels {dup}")
     if given := [k for k in ("bounds", *BIN_KEYS) if k in entry]:
         raise InvalidInput(f"{source}: column {name!r} is {kind_name}: it takes \"levels\", not \"{given[0]}\"")
-    return name, kind, len(levels), tuple(levels), None, None
+    if has_level and MISSING_LABEL in keys:
+        raise InvalidInput(f"{source}: column {name!r} has the level {MISSING_LABEL!r}, the name of its missing level: "
+                           "rename that level, or give \"missing\": \"invalid\"")
+    extra = (MISSING,) if has_level else ()
+    return name, kind, len(levels) + len(extra), tuple(levels) + extra, None, None
 
 
 #: A continuous column's binning keys (:mod:`privgraph.data.bins`).
@@ -293,7 +307,7 @@ def read_codebook(path) -> Domain:
     >>> _ = p.write_text('{"format": "privgraph-domain", "version": 1, "columns": '
     ...                  '[{"name": "a", "kind": "nominal", "levels": ["x", "y"]}]}')
     >>> read_codebook(p).levels
-    (('x', 'y'),)
+    (('x', 'y', '(missing)'),)
     """
     p = check_codebook_path(path)
     try:
@@ -308,76 +322,3 @@ def write_codebook(domain: Domain, path, *, drafted_from: str | None = None) -> 
 
     text = json.dumps(domain_to_codebook(domain, drafted_from=drafted_from), indent=2) + "\n"
     return write_atomically(path, lambda tmp: Path(tmp).write_text(text))
-
-
-def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str = "drop") -> Domain:
-    """A draft domain READ FROM THE DATA, for a person to review: not private.
-
-    Discrete columns get the levels that occur (in the data's natural order, see
-    :mod:`privgraph.data.encoding`); continuous columns get their observed minimum and
-    maximum as bounds, and :data:`DRAFT_BINS` equally wide bins over them (so every command
-    can count them once the bounds are public). All of it reveals the data: review the draft (widen the bounds to
-    public limits, add levels the data lacks, remove rare ones only the data could tell)
-    before using it as a public domain. The result has ``public=False``.
-
-    ``data`` is a DataFrame or a CSV/Parquet path.
-
-    >>> import pandas as pd
-    >>> d = draft_codebook(pd.DataFrame({"a": ["y", "x", None], "v": [0.5, 2.0, 1.0]}))
-    >>> d.levels[0], d.bounds_of("v"), d.bins_of("v").count, d.public
-    (('x', 'y'), (0.5, 2.0), 10, False)
-    """
-
-    if isinstance(data, (str, os.PathLike)):
-        check_scalar_columns(_nested_file_columns(data, columns), data)  # the schema only, before reading
-    frame = read_table(data, columns) if isinstance(data, (str, os.PathLike)) else data
-    if columns is not None:
-        frame = frame[list(columns)]
-    check_scalar_columns({name: type(value).__name__ for name in frame.columns if frame[name].dtype == object
-                          for value in frame[name].head(1000) if isinstance(value, _NESTED)}, "the DataFrame")
-    domain = infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
-
-    bounds = tuple(_observed_bounds(frame[n]) if k is Kind.CONTINUOUS else None
-                   for n, k in zip(domain.names, domain.kinds))
-    bins = tuple(None if b is None else make_bins(b, DRAFT_BINS) for b in bounds)
-    sizes = tuple(s if b is None else b.count for s, b in zip(domain.sizes, bins))
-    return Domain(domain.names, sizes, domain.kinds, domain.levels, bounds, public=False, bins=bins)
-
-
-#: Cell values no codebook column can hold: one cell, many values.
-_NESTED = (list, tuple, dict, set, frozenset, np.ndarray)
-
-
-def _nested_file_columns(path, columns=None) -> dict[str, str]:
-    """The columns of a Parquet file whose type is nested (list, struct, map), by name, with
-    that type as text: read from the schema, no value read. Other files have none."""
-    if not str(path).lower().endswith(".parquet"):
-        return {}
-    import pyarrow as pa  # lazy: a Parquet schema only; the codebook module stays light for --help
-    import pyarrow.parquet as pq  # lazy: as above
-
-    try:
-        schema = pq.read_schema(path)
-    except (OSError, pa.ArrowException):  # not a Parquet file: read_table names it
-        return {}
-    return {f.name: str(f.type) for f in schema
-            if pa.types.is_nested(f.type) and (columns is None or f.name in columns)}
-
-
-def check_scalar_columns(nested: Mapping[str, str], where) -> None:
-    """Refuse the first of ``nested`` (column name to its type), naming it, its type and ``where``.
-
-    >>> check_scalar_columns({}, "d.parquet")
-    >>> check_scalar_columns({"tags": "list<element: string>"}, "d.parquet")
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: column 'tags' of 'd.parquet' has the nested type list<element: string>: a codebook column holds one level or number a cell; leave it out (--columns)
-    """
-    for name, kind in nested.items():
-        raise InvalidInput(f"column {name!r} of {str(where)!r} has the nested type {kind}: a codebook column holds one "
-                           "level or number a cell; leave it out (--columns)")
-
-
-def _observed_bounds(values) -> tuple[float, float]:
-    lo, hi = float(values.min()), float(values.max())
-    return (lo, hi) if lo < hi else (lo - 0.5, hi + 0.5)

@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from privgraph.data.missing import MISSING, missing_code
 from privgraph.data.records import Dialect
 from privgraph.validation import InvalidInput, UnknownName
 
@@ -36,7 +37,10 @@ class Domain:
     (:attr:`discrete_names`, :meth:`is_ordered`); without bins a continuous column has size
     0 and is counted only through the default bins of its bounds (:func:`check_countable`). ``public_columns`` names the columns
     whose *values* are public knowledge (the codebook's ``"public": true``, see
-    :func:`check_public_column`). Build a public domain from a codebook
+    :func:`check_public_column`). A column whose levels hold
+    :data:`~privgraph.data.missing.MISSING` (last; for a binned column after its bins, for an
+    unbinned continuous one its only "level") codes its missing values to it
+    (:attr:`missing_names`). Build a public domain from a codebook
     (:func:`privgraph.data.read_codebook`), from categorical dtypes, or by hand.
 
     Examples
@@ -91,10 +95,12 @@ class Domain:
         for i, (name, kind, size, bins) in enumerate(zip(self.names, self.kinds, self.sizes, self.bins)):
             if bins is None:
                 continue
-            if kind is not Kind.CONTINUOUS or size != bins.count:
-                raise InvalidInput(f"column {name!r} has {bins.count} bins: it must be continuous of size "
-                                   f"{bins.count}, got {kind.value} of size {size}")
-            levels[i] = levels[i] or bins.labels()
+            extra = (MISSING,) if missing_code(levels[i]) is not None else ()  # the missing level: code k
+            if kind is not Kind.CONTINUOUS or size != bins.count + len(extra):
+                raise InvalidInput(f"column {name!r} has {bins.count} bins{' and a missing level' if extra else ''}: "
+                                   f"it must be continuous of size {bins.count + len(extra)}, got {kind.value} of size {size}")
+            if len(levels[i]) != size:
+                levels[i] = bins.labels() + extra
             bounds[i] = bins.bounds
         object.__setattr__(self, "levels", tuple(levels))
         object.__setattr__(self, "bounds", tuple(bounds))
@@ -175,6 +181,17 @@ class Domain:
     def uncountable_names(self) -> tuple[str, ...]:
         """Names of the continuous columns without bins (no finite code range: never counted)."""
         return tuple(n for n, k, b in zip(self.names, self.kinds, self.bins) if k is Kind.CONTINUOUS and b is None)
+
+    @property
+    def missing_names(self) -> tuple[str, ...]:
+        """Names of the columns whose missing values are a level of their own (the codebook's
+        ``"missing": "level"``, :mod:`privgraph.data.missing`): public, the codebook only.
+
+        >>> from privgraph.data.missing import MISSING
+        >>> Domain(("a", "b"), (3, 2), levels=(("x", "y", MISSING), ("u", "v"))).missing_names
+        ('a',)
+        """
+        return tuple(n for n, lv in zip(self.names, self.levels) if missing_code(lv) is not None)
 
     def bins_of(self, name: str):
         """The public :class:`~privgraph.data.bins.Bins` of a continuous column, or None."""
@@ -272,7 +289,7 @@ def check_countable(domain: Domain) -> Domain:
             bins[i] = default_bins(domain.bounds[i])
         except InvalidInput as err:
             raise InvalidInput(f"column {name!r} (default bins from its bounds): {err}") from None
-        sizes[i] = bins[i].count
+        sizes[i] = bins[i].count + (missing_code(domain.levels[i]) is not None)  # the missing level: one more
     return Domain(domain.names, tuple(sizes), domain.kinds, domain.levels, domain.bounds, domain.public, domain.csv,
                   tuple(bins), domain.public_columns)
 

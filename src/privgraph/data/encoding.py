@@ -125,7 +125,7 @@ def complete_rows(frame: pd.DataFrame, names: Sequence[str], missing: str) -> pd
 
 def infer_column(name: str, values: pd.Series, kind, levels) -> tuple[Kind, tuple, int]:
     """(kind, levels, size) of one complete column; ``kind``/``levels`` may be None."""
-    kind = parse_kind(name, kind) if kind is not None else _natural_kind(values)
+    kind = parse_kind(name, kind) if kind is not None else natural_kind(values)
     if levels is not None and kind is Kind.CONTINUOUS:
         raise InvalidInput(f"column {name!r} is continuous: it takes no levels (make it ordinal to give them)")
     if levels is not None:
@@ -138,7 +138,12 @@ def infer_column(name: str, values: pd.Series, kind, levels) -> tuple[Kind, tupl
     return kind, found, len(found)
 
 
-def _natural_kind(values: pd.Series) -> Kind:
+def natural_kind(values: pd.Series) -> Kind:
+    """A column's kind from its dtype alone (module docstring), its values unread.
+
+    >>> natural_kind(pd.Series([1, None], dtype="Int64")).value, natural_kind(pd.Series([0.5])).value
+    ('ordinal', 'continuous')
+    """
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         return Kind.ORDINAL if dtype.ordered else Kind.CATEGORICAL

@@ -17,8 +17,10 @@ A continuous column with public bins (:mod:`privgraph.data.bins`) is coded by it
 number is clipped to the bounds (below ``lo``: bin 0, above ``hi``: the last bin), never an
 error; a missing or non-numeric value is an invalid value, like an out-of-domain level.
 
-Values outside the public domain, and missing values, are handled by a fixed per-record
-policy that never looks at the rest of the data and never raises (``invalid=``):
+Values outside the public domain, and missing values of a column without a missing level
+(a column whose codebook says ``"missing": "level"``, the default, codes them to that level:
+:mod:`privgraph.data.missing`), are handled by a fixed per-record policy that never looks at
+the rest of the data and never raises (``invalid=``):
 
 * ``"drop"``: a row with any missing or out-of-domain value (in the columns used) is
   dropped. One record added or removed still changes the kept rows by at most one, so an
@@ -51,6 +53,7 @@ from privgraph.data.bins import bin_codes
 from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
 from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import dtype_levels
+from privgraph.data.missing import is_missing_level, missing_code, missing_mask
 from privgraph.data.names import check_columns_present
 from privgraph.data.engines import CountEngine, DuckDBEngine, NumpyEngine
 from privgraph.data.engines.spark_engine import spark_session
@@ -124,6 +127,8 @@ def first_level_notice(domain: Domain, level_shares: Mapping[str, Sequence[float
 
     ``level_shares`` maps a column to the share of rows at each of its levels *in a released
     model* (post-processing of the release: no data is read here and nothing is charged).
+    A column's missing level (:mod:`privgraph.data.missing`) is no level a value is recoded
+    to: its share is left out and the others are taken among the rows that are not missing.
 
     >>> d = Domain(("a", "b", "c"), (2, 2, 3), levels=(("0", "1"), ("x", "y"), ("0", "1", "2")))
     >>> first_level_notice(d, {"a": [0.995, 0.005], "b": [0.5, 0.5], "c": [0.92, 0.05, 0.03]})
@@ -131,6 +136,7 @@ def first_level_notice(domain: Domain, level_shares: Mapping[str, Sequence[float
     >>> first_level_notice(d, {"a": [0.92, 0.08], "c": [0.98, 0.015, 0.005]}) is None
     True
     """
+    level_shares = {n: _present_shares(shares, domain.levels[domain.index(n)]) for n, shares in level_shares.items()}
     named = [(n, shares[0], max(shares[1:], default=0.0)) for n, shares in level_shares.items()
              if len(shares) and shares[0] >= FIRST_LEVEL_SHARE and max(shares[1:], default=0.0) <= NEXT_LEVEL_SHARE]
     if not named:
@@ -142,6 +148,20 @@ def first_level_notice(domain: Domain, level_shares: Mapping[str, Sequence[float
     return (f"note: the released model puts {at_least}{100 * share:.3g}% of rows at the first level of column(s) {cols}, "
             "where values that do not match the codebook are recoded: unless the data is that skewed, check the "
             "codebook's levels against the file")
+
+
+def _present_shares(shares: Sequence[float], levels: Sequence) -> list[float]:
+    """A column's level shares without its missing level's, renormalised over the rest.
+
+    >>> from privgraph.data.missing import MISSING
+    >>> _present_shares([0.2, 0.0, 0.8], ("a", "b", MISSING))
+    [1.0, 0.0]
+    """
+    if (m := missing_code(levels)) is None:
+        return list(shares)
+    rest = [float(x) for i, x in enumerate(shares) if i != m]
+    total = sum(rest)
+    return [x / total for x in rest] if total > 0 else rest
 
 
 def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequence[str] | None = None,
@@ -225,10 +245,11 @@ def level_codes(values, levels: Sequence) -> np.ndarray:
     """
 
     series = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
-    if isinstance(series.dtype, pd.CategoricalDtype) and tuple(series.cat.categories) == tuple(levels):
+    if isinstance(series.dtype, pd.CategoricalDtype) and tuple(series.cat.categories) == tuple(levels) \
+            and missing_code(levels) is None:
         return series.cat.codes.to_numpy().astype(np.int64)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    lookup = {level_text(v): i for i, v in enumerate(levels)}
+    lookup = {level_text(v): i for i, v in enumerate(levels) if not is_missing_level(v)}  # no value spells it
     mapped = np.array([lookup.get(level_text(u), -1) for u in uniques] + [-1], dtype=np.int64)
     return mapped[codes]  # the sentinel -1 of a missing value picks the trailing -1
 
@@ -285,14 +306,25 @@ def column_codes(values, domain: Domain, name: str) -> np.ndarray:
     >>> d = Domain(("x",), (2,), (Kind.CONTINUOUS,), bins=(make_bins((0.0, 1.0), 2),))
     >>> column_codes(["0.7", "x", -3], d, "x").tolist()
     [1, -1, 0]
+
+    A column with a missing level (:mod:`privgraph.data.missing`) codes a missing value to it
+    (a public level: each record still in one cell, the tables' sensitivities unchanged):
+
+    >>> from privgraph.data.missing import MISSING
+    >>> column_codes(["b", None, "", "?"], Domain(("a",), (3,), levels=(("a", "b", MISSING),)), "a").tolist()
+    [1, 2, 2, -1]
     """
     bins = domain.bins_of(name)
-    if bins is not None:
-        return bin_codes(values, bins)
     levels = domain.levels[domain.index(name)]
-    if hasattr(values, "dtype"):
-        check_type_can_match(name, values.dtype, levels)
-    return level_codes(values, levels)
+    if bins is not None:
+        codes = bin_codes(values, bins)
+    else:
+        if hasattr(values, "dtype"):
+            check_type_can_match(name, values.dtype, levels)
+        codes = level_codes(values, levels)
+    if (missing := missing_code(levels)) is None:
+        return codes
+    return np.where((codes < 0) & missing_mask(values, continuous=bins is not None), missing, codes)
 
 
 def check_type_can_match(name: str, dtype, levels: Sequence) -> None:

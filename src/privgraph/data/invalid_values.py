@@ -19,6 +19,7 @@ import uuid
 from privgraph.data.bins import bin_sql, numeric_sql
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.engines.sql import backquote, level_case
+from privgraph.data.missing import missing_sql
 from privgraph.data.files import connect, duckdb_source, file_columns, file_format
 from privgraph.data.frontdoor import check_engine, open_file
 from privgraph.data.names import check_columns_present, quote
@@ -29,8 +30,10 @@ from privgraph.data.relation import spark_integer_columns
 def invalid_values_query(source: str, domain: Domain, *, style: str = "ansi", has_valid: bool = False,
                          integers: Collection[str] = ()) -> str:
     """``SELECT rows, [lines that did not parse], missing_1, outside_1, missing_2, ...`` over
-    ``source``: a column's *missing* values are its NULLs; *outside* are the others that a
-    private run drops or recodes (not a level; a binned column's text that is not a number,
+    ``source``: a column's *missing* values are those :mod:`privgraph.data.missing` calls
+    missing (NULL, empty, ``nan``; in a continuous column also ``inf``), which a column with a
+    missing level keeps as that level and any other column treats as invalid; *outside* are
+    the others that a private run drops or recodes (not a level; a binned column's text that is not a number,
     where a number is clipped into the bins; an unbinned continuous column's non-number or,
     with bounds, a number outside them). ``integers``: the source's columns of an integer
     type, matched to their levels by number (the same as by text; Spark's Parquet columns).
@@ -55,7 +58,8 @@ def invalid_values_query(source: str, domain: Domain, *, style: str = "ansi", ha
             valid = level_case(raw, levels, "NULL", style, integer=name in integers)
         if kind is Kind.CONTINUOUS:
             inner.append(f"{numeric_sql(f'CAST({q(name)} AS {text})', style)} AS {number}")
-        parts += [f"count(*) - count({raw})", f"count({raw}) - count({valid})"]
+        missing = missing_sql(raw, style, continuous=kind is Kind.CONTINUOUS, integer=name in integers)
+        parts += [f"count(CASE WHEN {missing} THEN 1 END)", f"count(CASE WHEN NOT {missing} AND {valid} IS NULL THEN 1 END)"]
     keep = [VALID] if has_valid else []
     return f"SELECT {', '.join(parts)} FROM (SELECT {', '.join(inner + keep)} FROM {source})"
 

@@ -19,9 +19,10 @@ frames, which come from the DuckDB query):
   encoding (in UTF-8 also the replacement character U+FFFD, which Spark's reader writes for
   such bytes), one of the control characters U+001C to U+001F (:data:`MARKS`), or more than
   4 MiB (:mod:`privgraph.data.long_lines`: the scans count such lines, never skip them). Such a
-  line becomes a record whose every value is missing, so the relation's policy handles it
-  like an out-of-domain value: dropped under add/remove, recoded under replace-one
-  (:mod:`privgraph.data.frontdoor`). It is never an error, and no parser message, which
+  line becomes a record whose every value is missing: the missing level of each column
+  that has one (:mod:`privgraph.data.missing`), and elsewhere an invalid value, which the
+  relation's policy handles like an out-of-domain value: dropped under add/remove, recoded
+  under replace-one (:mod:`privgraph.data.frontdoor`). It is never an error, and no parser message, which
   would quote the line, reaches the user.
 * **The header** (the first line) is schema, not a record: it is read here in Python,
   checked against the codebook, and errors about it name the file and the codebook's

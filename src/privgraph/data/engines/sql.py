@@ -11,6 +11,7 @@ import numpy as np
 from privgraph.data.bins import bin_sql, numeric_sql
 from privgraph.data.codebook import DECIMAL, level_text
 from privgraph.data.domain import Domain
+from privgraph.data.missing import is_missing_level, missing_code, missing_sql
 from privgraph.data.names import quote, sql_literal
 from privgraph.validation import InvalidInput
 
@@ -127,9 +128,12 @@ def table_from_groups(groups: Iterable[Sequence], columns: Sequence[str], domain
 
 
 def level_lookup(levels: tuple) -> dict:
-    """The codes of a column's values for :func:`code_of`: each level and its text."""
-    out = {str(v): i for i, v in enumerate(levels)}
-    out.update({v: i for i, v in enumerate(levels)})
+    """The codes of a column's values for :func:`code_of`: each level and its text (the
+    missing level, :mod:`privgraph.data.missing`, under the key None: a NULL's code)."""
+    out = {str(v): i for i, v in enumerate(levels) if not is_missing_level(v)}
+    out.update({v: i for i, v in enumerate(levels) if not is_missing_level(v)})
+    if (code := missing_code(levels)) is not None:
+        out[None] = code
     return out
 
 
@@ -140,6 +144,8 @@ def code_of(column: str, lookup: dict, value) -> int:
     >>> code_of("a", level_lookup((1, 2)), "2"), code_of("a", level_lookup(("x", "y")), "y")
     (1, 1)
     """
+    if value is None and None in lookup:  # the column's missing level
+        return lookup[None]
     if value is None:
         raise InvalidInput(f"column {column!r} has missing values; use missing='drop' to drop them")
     try:
@@ -183,6 +189,9 @@ def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ans
     without looking at the data. ``keep`` names extra source columns carried along (e.g. a
     row number). ``integers`` names the source columns of an integer SQL type, matched by
     number instead of text (:func:`level_case`: the same codes, without a text per value).
+    A column with a missing level (:mod:`privgraph.data.missing`) codes a missing value to
+    it instead (never invalid): a fixed map of each record too, the level public (the
+    codebook's), so each record is still in exactly one cell and no sensitivity changes.
 
     >>> d = Domain(("a",), (2,), levels=(("no", "yes"),))
     >>> coded_source("t", d, "recode")
@@ -190,7 +199,7 @@ def coded_source(source: str, domain: Domain, invalid: str, *, style: str = "ans
     """
     q = quote if style == "ansi" else backquote
     fallback = "0" if invalid == "recode" else "NULL"
-    parts = [bin_sql(q(name), bins, fallback) + f" AS {q(name)}" if bins is not None
+    parts = [bin_sql(q(name), bins, fallback, missing=missing_code(levels)) + f" AS {q(name)}" if bins is not None
              else level_case(q(name), levels, fallback, style, integer=name in integers) + f" AS {q(name)}"
              for name, levels, bins in zip(domain.names, domain.levels, domain.bins)]
     parts += [q(k) for k in keep]
@@ -211,16 +220,26 @@ def level_case(column: str, levels: tuple, fallback: str, style: str = "ansi", *
     'CASE WHEN trim(CAST("a" AS VARCHAR), \\' \\') IN (\\'x\\') THEN 0 ELSE NULL END'
     >>> level_case('"a"', (1, "x", "02"), "NULL", integer=True)
     'CASE WHEN "a" IN (1) THEN 0 WHEN "a" IN (2) THEN 2 ELSE NULL END'
+
+    A missing level (:mod:`privgraph.data.missing`) matches no text; a missing value, not
+    matched by a level, gets its code:
+
+    >>> from privgraph.data.missing import MISSING
+    >>> level_case('"a"', (1, MISSING), "NULL", integer=True)
+    'CASE WHEN "a" IN (1) THEN 0 WHEN "a" IS NULL THEN 1 ELSE NULL END'
     """
 
     if integer:
         whens = " ".join(f"WHEN {column} IN ({', '.join(map(str, numbers))}) THEN {code}"
-                         for code, numbers in enumerate(integer_spellings(v) for v in levels) if numbers)
+                         for code, numbers in enumerate(() if is_missing_level(v) else integer_spellings(v)
+                                                        for v in levels) if numbers)
     else:
         # spaces only (U+0020), as level_text: DuckDB's plain trim takes NBSP too, Spark's does not
         text = f"trim(CAST({column} AS VARCHAR), ' ')" if style == "ansi" else f"trim(CAST({column} AS STRING))"
         whens = " ".join(f"WHEN {text} IN ({', '.join(sql_literal(s) for s in level_spellings(v))}) THEN {code}"
-                         for code, v in enumerate(levels))
+                         for code, v in enumerate(levels) if not is_missing_level(v))
+    if (code := missing_code(levels)) is not None:
+        whens += f"{' ' if whens else ''}WHEN {missing_sql(column, style, integer=integer)} THEN {code}"
     return f"CASE {whens} ELSE {fallback} END" if whens else fallback
 
 
@@ -240,7 +259,9 @@ def integer_spellings(level) -> tuple[int, ...]:
 
 def numeric_source(source: str, domain: Domain, style: str = "ansi", keep: Sequence[str] = ()) -> str:
     """``source`` itself, or, where ``domain`` has binned columns, a sub-query in which each of
-    them holds the DOUBLE its value spells (NULL if none), so that the bin search reads it once.
+    them holds the DOUBLE its value spells (NULL if none; NaN for a missing value where the
+    column has a missing level, :func:`~privgraph.data.bins.bin_sql`'s ``missing``), so that
+    the bin search reads it once.
 
     >>> numeric_source("t", Domain.of(a=2))
     't'
@@ -249,8 +270,15 @@ def numeric_source(source: str, domain: Domain, style: str = "ansi", keep: Seque
         return source
     q = quote if style == "ansi" else backquote
     text_type = "VARCHAR" if style == "ansi" else "STRING"
-    cols = [numeric_sql(f"CAST({q(n)} AS {text_type})", style) + f" AS {q(n)}" if b is not None else q(n)
-            for n, b in zip(domain.names, domain.bins)]
+
+    def number(name: str, levels: tuple) -> str:  # a missing value of a column with a missing level: NaN
+        value = numeric_sql(f"CAST({q(name)} AS {text_type})", style)
+        if missing_code(levels) is None:
+            return value
+        return f"CASE WHEN {missing_sql(q(name), style, continuous=True)} THEN CAST('NaN' AS DOUBLE) ELSE {value} END"
+
+    cols = [number(n, lv) + f" AS {q(n)}" if b is not None else q(n)
+            for n, b, lv in zip(domain.names, domain.bins, domain.levels)]
     return f"(SELECT {', '.join(cols + [q(k) for k in keep])} FROM {source})"
 
 
