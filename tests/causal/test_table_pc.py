@@ -4,12 +4,16 @@ datasets, the noise scale from the charge, ledger equals plan, limits, and ``met
 import itertools
 import math
 
+import networkx as nx
 import numpy as np
 import pytest
+from scipy.stats import binom, chi2
 
 from privgraph.causal import PrivPC, Tables
 from privgraph.causal.methods import AUTO_MIN_COLUMNS, resolve_method
-from privgraph.causal.table_pc import TablesPlan, level0_noise, noisy_independent, release_tables, tables_l2_sensitivity
+from privgraph.causal import table_pc
+from privgraph.causal.table_pc import (TablesPlan, level0_noise, noisy_independent, noisy_statistics, release_tables,
+                                       tables_l2_sensitivity)
 from privgraph.data import Domain, NumpyEngine
 from privgraph.datasets import load_network, sample, sample_frame
 from privgraph.privacy import Budget, SeededSampler
@@ -106,6 +110,91 @@ def test_noisy_test_is_calibrated_under_independence():
         table = rng.multinomial(5_000, np.outer([0.2, 0.3, 0.5], [0.6, 0.3, 0.1]).ravel()).reshape(3, 3)
         wrong += not noisy_independent(table + rng.normal(0, 40.0, (3, 3)), 40.0, 0.05)
     assert wrong <= 45
+
+
+#: Independent tables with skewed margins, plus noise at alarm's level-0 sigma (about 370 at
+#: epsilon 1): (x margin, y margin, stratum weights, rows).
+SKEWED = {
+    "3x4": ([0.9, 0.08, 0.02], [0.7, 0.2, 0.05, 0.05], [1.0], 100_000),
+    "3x3 given 4 strata": ([0.8, 0.15, 0.05], [0.6, 0.3, 0.1], [0.7, 0.2, 0.08, 0.02], 100_000),
+    "2x4 given 9 strata": ([0.95, 0.05], [0.5, 0.3, 0.15, 0.05],
+                           list(np.outer([0.9, 0.08, 0.02], [0.6, 0.3, 0.1]).ravel()), 100_000),
+    "3x4, 3,000 rows": ([0.9, 0.08, 0.02], [0.7, 0.2, 0.05, 0.05], [1.0], 3_000),
+}
+#: 400 tables at alpha 0.05: more than this many false dependencies has probability < 1e-6.
+FALSE_BOUND = int(binom.isf(1e-6, 400, 0.05))
+
+
+def _null_tables(case, sigma, seed, reps=400):
+    p, q, z, n = SKEWED[case]
+    probs = np.einsum("i,j,k->ijk", p, q, z)
+    rng = np.random.default_rng(seed)
+    for _ in range(reps):
+        yield rng.multinomial(n, probs.ravel()).reshape(probs.shape) + rng.normal(0, sigma, probs.shape), sigma
+
+
+def _clipped_pearson_independent(table, sigma, alpha):
+    """The statistic tables-pc used before: Pearson's on the counts clipped at 0, each cell's
+    variance widened to E + sigma^2 (kept here to show the calibration test bites)."""
+    t = np.maximum(table, 0.0).reshape(*table.shape[:2], -1)
+    m = t.sum(axis=(0, 1))
+    e = t.sum(axis=1)[:, None, :] * t.sum(axis=0)[None, :, :] / m
+    df = (t.shape[0] - 1) * (t.shape[1] - 1) * t.shape[2]
+    return chi2.sf(float(((t - e) ** 2 / (e + sigma**2)).sum()), df) > alpha
+
+
+@pytest.mark.parametrize("case", list(SKEWED))
+def test_noisy_test_is_calibrated_under_skewed_margins(case):
+    """Independent tables with skewed margins (and strata, some of them mostly noise), sigma 370:
+    at most alpha of them called dependent, up to the binomial 1e-6 tail (FALSE_BOUND of 400)."""
+    wrong = sum(not noisy_independent(t, s, 0.05) for t, s in _null_tables(case, 370.0, seed=11))
+    assert wrong <= FALSE_BOUND, (case, wrong)
+
+
+def test_the_clipped_pearson_test_fails_that_check():
+    """The earlier statistic on the first case calls about a fifth dependent: far over the bound."""
+    wrong = sum(not _clipped_pearson_independent(t, s, 0.05) for t, s in _null_tables("3x4", 370.0, seed=11))
+    assert wrong > 2 * FALSE_BOUND
+
+
+def test_homogeneous_component_finds_a_shared_weak_interaction():
+    """A phi of 0.04 shared by 9 strata, sigma 300 on 1e5 rows: the full statistic alone finds it
+    in about 38% of 400 tables, the test with the homogeneous component in about 71% (both
+    measured on another seed); the paired difference's Hoeffding 1e-6 tolerance is 0.27."""
+    z = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.05, 0.05, 0.03, 0.02])
+    phi = 0.04
+    probs = (np.array([[1 + phi, 1 - phi], [1 - phi, 1 + phi]]) / 4)[:, :, None] * z
+    rng, gain = np.random.default_rng(12), 0
+    for _ in range(400):
+        t = rng.multinomial(100_000, probs.ravel()).reshape(probs.shape) + rng.normal(0, 300.0, probs.shape)
+        full, df, _, _ = noisy_statistics(t, 300.0)
+        gain += int(not noisy_independent(t, 300.0, 0.05)) - int(chi2.sf(full, df) <= 0.05)
+    assert gain / 400 >= 0.335 - 0.27
+
+
+def test_no_stratum_with_a_positive_total_is_no_information():
+    assert noisy_statistics(-np.ones((2, 2, 3)), 10.0)[1] == 0
+    assert noisy_independent(-np.ones((2, 2, 3)), 10.0, 0.05) is False
+    assert noisy_independent(np.full((1, 3, 2), 50.0), 10.0, 0.05) is False  # x has one state
+
+
+def test_noise_free_table_with_empty_cells_is_pearson_s_verdict():
+    """sigma 0 and empty cells (no division by zero): dependent and independent tables as without noise."""
+    assert noisy_independent(np.array([[40.0, 0.0], [0.0, 60.0]]), 0.0, 0.05) is False
+    assert noisy_independent(np.array([[30.0, 20.0, 0.0], [60.0, 40.0, 0.0]]), 0.0, 0.05) is True
+
+
+def test_level_one_asks_only_common_neighbours_and_level_two_all_candidates():
+    """Level 1 conditions x - y on z only when z is adjacent to both; level 2 draws from x's own
+    candidates (here a - b's sets may hold d, adjacent to a only)."""
+    g = nx.Graph([("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"), ("a", "e"), ("b", "e")])
+    order = {v: i for i, v in enumerate("abcde")}
+    one = dict(((x, y), sets) for x, y, sets in table_pc._candidates(g, 1, set(), {}, order))
+    for (x, y), sets in one.items():
+        assert all(g.has_edge(z, x) and g.has_edge(z, y) for (z,) in sets), (x, y, sets)
+    assert sorted(one[("a", "b")]) == [("c",), ("e",)]
+    two = dict(((x, y), sets) for x, y, sets in table_pc._candidates(g, 2, set(), {}, order))
+    assert any("d" in S for S in two[("a", "b")])
 
 
 def test_auto_is_priv_pc_on_narrow_tables_and_tables_pc_on_wide_ones():

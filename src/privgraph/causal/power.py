@@ -32,8 +32,9 @@ alpha; so the prediction is the release's resolution, whatever threshold a decid
   quantile t; the blocks' G test must then say "dependent" with probability ``1 - t / B``,
   reached at the phi coefficient (Cramér's V of a 2x2 table) with that power on n/B rows.
 * **Tables-PC** (:func:`tables_detectable`): level 0's released r x c table and its
-  noise-aware Pearson statistic ``sum (O - E)^2 / (E + sigma^2)`` against chi-square with
-  ``(r - 1)(c - 1)`` degrees of freedom (:func:`~privgraph.causal.table_pc.noisy_independent`),
+  noise-aware statistic (:func:`~privgraph.causal.table_pc.noisy_independent`; with uniform
+  margins every cell has the weight ``1 / (E + sigma^2)`` and it is, to first order, Pearson's
+  ``sum (O - E)^2 / (E + sigma^2)``) against chi-square with ``(r - 1)(c - 1)`` degrees of freedom,
   sigma the level's Gaussian noise per cell (:func:`~privgraph.causal.table_pc.level0_noise`).
   With uniform margins (E = n / (r c) in every cell) an effect of Cramér's V gives the
   noncentrality ``n V^2 (min(r, c) - 1) E / (E + sigma^2)``; the smallest V detected with
