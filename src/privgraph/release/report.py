@@ -23,6 +23,7 @@ from privgraph.privacy import Neighbours
 from privgraph.privacy.ledger import METHODS, guarantee
 from privgraph.privacy.resize import SIZE_SHARE
 from privgraph.release.levels import RARE_SIGMAS
+from privgraph.release.misfit import BEYOND_SDS, release_misfits
 from privgraph.release.page import page_writer
 from privgraph.release.planner import size_composition
 from privgraph.release.tree import proportions
@@ -76,7 +77,7 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
     graph = tree_writer if release.structure_kind_ == "tree" else graph_writer
     title = f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"
     budget, marginals, report = budget_figure(budget_rows(release)), marginals_figure(checks), \
-        report_markdown(release, checks, paths)
+        report_markdown(release, checks, paths, missing=missing_caveats(release, synthetic))
     figures = {paths["budget_png"].name: svg_writer(budget), paths["graph_png"].name:
                drawing_writer(release.graph_, "svg", title=title), paths["marginals_png"].name: svg_writer(marginals)}
     writers = {
@@ -344,11 +345,81 @@ def _graph_text(release) -> str:
     return f"A CPDAG with {len(g.directed_edges)} directed and {len(g.undirected_edges)} undirected edges"
 
 
-def report_markdown(release, checks, paths) -> str:
-    """The report: what was released, at what cost, what ran, what is private and what is not."""
+#: The rows of each list of the report's section on the model's worst answers.
+WORST_ROWS = 8
+_REASONS = {"cap": "adding its table would pass the model-size cap", "bins": "measured only in bins",
+            "not selected": "fits the cap; not selected"}
+
+
+def worst_answers_section(release) -> str:
+    """The report's section on where the model answers worst, as far as the released values
+    can tell (:func:`privgraph.release.misfit.release_misfits`: the released tables against the
+    model, beside their noise's expected distance; the pairs no released table measures, the
+    widest first, with why). Post-processing of the release: no data is read."""
+    if release.parameters_.model_ is None:  # a custom fit that returned no model
+        return ""
+    misfits, unmeasured, count = release_misfits(release, limit=WORST_ROWS)
+    beyond = sum(m.beyond for m in misfits)
+    tables = "\n".join(
+        f"| {_cell(', '.join(m.clique))}{' (in bins)' if m.binned else ''} | {m.cells} | {m.distance:.4f} | "
+        f"{m.noise:.4f} | {m.ratio:.2f} | {'**yes**' if m.beyond else 'no'} |" for m in misfits[:WORST_ROWS])
+    pairs = len(release.domain_.names) * (len(release.domain_.names) - 1) // 2
+    widest = "\n".join(f"| {_cell(' x '.join(u.pair))} | {u.cells} | {_REASONS[u.reason]} | "
+                       f"{_cell(', '.join(u.merged)) or '-'} |" for u in unmeasured[:WORST_ROWS])
+    left = (f"{count} of the {pairs} pairs of columns are in no released table and are answered only through the "
+            f"model's structure. On the benchmark's real tables most of the error above the sampling floor is in "
+            f"such pairs, the worst of them wide pairs the model-size cap kept out (docs/benchmarks/release.md); "
+            f"the widest {len(unmeasured)} (cells after rare levels were merged), with why:\n\n"
+            f"| pair | cells | why not measured | rare levels merged in |\n|---|---|---|---|\n{widest}"
+            if unmeasured else "Every pair of columns is in a released table.")
+    return f"""## Where the model answers worst (released values only)
+
+Each released table against the model fitted to all of them, as a total-variation distance,
+beside the distance its noise alone explains (the expected distance of noise of its public
+scale); a table beyond the noise by {BEYOND_SDS:g} of the noise's standard deviations is one the
+model does not hold together with the others. Released tables beyond their noise: {beyond} of
+{len(misfits)}; the worst {min(WORST_ROWS, len(misfits))} by the ratio:
+
+| released table | cells | model vs released | noise alone | ratio | beyond the noise |
+|---|---|---|---|---|---|
+{tables}
+
+{left}
+"""
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a ``|`` in a column name escaped)."""
+    return text.replace("|", "\\|")
+
+
+def missing_caveats(release, synthetic) -> list[str]:
+    """The report's caveats on missing and invalid values (:mod:`privgraph.data.missing`): per
+    column with a missing level, how many synthetic rows are missing there (the rows are
+    released: post-processing), and which columns treat a missing value as invalid, recoded
+    with any value outside the codebook (how many is private: no number is given). Public
+    facts (the codebook) and released rows only; no data is read."""
+    domain, n = release.domain_, len(synthetic)
+    lines = [f"missing values: column `{name}` keeps them as a level of its own (\"missing\": \"level\"): "
+             f"{k} of the {n} synthetic rows ({100 * k / max(n, 1):.1f}%) are missing there, as the released model "
+             "draws them (the data's share is private; this one carries the release's noise)"
+             for name in domain.missing_names for k in [int(synthetic[name].isna().sum())]]
+    invalid = [f"`{name}`" for name in domain.names if name not in domain.missing_names]
+    treated = (f"and a missing value in column(s) {', '.join(invalid)} (\"missing\": \"invalid\") "
+               if invalid else "")
+    lines.append(f"invalid values: a value outside the codebook in any column {treated}is recoded to the column's "
+                 "first level (a binned column's first bin), a fixed map of each record under either relation; how "
+                 "many rows that concerned is private and not released (`privgraph domain DATA --check CODEBOOK` "
+                 "counts them for the data owner)")
+    return lines
+
+
+def report_markdown(release, checks, paths, *, missing=()) -> str:
+    """The report: what was released, at what cost, what ran, what is private and what is not;
+    ``missing``: :func:`missing_caveats`' lines, among the caveats."""
     p = privacy_summary(release)
     budget = "\n".join(f"| {stage} | {what} | {eps:.4g} |" for stage, what, eps in budget_rows(release))
-    caveats = "\n".join(f"- **NOT PRIVATE:** {c}" for c in p["caveats"]) or "- none"
+    caveats = "\n".join([f"- **NOT PRIVATE:** {c}" for c in p["caveats"]] + [f"- {c}" for c in missing]) or "- none"
     rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
     if p["neighbours"] == "replace_one":
         unit, public_n = (f"**replace-one**\nneighbours (one row changed; the number of rows, {release.n_rows_}, is "
@@ -415,9 +486,10 @@ and 4 are post-processing and cost nothing); together they cost ({p['epsilon']:.
 {rows}
 
 ![marginals]({paths['marginals_png'].name})
-"""
+
+{worst_answers_section(release)}"""
 
 
 __all__ = ["FILES", "budget_rows", "distinct_tables", "marginal_checks", "method_comparison", "model_cliques_text",
-           "model_tables_text", "privacy_summary", "relation", "release_outputs", "release_writers", "report_markdown",
-           "what_ran"]
+           "missing_caveats", "model_tables_text", "privacy_summary", "relation", "release_outputs", "release_writers", "report_markdown",
+           "what_ran", "worst_answers_section"]
