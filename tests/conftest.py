@@ -35,9 +35,10 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _no_progress_lines(monkeypatch):
-    """Off a terminal (as under pytest) a stage still running after ``QUIET_SECONDS`` prints a
-    progress line on stderr; on a loaded machine that timing would add lines to the tests that
-    count stderr's lines. Tests of the lines themselves set the constants they need."""
+    """Off a terminal (as under pytest) every stage prints a line on stderr as it starts, and a
+    heartbeat while it runs; the tests that count stderr's lines would see them (the heartbeats
+    as many as a loaded machine's timing makes). Silenced here; tests of the lines themselves
+    set the constants they need."""
     from privgraph.cli import progress
 
     monkeypatch.setattr(progress, "QUIET_SECONDS", 1e9)

@@ -15,6 +15,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+import privgraph.heartbeat as heartbeat
 from privgraph.validation import InvalidInput
 
 Writer = Callable[[str], object]
@@ -222,7 +223,8 @@ def write_all(writers: Mapping[str | os.PathLike, Writer]) -> list[Path]:
             raise FileNotFoundError(f"cannot write {str(target)!r}: directory {str(target.parent)!r} does not exist")
     temps: list[str] = []
     try:
-        for target, write in zip(targets, writers.values()):
+        for k, (target, write) in enumerate(zip(targets, writers.values()), 1):
+            heartbeat.at(f"writing {target.name}, " + heartbeat.of(k, len(targets), "output"))
             try:
                 fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
             except OSError as err:  # name the user's file, not the temporary one

@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Sequence
 
 import networkx as nx
 
+import privgraph.heartbeat as heartbeat
 from privgraph.threads import single_threaded_blas
 from privgraph.validation import InvalidInput, UnknownName, positive_int
 
@@ -106,7 +107,9 @@ def _run_level(graph: nx.Graph, level: int, decide: Decider, keep: set, sepsets:
     if (start := getattr(decide, "start_level", None)) is not None:
         start(level)
     focus = getattr(decide, "focus", None)
-    for x, y in sorted(graph.edges, key=lambda e: (order[e[0]], order[e[1]])):
+    edges = sorted(graph.edges, key=lambda e: (order[e[0]], order[e[1]]))
+    for k, (x, y) in enumerate(edges, 1):  # the level's edges: released by the levels before (public)
+        heartbeat.at(f"level {level}: " + heartbeat.of(k, len(edges), "edge"))
         if frozenset((x, y)) in keep:
             continue
         found, asked = None, set()

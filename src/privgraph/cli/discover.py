@@ -125,12 +125,15 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
 
 def fit_with_progress(est, X, console: Console, label: str) -> float:
     """Fit with a spinner that shows the PC level; returns the seconds taken."""
+    import privgraph.heartbeat as heartbeat
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task(f"{est.method} on {label}: preparing", total=None)
 
-        def on_level(level: int, edges: int) -> None:
+        def on_level(level: int, edges: int) -> None:  # the edges left: released by the levels before
             progress.update(task, description=f"{est.method} on {label}: level {level}, {edges} edges left")
+            heartbeat.at(f"level {level}, {edges:,} edges left")
 
         start = time.perf_counter()
         data, domain, infer_domain = X

@@ -54,8 +54,12 @@ def plan(
     if discover:
         return plan_discovery(public, rows, epsilon=epsilon, delta=delta, neighbours=neighbours, ci_test=ci_test,
                               as_json=as_json)
-    result = plan_release(public, rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect, cell=cell,
-                          neighbours=neighbours)
+    from privgraph.cli.progress import stages
+
+    with stages(PLAN_STAGES) as stage:  # the codebook and --rows only: no data
+        stage(PLAN_STAGES[0])
+        result = plan_release(public, rows, epsilon=epsilon, delta=delta, split=split, cap=cap, effect=effect,
+                              cell=cell, neighbours=neighbours)
     if as_json:
         typer.echo(json.dumps({"structure": result.structure, "neighbours": neighbours, "split": result.split,
                                "recommended_split": result.recommended_split, "rounds": result.rounds,
@@ -73,6 +77,10 @@ def plan(
     console.print(f"verdict: {verdict}. Nothing was read or spent.")
 
 
+#: What ``plan`` prints as its stage starts off a terminal (:mod:`privgraph.cli.progress`).
+PLAN_STAGES = ("the planner's predictions (public facts only)",)
+
+
 def plan_discovery(public, rows: int, *, epsilon: float, delta: float, neighbours: str, ci_test: str,
                    as_json: bool) -> None:
     """``plan --discover``: the charges ``privgraph discover`` would reserve (refused where it
@@ -83,9 +91,13 @@ def plan_discovery(public, rows: int, *, epsilon: float, delta: float, neighbour
 
     from privgraph.causal import PrivPC
 
+    from privgraph.cli.progress import stages
+
     est = PrivPC(epsilon=epsilon, delta=delta, neighbours=neighbours, ci_test=ci_test)
-    plan = est.privacy_plan(public, rows)
-    detectable = est.detectable(public, rows)
+    with stages(PLAN_STAGES) as stage:  # the codebook and --rows only: no data
+        stage(PLAN_STAGES[0])
+        plan = est.privacy_plan(public, rows)
+        detectable = est.detectable(public, rows)
     if as_json:
         typer.echo(json.dumps({"command": "discover", "neighbours": neighbours, "ci_test": ci_test,
                                "charges": [c.mechanism for c in plan.ledger], "composition": plan.composition,

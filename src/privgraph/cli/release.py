@@ -95,6 +95,12 @@ def release(
                 console.print(notice)
             public = check_countable(public)  # every column is counted: bounds-only ones in their default bins
             check_tree_cap(tree_cap, public)  # the codebook's sizes only: refused before any row is read
+            if structure == "tree" or (structure == "auto" and Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE):
+                # the tree's pair tables within the memory cap, before any row or spend (under replace-one
+                # "auto" passes the tree over; under add/remove it may choose it once the size is spent)
+                from privgraph.release.model_size import check_tree_memory
+
+                check_tree_memory(public)
         if infer_domain:
             console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
         est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,

@@ -70,6 +70,7 @@ try:
 except ImportError:  # pragma: no cover - scipy moved it
     _lbfgsb = None
 
+import privgraph.heartbeat as heartbeat
 from privgraph.threads import single_threaded_blas
 from privgraph.timecap import check_time
 from privgraph.mrf.inference import flat_inference
@@ -156,8 +157,9 @@ def _target(noisy: NoisyMarginals, discrepancy: float, focus: int | None):
 def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, max_cells: int):
     """The EM loop of :func:`cgm_em` (module docstring): the potentials it stops at."""
     step, eta, accepted, stall, good = None, 1.0, None, _Stall(), theta
-    for _ in range(max_iter):
+    for k in range(max_iter):
         check_time("the model fit (CGM-EM)")
+        heartbeat.at("the model fit (CGM-EM): " + heartbeat.of(k + 1, max_iter, "iteration", at_most=True))
         stops = lambda n: at_target(n, r := _residual(noisy, n)) or stall.peek(r)  # noqa: E731
         trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:

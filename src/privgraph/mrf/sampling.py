@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import privgraph.heartbeat as heartbeat
 from privgraph.mrf.inference import tree_limit
 from privgraph.mrf.junction_calibration import calibrate
 from privgraph.mrf.junction import junction_tree
@@ -98,7 +99,9 @@ def sample_chunks(model: MarkovRandomField, n: int, chunk: int, *, rng: np.rando
         return
     beliefs, _ = calibrate(tree, model.potentials)
     draw = _categorical_rows if method == "sample" else _rounded_rows
-    for size in sizes:
+    outer = heartbeat.position()  # the caller's step (a round of the release), kept in front
+    for k, size in enumerate(sizes, 1):
+        heartbeat.at(f"{outer + ': ' if outer else ''}drawing {n:,} rows: " + heartbeat.of(k, len(sizes), "chunk"))
         yield _draw_rows(model, tree, beliefs, size, draw, rng)
 
 

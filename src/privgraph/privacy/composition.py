@@ -222,6 +222,16 @@ def optimal_epsilon(charges: Sequence[Charge], delta: float) -> float:
 #: Gaussian's grid grows as 1/sigma^2 (0.5 s at epsilon 10, 10 s at 100, minutes beyond):
 #: :func:`pld_epsilon` refuses such a charge at once (a comparison then shows no PLD total).
 PLD_MAX_EPSILON = 50.0
+#: The largest discrete Laplace sensitivity, in grid units, whose exact curve the PLD accountant
+#: is given. ``dp_accounting`` lists the privacy loss at every grid point of the sensitivity's
+#: span: linear in it (0.37 s and 27 MB at 2**18, 1.5 s and 110 MB at 2**20, measured on this
+#: project's 2-core machine); a table's shift is about ``2**12`` times its cells
+#: (:func:`~privgraph.privacy.mechanisms.laplace_calibration`), so 20,000 cells are about 2**27:
+#: over 100 s and 5.5 GB, for a total that equals the charge's epsilon to 1e-9. Above it the
+#: charge enters as randomized response at its epsilon, the worst case of every epsilon-DP
+#: mechanism (Kairouz, Oh, Viswanath 2015), so the total is still valid, at most as loose as
+#: ``optimal`` composition. Public: the charge's parameters only.
+PLD_MAX_SHIFT = 2**18
 
 
 def pld_epsilon(charges: Sequence[Charge], delta: float) -> float:
@@ -246,6 +256,16 @@ def pld_epsilon(charges: Sequence[Charge], delta: float) -> float:
 
 
 def _pld_of(c: Charge):
+    """(``dp_accounting`` PLD of one invocation of ``c``, whether its exact curve was used): a
+    discrete Laplace curve wider than :data:`PLD_MAX_SHIFT` grid units, and a charge with no
+    curve, enter as randomized response at ``c.epsilon``.
+
+    >>> from privgraph.privacy.mechanisms import laplace_charge
+    >>> _pld_of(laplace_charge(1.0, 2.0, Neighbours.ADD_REMOVE, 10))[1]  # shift 2**16 + 10: exact
+    True
+    >>> _pld_of(laplace_charge(1.0, 2.0, Neighbours.ADD_REMOVE, 20_000))[1]  # shift about 2**27: randomized response
+    False
+    """
     # lazy: keeps import privgraph.audit free of scipy (dp_accounting imports it)
     from dp_accounting.pld import privacy_loss_distribution as pl
     from dp_accounting.pld.common import DifferentialPrivacyParameters
@@ -253,7 +273,7 @@ def _pld_of(c: Charge):
     kind = c.curve[0] if c.curve else None
     rate = c.sampling[1] if c.sampling and c.sampling[0] == "poisson" else 1.0
     exact = not c.sampling or c.sampling[0] == "poisson"
-    if exact and kind == "discrete_laplace":
+    if exact and kind == "discrete_laplace" and c.curve[2] <= PLD_MAX_SHIFT:
         return pl.from_discrete_laplace_mechanism(
             c.curve[1], sensitivity=int(c.curve[2]), sampling_prob=rate), True
     if exact and kind == "discrete_gaussian":

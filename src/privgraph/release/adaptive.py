@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import privgraph.heartbeat as heartbeat
 from privgraph.data import Domain
 from privgraph.mrf.cgm import cgm_em, clear_inference_cache, expected_tables
 from privgraph.mrf.noisy_tables import NoisyMarginals, coarsen, estimate_records
@@ -181,6 +182,7 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
     while left > 0:
         round_no += 1
         check_time(f"the adaptive round {round_no}")
+        heartbeat.at(heartbeat.of(round_no, MAX_ROUNDS, "the adaptive round", at_most=True))
         if left < 2 * (rho_m + eps**2 / 8) or round_no >= MAX_ROUNDS:  # the last round spends what is left
             last = left * (1 - 1e-12)  # less rounding's 1e-12
             rho_m, eps = MEASURE_SHARE * last, math.sqrt(8 * (1 - MEASURE_SHARE) * last)

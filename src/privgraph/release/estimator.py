@@ -61,7 +61,7 @@ from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
 from privgraph.mrf.cgm import clear_inference_cache
 from privgraph.release.levels import identity_levels
-from privgraph.release.model_size import check_tree_cap, model_cells
+from privgraph.release.model_size import check_tree_cap, check_tree_memory, model_cells
 from privgraph.release.tree import fit_tree_structure, joined, plan_tree
 from privgraph.timecap import check_time
 from privgraph.privacy.add_remove import AddRemove, fit_resized, resized_plan
@@ -261,6 +261,8 @@ class PrivateRelease(PrivateEstimator):
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
 
         check_tree_cap(self.tree_cap, engine.domain)  # the codebook's sizes: before any count or spend
+        if self.structure == "auto" and neighbours is not RO:  # the tree may be chosen after the size is spent
+            check_tree_memory(engine.domain)
         if neighbours is not RO and self.structure == "tree":  # n is private: the tree's plan needs no n
             return self._fit_tree(engine, *self._predict(engine.domain, None), budget)
         if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
@@ -448,6 +450,8 @@ class PrivateRelease(PrivateEstimator):
         domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
 
         check_tree_cap(self.tree_cap, domain)  # public: the codebook's sizes, before any data is read
+        if self.structure == "tree":  # its pair tables within the memory cap ("auto" passes the tree over)
+            check_tree_memory(domain)
         if n_rows is None:
             return domain, None
         n_rows = positive_int("the number of rows", n_rows, whole_floats=True)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from privgraph.data import Domain
 from privgraph.mrf.junction import junction_tree
 from privgraph.validation import InvalidInput
@@ -50,6 +52,24 @@ def fits(domain: Domain, cliques: Sequence[Sequence[str]], candidate: Sequence[s
     return model_cells(domain, [*cliques, tuple(candidate)]) <= tree_cap
 
 
+def forest_fits(domain: Domain, edges: Sequence[Sequence[str]], candidate: Sequence[str], tree_cap: int) -> bool:
+    """:func:`fits` for a forest: ``edges`` plus the pair ``candidate`` joining two of its trees
+    (the tree's selections, in Kruskal's order). A forest's junction tree is its edges and its
+    isolated columns (no fill-in), so its cells are added up without building it: O(d) where
+    :func:`fits` triangulates the model, O(d^2) and more (a minute a selection at 1,000
+    columns). The same answer, and public for the same reasons.
+
+    >>> d = Domain.of(a=2, b=3, c=4, e=5)
+    >>> [forest_fits(d, [("a", "b")], p, cap) == fits(d, [("a", "b")], p, cap)
+    ...  for p in [("b", "c"), ("c", "e")] for cap in (20, 30, 40)]
+    [True, True, True, True, True, True]
+    """
+    forest = [tuple(e) for e in edges] + [tuple(candidate)]
+    joined = {v for e in forest for v in e}
+    cells = sum(domain.size_of(a) * domain.size_of(b) for a, b in forest)
+    return cells + sum(k for v, k in zip(domain.names, domain.sizes) if v not in joined) <= tree_cap
+
+
 def within_cap(domain: Domain, cliques: Sequence[Sequence[str]], tree_cap: int) -> tuple[Clique, ...]:
     """``cliques`` in order, each kept only if the model of those kept before it and itself
     stays within ``tree_cap`` cells (AIM's rule, applied to a list fixed in advance); a
@@ -68,6 +88,78 @@ def within_cap(domain: Domain, cliques: Sequence[Sequence[str]], tree_cap: int) 
     covered = {v for c in kept for v in c}
     missing = [(v,) for c in cliques for v in c if v not in covered]
     return tuple(kept) + tuple(dict.fromkeys(missing))
+
+
+#: The release's public memory cap (bytes) on what the shape alone decides: a table whose tree
+#: stage would hold more (:func:`tree_stage_bytes`) is refused before any row is read
+#: (:func:`check_tree_memory`). 1 GiB: issue 45's bound for a release on a laptop.
+MEMORY_CAP_BYTES = 1 << 30
+#: What every release holds whatever the table (the interpreter, numpy, scipy, matplotlib and
+#: DuckDB's buffers): 322 MB peak on 2,000 rows of five columns (benchmarks/bench_memory.py's
+#: high table at 10 levels), rounded up.
+BASE_BYTES = 350 << 20
+#: What the tree stage holds per pair of columns, whatever its cells: the pair's counted table,
+#: its float copy, its prediction and score in each round, and their Python objects (about 200
+#: bytes an array, 230 with a dict's entry). Tuned on the wide table of
+#: benchmarks/bench_memory.py at 200 binary columns (peak 475.7 MB: (475.7 MB - BASE_BYTES - the
+#: draws' chunk) / 19,900 pairs = 3.1 kB, rounded up); checked at 100 columns
+#: (benchmarks/results/memory.jsonl).
+PAIR_BYTES = 3_200
+#: Float64 copies of every pair table's cells held at once (counts, prediction, its expected
+#: table in a round).
+PAIR_COPIES = 4
+
+
+def tree_stage_bytes(domain: Domain) -> int:
+    """What the tree stage (:mod:`privgraph.release.tree`, AIM's rounds) holds beyond
+    :data:`BASE_BYTES`, from the public shape only: every pair of columns' tables and objects,
+    and one chunk of the rounds' draws (``20,000`` rows of int64 codes, twice).
+
+    >>> tree_stage_bytes(Domain.of(**{f"x{j}": 2 for j in range(1000)})) // 2**20  # MiB
+    1890
+    >>> tree_stage_bytes(Domain.of(z=10_000, a=3, b=2, c=4, e=5)) // 2**20
+    5
+    """
+    sizes = np.asarray(domain.sizes, dtype=np.float64)
+    d = len(sizes)
+    pairs = d * (d - 1) // 2
+    pair_cells = (sizes.sum() ** 2 - (sizes**2).sum()) / 2
+    return int(pairs * PAIR_BYTES + PAIR_COPIES * 8 * pair_cells + 2 * 20_000 * d * 8)
+
+
+def check_tree_memory(domain: Domain, cap: int = MEMORY_CAP_BYTES) -> None:
+    """Refuse, naming the shape and what to do, a table whose tree stage would take the release
+    past ``cap`` bytes (:func:`tree_stage_bytes` plus :data:`BASE_BYTES`). Public: the codebook's
+    sizes only, before any row is read or any budget spent.
+
+    >>> check_tree_memory(Domain.of(**{f"x{j}": 2 for j in range(200)}))
+    >>> check_tree_memory(Domain.of(**{f"x{j}": 2 for j in range(1000)}))
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: the tree stage of a release of 1,000 columns holds their 499,500 pairs' tables, about 2.35 GB with the run, above the release's memory cap of 1.07 GB (privgraph.release.model_size.MEMORY_CAP_BYTES): release at most 563 of these columns at once (drop or split them), or choose --structure gauss-pc or priv-pc (refused in turn where their tests would have no power)
+    """
+    need = BASE_BYTES + tree_stage_bytes(domain)
+    if need <= cap:
+        return
+    fits, d = _most_columns(domain, cap), len(domain.names)
+    raise InvalidInput(
+        f"the tree stage of a release of {d:,} columns holds their {d * (d - 1) // 2:,} pairs' tables, about {need / 1e9:.2f} GB with the run, above the release's memory cap of {cap / 1e9:.2f} GB "
+        f"(privgraph.release.model_size.MEMORY_CAP_BYTES): release at most {fits:,} of these columns at once (drop or "
+        "split them), or choose --structure gauss-pc or priv-pc (refused in turn where their tests would have no "
+        "power)")
+
+
+def _most_columns(domain: Domain, cap: int) -> int:
+    """The most of ``domain``'s columns, narrowest first, whose tree stage fits ``cap``."""
+    order = sorted(domain.names, key=domain.size_of)
+    lo, hi = 0, len(order)
+    while lo < hi:  # the largest k whose k narrowest columns fit
+        k = (lo + hi + 1) // 2
+        if BASE_BYTES + tree_stage_bytes(domain.project(order[:k])) <= cap:
+            lo = k
+        else:
+            hi = k - 1
+    return lo
 
 
 def check_tree_cap(tree_cap, domain: Domain | None = None) -> int:
@@ -91,4 +183,5 @@ def check_tree_cap(tree_cap, domain: Domain | None = None) -> int:
     return tree_cap
 
 
-__all__ = ["check_tree_cap", "fits", "model_cells", "within_cap"]
+__all__ = ["MEMORY_CAP_BYTES", "check_tree_cap", "check_tree_memory", "fits", "forest_fits", "model_cells",
+           "tree_stage_bytes", "within_cap"]

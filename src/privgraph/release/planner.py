@@ -84,6 +84,7 @@ from privgraph.privacy import BudgetTooSmall, Neighbours, gaussian_calibration, 
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import TAIL, round_up, size_epsilons
 from privgraph.privacy.zcdp import MARGIN, rdp_epsilon, total_rho, zcdp_epsilon
+from privgraph.release.model_size import BASE_BYTES, MEMORY_CAP_BYTES, tree_stage_bytes
 from privgraph.release.tree import pair_score_sensitivity, plan_tree
 from privgraph.validation import InvalidInput, one_of
 
@@ -322,6 +323,8 @@ def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, c
                                usefulness=usefulness, tables=tables)
         if structure == "gauss-pc" or gauss.stages[0].affordable:
             return gauss  # Priv-PC's recommended split is not needed
+        if structure == "auto" and not tree_fits_memory(domain):
+            return replace(gauss, notes=gauss.notes + (TREE_MEMORY_NOTE,))
     recommended = recommend_split(domain, n_rows, epsilon=pure, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
     stage1, chosen = _structure(domain, n_rows, share * pure, delta, alpha, effect, miss, rounds)
@@ -331,8 +334,29 @@ def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, c
     plan = ReleasePlan(pure, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
     if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
         return plan
+    if structure == "auto" and not tree_fits_memory(domain):
+        return replace(plan, notes=plan.notes + (TREE_MEMORY_NOTE,))
     return _tree_release(replace(plan, epsilon=epsilon), domain, effect, cell, miss, max_relative_error, stage1,
                          tables)
+
+
+#: The note of a plan that did not choose the tree because its pair tables would pass the cap.
+TREE_MEMORY_NOTE = ("the tree was not chosen: its pair tables would take the release past the memory cap "
+                    "(release.model_size.MEMORY_CAP_BYTES); the PC structure runs, whatever its predicted power")
+
+
+def tree_fits_memory(domain: Domain) -> bool:
+    """Whether the tree stage of ``domain`` stays within the release's memory cap
+    (:func:`~privgraph.release.model_size.tree_stage_bytes`; public: the codebook's sizes). Under
+    ``structure="auto"`` a table too wide for it gets the PC structure the planner would
+    otherwise have passed over, so the release runs instead of being refused.
+
+    >>> tree_fits_memory(Domain.of(**{f"x{j}": 2 for j in range(100)}))
+    True
+    >>> tree_fits_memory(Domain.of(**{f"x{j}": 2 for j in range(1000)}))
+    False
+    """
+    return BASE_BYTES + tree_stage_bytes(domain) <= MEMORY_CAP_BYTES
 
 
 def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, float]:

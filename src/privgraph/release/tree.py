@@ -51,7 +51,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+import privgraph.heartbeat as heartbeat
 from privgraph.data import Domain, count_tables
+from privgraph.data.rowsets import grouped_grams
 from privgraph.graphs import CPDAG
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.inference import infer
@@ -67,7 +69,7 @@ from privgraph.privacy.neighbours import histogram_l1_sensitivity
 from privgraph.privacy.zcdp import MARGIN, total_rho, zcdp_epsilon
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 from privgraph.release.levels import MergedEngine, MergedLevels, merge_rare_levels
-from privgraph.release.model_size import fits
+from privgraph.release.model_size import fits, forest_fits
 from privgraph.timecap import check_time, start_clock
 from privgraph.validation import InvalidInput
 
@@ -302,23 +304,21 @@ def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: No
     ...             fits=lambda chosen, pair: not chosen)
     [('b', 'c')]
     """
-    root = {v: v for v in names}
-
-    def find(v):
-        while root[v] != v:
-            v = root[v]
-        return v
-
+    index = {v: i for i, v in enumerate(names)}
+    component = np.arange(len(index))  # each column's component (a label), vectorised over the pairs
+    first = np.array([index[a] for a, _ in pairs], dtype=np.int64)
+    second = np.array([index[b] for _, b in pairs], dtype=np.int64)
     edges: list[tuple[str, str]] = []
-    for _ in range(len(root) - 1):
-        open_ = [k for k, (a, b) in enumerate(pairs) if find(a) != find(b)]
+    for k in range(len(index) - 1):
+        heartbeat.at("the tree's selections: " + heartbeat.of(k + 1, len(index) - 1, "edge", at_most=True))
+        open_ = np.flatnonzero(component[first] != component[second])  # in the pairs' order, as before
         admissible = None if fits is None else (lambda i: fits(edges, pairs[open_[i]]))
         pick, _ = exponential_mechanism(scores[open_], epsilon=epsilon, sensitivity=pair_score_sensitivity(neighbours),
                                         neighbours=neighbours, sampler=sampler, admissible=admissible)
         if pick is None:
             break
         a, b = pairs[open_[pick]]
-        root[find(a)] = find(b)
+        component[component == component[index[a]]] = component[index[b]]
         edges.append((a, b))
     return edges
 
@@ -373,6 +373,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
 
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     pairs = list(itertools.combinations(engine.domain.names, 2))
+    heartbeat.at(f"counting the {len(pairs):,} pair tables in one pass")
     counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
     start_clock()  # the data pass is done: a public time cap counts from here (privgraph.timecap)
     release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
@@ -391,12 +392,12 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     selected = reserve_plan([plan.selection_charge()], budget)
     ledger = ledger + selected
     one_way = dict(zip(domain.names, (proportions(t) for t in ones.tables)))
-    independent = [np.outer(one_way[a], one_way[b]) for a, b in pairs]
-    tree_scores = l1_scores(list(counted.values()), independent, n) - noise_penalty(
+    independent = (np.outer(one_way[a], one_way[b]) for a, b in pairs)  # one at a time: d^2 / 2 of them
+    tree_scores = l1_scores(counted.values(), independent, n) - noise_penalty(
         domain, pairs, plan, plan.pair_epsilon, len(domain.names) - 1)
     edges = select_tree(domain.names, pairs, tree_scores,
                         epsilon=plan.select_epsilon, sampler=sampler, neighbours=plan.neighbours,
-                        fits=lambda chosen, pair: fits(domain, chosen, pair, tree_cap))
+                        fits=lambda chosen, pair: forest_fits(domain, chosen, pair, tree_cap))
     tree, spent = release(edges or _one_way(domain), plan.pair_epsilon, counts=_counts(edges, counted, ones_counts))
     tables = joined(ones, tree, plan.neighbours)
     ledger = ledger + spent
@@ -425,6 +426,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
                  round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(), tree_cap=tree_cap))
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
         check_time(f"the tree's round {i + 1} of residual pairs")
+        heartbeat.at("the residual pairs: " + heartbeat.of(i + 1, len(plan.batches), "round"))
         residual = reserve_plan([plan.residual_charge(size)], budget)
         ledger = ledger + residual
         _add(paid, f"the residual pairs' selections ({len(plan.batches)} round{'s' * (len(plan.batches) > 1)}, "
@@ -514,7 +516,6 @@ def model_pair_tables(model, cliques, rng: np.random.Generator, rows: int = PRED
     domain = model.domain
     shapes = [tuple(domain.size_of(v) for v in c) for c in cliques]
     columns = [[domain.names.index(v) for v in c] for c in cliques]
-    totals = [np.zeros(shape) for shape in shapes]
     sizes = [domain.size_of(v) for v in domain.names]
     if math.prod(sizes) <= _CHUNK:  # every record of the domain, weighted by the model
         codes = np.indices(sizes).reshape(len(sizes), -1).T
@@ -522,11 +523,47 @@ def model_pair_tables(model, cliques, rng: np.random.Generator, rows: int = PRED
         chunks = [(codes, np.exp(log_p - log_p.max()))]
     else:  # draws, a chunk at a time (memory of a chunk's codes)
         chunks = ((codes, None) for codes in sample_chunks(model, rows, _CHUNK, rng=rng, max_cells=tree_cap))
-    for codes, weights in chunks:
+    outer = heartbeat.position()
+    pairs = [i for i, at in enumerate(columns) if len(at) == 2]  # the draws: every pair's table from one product
+    gram = (np.zeros((sum(sizes), sum(sizes))) if pairs and math.prod(sizes) > _CHUNK
+            and sum(sizes) ** 2 <= _GRAM_CELLS else None)
+    totals = [None if gram is not None and len(at) == 2 else np.zeros(shape) for at, shape in zip(columns, shapes)]
+    for k, (codes, weights) in enumerate(chunks, 1):
+        heartbeat.at(f"{outer + ': ' if outer else ''}predicting {len(cliques):,} tables, "
+                     f"{heartbeat.of(k, -(-rows // _CHUNK) if weights is None else 1, 'chunk')}")
+        if gram is not None:
+            _add_pair_counts(gram, codes, sizes)
         for total, at, shape in zip(totals, columns, shapes):
+            if total is None:  # from the gram
+                continue
             cell = np.ravel_multi_index(tuple(codes[:, j] for j in at), shape)
             total += np.bincount(cell, weights, total.size).reshape(shape)
+    if gram is not None:
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        for i in pairs:
+            (a, b), (ka, kb) = columns[i], shapes[i]
+            totals[i] = gram[starts[a]:starts[a] + ka, starts[b]:starts[b] + kb]  # a view: divided below
     return {c: t / t.sum() for c, t in zip(cliques, totals)}
+
+
+#: The most cells (the domain's levels squared) of the matrix of every pair's counts
+#: (:func:`_add_pair_counts`): 64 MB, 2,896 levels in all (1,000 binary columns are 2,000); a
+#: wider domain (a column of thousands of levels) counts pair by pair, as before.
+_GRAM_CELLS = 1 << 23
+
+
+def _add_pair_counts(gram: np.ndarray, codes: np.ndarray, sizes) -> None:
+    """Add every pair of columns' counts of ``codes`` (rows x d) to ``gram``, the levels x
+    levels matrix whose block (a, b) is the table of columns a and b: one product of one-hot
+    matrices (:func:`~privgraph.data.rowsets.grouped_grams`, exact) instead of one count per
+    pair (a 1,000-column table has 499,500 pairs).
+
+    >>> g = np.zeros((5, 5))
+    >>> _add_pair_counts(g, np.array([[0, 2], [1, 2], [1, 0]]), [2, 3])
+    >>> g[:2, 2:].tolist()  # column 0 against column 1
+    [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+    """
+    gram += grouped_grams(codes, None, np.zeros(codes.shape[0], dtype=np.int64), 1, range(len(sizes)), sizes)[0]
 
 
 def one_way_counts(names, pair_counts: dict) -> list[np.ndarray]:
