@@ -1,5 +1,7 @@
 """Tables-PC: the tables' L2 sensitivity against brute force over every neighbour of small
-datasets, the noise scale from the charge, ledger equals plan, limits, and ``method="auto"``."""
+datasets, the noise scale from the charge, ledger equals plan (under both relations, with levels
+1-2 split at run time), the split's filter bound, limits, and ``method="auto"``. F1 is measured
+by benchmarks/bench_tables_pc.py, not tested here."""
 
 import itertools
 import math
@@ -7,6 +9,8 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binom, chi2
 
 from privgraph.causal import PrivPC, Tables
@@ -72,9 +76,82 @@ def test_ledger_is_the_plan_and_totals_the_budget(child):
     est = PrivPC(epsilon=1.0, delta=1e-6, method="tables-pc", random_state=1).fit(X)
     plan = PrivPC(epsilon=1.0, delta=1e-6, method="tables-pc").privacy_plan(net.domain, 20_000)
     assert plan.charges == est.ledger_.charges
-    assert [c.mechanism for c in est.ledger_] == ["gaussian_tables"] * 3
+    assert [c.mechanism for c in est.ledger_] == ["gaussian_tables"] * 2  # level 0, then levels 1-2's filter
     assert est.composition_ == "rdp" and est.epsilon_spent_ == pytest.approx(1.0, rel=1e-6)
     assert est.epsilon_spent_ <= 1.0 and {c.neighbours.value for c in est.ledger_} == {"replace_one"}
+
+
+@pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
+def test_ledger_is_the_plan_under_the_run_time_split(child, relation):
+    """Levels 1 and 2 split their charge at run time; the ledger is still the plan, under both
+    relations (add/remove: the size's charge, then the replace-one plan, relabelled)."""
+    net, X = child
+    est = PrivPC(epsilon=1.0, delta=1e-6, method="tables-pc", neighbours=relation, random_state=2).fit(X)
+    plan = PrivPC(epsilon=1.0, delta=1e-6, method="tables-pc", neighbours=relation).privacy_plan(net.domain, 20_000)
+    assert plan.charges == est.ledger_.charges
+    assert [c.mechanism for c in est.ledger_][-2:] == ["gaussian_tables"] * 2
+    assert est.epsilon_spent_ <= 1.0 and {c.neighbours.value for c in est.ledger_} == {relation}
+
+
+def _recorded_rhos(monkeypatch, X, **params):
+    """The rho of each level's release in one fit (release_tables wrapped, behaviour unchanged)."""
+    rhos, inner = [], table_pc.release_tables
+
+    def recording(tables, column_sets, *, rho, delta, sampler):
+        rhos.append((len(column_sets), rho))
+        return inner(tables, column_sets, rho=rho, delta=delta, sampler=sampler)
+
+    monkeypatch.setattr(table_pc, "release_tables", recording)
+    PrivPC(method="tables-pc", **params).fit(X)
+    return rhos
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 30.0])
+def test_levels_spend_at_most_the_filter_s_charge(child, monkeypatch, epsilon):
+    """In a run: level 0 at its planned rho, levels 1 and 2 together at most the rest's charge,
+    all of it when level 2 runs (the last level takes what is left), none of it twice."""
+    _, X = child
+    plan = TablesPlan(epsilon, 1e-6, levels=3)
+    rhos = _recorded_rhos(monkeypatch, X, epsilon=epsilon, delta=1e-6, random_state=0)
+    assert rhos[0][1] == plan.rho0 and len(rhos) >= 2
+    assert len(rhos) == 3 and rhos[1][1] > 0 and rhos[2][1] > 0  # this sample reaches level 2 at both
+    assert sum(r for _, r in rhos[1:]) <= plan.rest * (1 + 1e-12)
+    assert sum(r for _, r in rhos[1:]) == pytest.approx(plan.rest, rel=1e-12)
+
+
+def test_level_one_takes_the_whole_rest_when_level_two_would_have_no_table(monkeypatch):
+    """A chain a -> b -> c: no node has the three adjacencies a level-2 test needs, so the
+    count of level 2's tables is 0 after level 0 and level 1 gets all of rho_rest."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 2, 20_000)
+    b = np.where(rng.uniform(size=a.size) < 0.9, a, 1 - a)
+    c = np.where(rng.uniform(size=a.size) < 0.9, b, 1 - b)
+    tables = Tables.from_engine(NumpyEngine(Domain.of(a=2, b=2, c=2), np.column_stack([a, b, c])))
+    rhos, inner = [], table_pc.release_tables
+    monkeypatch.setattr(table_pc, "release_tables",
+                        lambda t, cols, **kw: rhos.append(kw["rho"]) or inner(t, cols, **kw))
+    sk, ledger = table_pc.tables_pc_skeleton(tables, alpha=0.05, epsilon=3.0, delta=1e-6, max_cond_size=2,
+                                             sampler=SeededSampler(0))
+    plan = TablesPlan(3.0, 1e-6, levels=3)
+    assert len(rhos) == 2 and rhos == [plan.rho0, plan.rest]
+    assert [c.curve[1] for c in ledger] == [plan.rho0, plan.rest]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rest=st.floats(1e-9, 1e3), counts=st.lists(st.integers(0, 10**7), min_size=2, max_size=4),
+       power=st.sampled_from([0.0, 1 / 3, 0.5, 1.0, 2.0]))
+def test_split_never_exceeds_the_rest(rest, counts, power):
+    """Any table counts, any exponent: each level's rho is in [0, what is left], the last level
+    takes what is left, and the levels together never exceed ``rest`` (the filter's bound)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(table_pc, "SPLIT_POWER", power)
+        left, spent = rest, []
+        for i, asked in enumerate(counts):
+            rho = table_pc.split_rest(left, asked, counts[i + 1] if i + 1 < len(counts) else 0)
+            assert 0.0 <= rho <= left
+            spent.append(rho)
+            left -= rho
+    assert sum(spent) <= rest * (1 + 1e-12) and spent[-1] == pytest.approx(rest - sum(spent[:-1]), abs=1e-12 * rest)
 
 
 def test_budget_is_reserved_before_any_noise(child):
@@ -87,7 +164,9 @@ def test_budget_is_reserved_before_any_noise(child):
 
 def test_plan_levels_follow_max_cond_size():
     assert len(TablesPlan(1.0, 1e-6, levels=1).charges()) == 1
-    assert len(TablesPlan(1.0, 1e-6, levels=7).charges()) == 3
+    assert len(TablesPlan(1.0, 1e-6, levels=7).charges()) == 2
+    one, two = TablesPlan(1.0, 1e-6, levels=1), TablesPlan(1.0, 1e-6, levels=2)
+    assert one.rho0 == one.rho and two.rho0 + two.rest == pytest.approx(two.rho, rel=1e-12)
 
 
 @pytest.mark.parametrize("name", ["cancer", "earthquake"])
@@ -226,7 +305,7 @@ def test_power_prediction_s_sigma_is_level_zero_s():
     tables = Tables.from_engine(NumpyEngine(net.domain, sample(net, 1_000, np.random.default_rng(0))))
     plan = TablesPlan(1.0, 1e-6, levels=3)
     pairs = list(itertools.combinations(net.domain.names, 2))
-    _, sigma = release_tables(tables, pairs, rho=plan.rho_of[0], delta=1e-6 * plan.rho_of[0] / plan.rho,
+    _, sigma = release_tables(tables, pairs, rho=plan.rho0, delta=plan.delta_of(plan.rho0),
                               sampler=SeededSampler(0))
     assert level0_noise(net.domain, epsilon=1.0, delta=1e-6, max_cond_size=2) == pytest.approx(sigma, rel=1e-12)
     fewer = level0_noise(net.domain, epsilon=1.0, delta=1e-6, max_cond_size=2, forbidden=[pairs[0]])
