@@ -102,6 +102,14 @@ print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_S
 """
 
 
+def append_line(out: Path | None, line: str) -> None:
+    """Append one JSON line to the result file ``out`` (None: nothing), its folder made."""
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a") as f:
+            f.write(line + "\n")
+
+
 def table(name: str):
     """(frame of level texts, public domain) of a table named above."""
     sys.path.insert(0, str(HERE))
@@ -230,10 +238,7 @@ def main(argv=None) -> None:
                       args.rare_sigmas, args.round_focus, settings)
             line = json.dumps(row)
             print(line, flush=True)
-            if args.out is not None:
-                args.out.parent.mkdir(parents=True, exist_ok=True)
-                with args.out.open("a") as f:
-                    f.write(line + "\n")
+            append_line(args.out, line)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from bench_release_real import append_line  # noqa: E402
 
 
 def fitted(name: str, epsilon: float, seed: int, delta: float = 1e-9):
@@ -201,10 +202,7 @@ def main(argv=None) -> None:
         line = json.dumps(row)
         shown = ("table", "epsilon", "seed", "tvd2", "tvd2_max", "tvd2_worst", "floor_tvd2", "classes")
         print(json.dumps({k: row[k] for k in shown}), flush=True)
-        if args.out is not None:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            with args.out.open("a") as f:
-                f.write(line + "\n")
+        append_line(args.out, line)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from bench_release_real import append_line  # noqa: E402
 
 
 def marginal_tvds(train: pd.DataFrame, other: pd.DataFrame) -> dict:
@@ -74,10 +75,7 @@ def main(argv=None) -> None:
     for name, seed in itertools.product(args.tables, range(args.seeds)):
         line = json.dumps(floor_row(name, seed))
         print(line[:200], flush=True)
-        if args.out is not None:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            with args.out.open("a") as f:
-                f.write(line + "\n")
+        append_line(args.out, line)
 
 
 if __name__ == "__main__":
