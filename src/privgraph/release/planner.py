@@ -450,7 +450,7 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
                        relative <= max_relative_error,
                        f"{d - 1} tree pair tables, {tree.extras} residual pair tables (chosen by "
                        f"{tree.extras} more selections of epsilon {tree.residual_epsilon:.4g}, in "
-                       f"{len(tree.batches)} rounds) and {d} one-way tables, {tree.noise} noise "
+                       f"{len(tree.batches)} round{'' if len(tree.batches) == 1 else 's'}) and {d} one-way tables, {tree.noise} noise "
                        f"({tree.composition} composition)" + _adaptive_note(tree))
     notes = tuple(_TREE_POST_PROCESSING if n == _POST_PROCESSING else n for n in plan.notes) + (() if priv_pc is None else
                           (f"Priv-PC at its default cap is not affordable here ({priv_pc.note}): the tree replaces it",))

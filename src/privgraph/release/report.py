@@ -300,6 +300,8 @@ def adaptive_text(rounds) -> str:
     ("3 adaptive rounds (AIM's, one zCDP filter; 1 annealed) measuring 2 pairs, ", '')
     >>> adaptive_text(AdaptiveRounds((("a", "b"), ("b", "c")), 2, 0, bins=(((0, 0, 1), None), None)))
     "2 adaptive rounds (AIM's, one zCDP filter; 0 annealed) measuring 2 pairs (1 table with a wide column in bins: a (2 bins) x b), "
+    >>> adaptive_text(AdaptiveRounds((("a", "b"),), 1, 0))
+    "1 adaptive round (AIM's, one zCDP filter; 0 annealed) measuring 1 pair, "
     """
     if rounds is None:
         return ""
@@ -308,8 +310,9 @@ def adaptive_text(rounds) -> str:
     what = "; ".join(" x ".join(v if c is None else f"{v} ({max(c) + 1} bins)" for v, c in zip(p, b))
                      for p, b in binned)
     tables = f" ({len(binned)} table{'s' * (len(binned) != 1)} with a wide column in bins: {what})" if binned else ""
-    return (f"{rounds.rounds} adaptive rounds (AIM's, one zCDP filter; {rounds.annealed} annealed) measuring "
-            f"{len(set(rounds.pairs))} pairs{tables}, ")
+    pairs = len(set(rounds.pairs))
+    return (f"{rounds.rounds} adaptive round{'s' * (rounds.rounds != 1)} (AIM's, one zCDP filter; {rounds.annealed} "
+            f"annealed) measuring {pairs} pair{'s' * (pairs != 1)}{tables}, ")
 
 
 def merged_levels_text(merged: dict) -> str:
@@ -419,7 +422,7 @@ def report_markdown(release, checks, paths, *, missing=()) -> str:
     ``missing``: :func:`missing_caveats`' lines, among the caveats."""
     p = privacy_summary(release)
     budget = "\n".join(f"| {stage} | {what} | {eps:.4g} |" for stage, what, eps in budget_rows(release))
-    caveats = "\n".join([f"- **NOT PRIVATE:** {c}" for c in p["caveats"]] + [f"- {c}" for c in missing]) or "- none"
+    caveats = "\n".join([f"  - **NOT PRIVATE:** {c}" for c in p["caveats"]] + [f"  - {c}" for c in missing]) or "  - none"
     rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
     if p["neighbours"] == "replace_one":
         unit, public_n = (f"**replace-one**\nneighbours (one row changed; the number of rows, {release.n_rows_}, is "
