@@ -24,7 +24,7 @@ from privgraph.release.report import FILES, budget_rows, marginal_checks, releas
 
 #: A codebook whose names are hard to carry into HTML: markup, entities, quotes, TeX, emoji.
 HARD = "Ö & <b>"
-LEVELS = {"smoking": (HARD, 'say "hi"', "$1–$5"), "region <i> & ö": ("North 🙂", "</svg> A'B"), "c": ("x", "y")}
+LEVELS = {"smoking": (HARD, 'say "hi"', "$1–$5"), "region <i> & ö|x": ("North 🙂", "</svg> A'B"), "c": ("x", "y")}
 
 
 class Page(HTMLParser):
@@ -78,10 +78,10 @@ def released(tmp_path_factory):
     rng = np.random.default_rng(0)
     n = 2_000
     smoking = rng.choice(LEVELS["smoking"], n, p=[0.5, 0.3, 0.2])
-    region = np.where(smoking == HARD, rng.choice(LEVELS["region <i> & ö"], n, p=[0.8, 0.2]),
-                      rng.choice(LEVELS["region <i> & ö"], n))
+    region = np.where(smoking == HARD, rng.choice(LEVELS["region <i> & ö|x"], n, p=[0.8, 0.2]),
+                      rng.choice(LEVELS["region <i> & ö|x"], n))
     c = np.where(region == "North 🙂", rng.choice(["x", "y"], n, p=[0.8, 0.2]), rng.choice(["x", "y"], n))
-    frame = pd.DataFrame({"smoking": smoking, "region <i> & ö": region, "c": c})
+    frame = pd.DataFrame({"smoking": smoking, "region <i> & ö|x": region, "c": c})
     names = tuple(LEVELS)
     domain = Domain(names, tuple(map(len, LEVELS.values())), (Kind.CATEGORICAL,) * 3, tuple(LEVELS.values()))
     with warnings.catch_warnings():

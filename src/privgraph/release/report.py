@@ -421,9 +421,9 @@ def report_markdown(release, checks, paths, *, missing=()) -> str:
     """The report: what was released, at what cost, what ran, what is private and what is not;
     ``missing``: :func:`missing_caveats`' lines, among the caveats."""
     p = privacy_summary(release)
-    budget = "\n".join(f"| {stage} | {what} | {eps:.4g} |" for stage, what, eps in budget_rows(release))
+    budget = "\n".join(f"| {stage} | {_cell(what)} | {eps:.4g} |" for stage, what, eps in budget_rows(release))
     caveats = "\n".join([f"  - **NOT PRIVATE:** {c}" for c in p["caveats"]] + [f"  - {c}" for c in missing]) or "  - none"
-    rows = "\n".join(f"| {', '.join(c['clique'])} | {c['tvd']:.4f} |" for c in checks)
+    rows = "\n".join(f"| {_cell(', '.join(c['clique']))} | {c['tvd']:.4f} |" for c in checks)
     if p["neighbours"] == "replace_one":
         unit, public_n = (f"**replace-one**\nneighbours (one row changed; the number of rows, {release.n_rows_}, is "
                           "public)"), "the\n  number of rows, "
@@ -455,9 +455,9 @@ def report_markdown(release, checks, paths, *, missing=()) -> str:
 
 | stage | what ran |
 |---|---|
-{_size_row(release)}| 1 structure | {_structure_row(release)} |
-| 2 orientation | {_orientation_row(release)} |
-| 3 parameters | {_parameters_row(release)} |
+{_size_row(release)}| 1 structure | {_cell(_structure_row(release))} |
+| 2 orientation | {_cell(_orientation_row(release))} |
+| 3 parameters | {_cell(_parameters_row(release))} |
 | 4 synthetic rows | drawn {SAMPLING_PATHS[release.sampling_]} |
 
 ## Budget
