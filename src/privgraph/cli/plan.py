@@ -73,6 +73,9 @@ def plan(
     console.print(f"release of {rows} rows at epsilon={epsilon:g}, delta={delta:g} ({relation}); "
                   f"structure {result.structure}, {share}")
     console.print(result.to_markdown(), markup=False, highlight=False)
+    from privgraph.release.timing import release_time
+
+    console.print(release_time(public.sizes, epsilon).line(rows), highlight=False)
     verdict = "affordable" if result.affordable else "NOT affordable at every stage: see the rows marked NO"
     console.print(f"verdict: {verdict}. Nothing was read or spent.")
 

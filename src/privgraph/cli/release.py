@@ -107,6 +107,11 @@ def release(
                              neighbours=neighbours, tree_cap=tree_cap)
         from privgraph.cli.progress import stages
 
+        if public is not None:  # the codebook and epsilon only (privgraph.release.timing)
+            from privgraph.release.timing import release_time
+
+            say_estimate(release_time(public.sizes, epsilon).line(
+                private=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE), console)
         with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
                 progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:
             stage(RELEASE_STAGES[0])
@@ -124,6 +129,21 @@ def release(
         console.print(notice)
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+def say_estimate(line: str, console: Console, stream=None) -> None:
+    """The planner's time estimate (public facts only), once before the long work: a stage-style
+    line on ``stream`` (stderr) off a terminal, printed and silenced with the stage lines
+    (:data:`privgraph.cli.progress.QUIET_SECONDS`), or a line of ``console`` on a terminal."""
+    import sys
+
+    import privgraph.cli.progress as progress
+
+    stream = sys.stderr if stream is None else stream
+    if getattr(stream, "isatty", lambda: False)():
+        console.print(line, highlight=False)
+    elif progress.QUIET_SECONDS <= 0:
+        print(f"privgraph: {line}", file=stream, flush=True)
 
 
 #: What ``release`` prints as each stage starts off a terminal (:mod:`privgraph.cli.progress`).
