@@ -158,16 +158,19 @@ class DirectionResult:
     @property
     def confidence(self) -> float | None:
         """Deprecated name of :attr:`noise_kept_order` (it is not a confidence in the direction)."""
-        warnings.warn("DirectionResult.confidence is deprecated: use noise_kept_order", DeprecationWarning,
-                      stacklevel=2)
-        return self.noise_kept_order
+        return _deprecated("DirectionResult.confidence", "noise_kept_order", self.noise_kept_order)
 
     @property
     def probability(self) -> float | None:
         """Deprecated alias: :attr:`agreement_probability` (RECI) or :attr:`causal_probability_sim` (Kendall)."""
-        warnings.warn("DirectionResult.probability is deprecated: use agreement_probability (RECI) or "
-                      "causal_probability_sim (Kendall)", DeprecationWarning, stacklevel=2)
-        return self.agreement_probability if self.causal_probability_sim is None else self.causal_probability_sim
+        return _deprecated("DirectionResult.probability", "agreement_probability (RECI) or causal_probability_sim (Kendall)",
+                           self.agreement_probability if self.causal_probability_sim is None else self.causal_probability_sim)
+
+
+def _deprecated(old: str, use: str, value):
+    """``value``, with a DeprecationWarning at the caller's line that ``old`` is now ``use``."""
+    warnings.warn(f"{old} is deprecated: use {use}", DeprecationWarning, stacklevel=3)
+    return value
 
 
 def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> None:
@@ -653,15 +656,13 @@ class PrivateANM(PrivateEstimator):
     @property
     def confidence_(self) -> float | None:
         """Deprecated name of :attr:`noise_kept_order_` (it is not a confidence in the direction)."""
-        warnings.warn("PrivateANM.confidence_ is deprecated: use noise_kept_order_", DeprecationWarning, stacklevel=2)
-        return self.noise_kept_order_
+        return _deprecated("PrivateANM.confidence_", "noise_kept_order_", self.noise_kept_order_)
 
     @property
     def probability_(self) -> float | None:
         """Deprecated alias of :attr:`agreement_probability_` (RECI) or :attr:`causal_probability_sim_` (Kendall)."""
-        warnings.warn("PrivateANM.probability_ is deprecated: use agreement_probability_ (RECI) or "
-                      "causal_probability_sim_ (Kendall)", DeprecationWarning, stacklevel=2)
-        return self.agreement_probability_ if self.causal_probability_sim_ is None else self.causal_probability_sim_
+        return _deprecated("PrivateANM.probability_", "agreement_probability_ (RECI) or causal_probability_sim_ (Kendall)",
+                           self.agreement_probability_ if self.causal_probability_sim_ is None else self.causal_probability_sim_)
 
     def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
         """The charges :meth:`fit` makes on a pair of ``n_rows`` records (public under
