@@ -26,10 +26,10 @@ from privgraph.validation import InvalidInput
 DRAFT_BINS = 10
 
 
-def draft_codebook(data, *, columns=None, kinds=None, levels=None, missing: str = "drop") -> Domain:
+def draft_codebook(data, *, columns=None, kinds=None, levels=None) -> Domain:
     """A draft domain READ FROM THE DATA, for a person to review: not private
-    (:func:`draft_with_notes`'s domain; ``missing`` is kept for compatibility and unused:
-    every row is read, and a column's missing values become its missing level).
+    (:func:`draft_with_notes`'s domain: every row is read, and a column's missing values
+    become its missing level).
 
     >>> import pandas as pd
     >>> d = draft_codebook(pd.DataFrame({"a": ["y", "x", None], "v": [0.5, 2.0, 1.0]}))
