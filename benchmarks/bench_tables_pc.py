@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privgraph.causal import PrivPC
+from privgraph.causal import PrivPC, table_pc
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 
@@ -68,8 +68,16 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--data-seed", type=int, default=0)
     ap.add_argument("--method", default="auto")
+    ap.add_argument("--split-power", type=float, default=None,
+                    help="table_pc.SPLIT_POWER for this run (default: the module's)")
+    ap.add_argument("--level0-share", type=float, default=None,
+                    help="table_pc.LEVEL0_SHARE for this run (default: the module's)")
     ap.add_argument("--out", default=None, help="JSONL file to append to (default: print only)")
     args = ap.parse_args(argv)
+    settings = {k: v for k, v in (("split_power", args.split_power), ("level0_share", args.level0_share))
+                if v is not None}
+    for key, value in settings.items():  # a tuning run: the constant is set for this process only
+        setattr(table_pc, key.upper(), value)
     warnings.simplefilter("ignore")  # the seeded-noise warning, once per fit
     tag = commit()
     for name in args.networks.split(","):
@@ -78,7 +86,7 @@ def main(argv=None) -> None:
         for epsilon in (float(e) for e in args.epsilons.split(",")):
             for seed in (int(s) for s in args.seeds.split(",")):
                 row = fit_row(net, codes, epsilon=epsilon, delta=args.delta, seed=seed, method=args.method)
-                row |= {"network": name, "data_seed": args.data_seed, "commit": tag}
+                row |= {"network": name, "data_seed": args.data_seed, "commit": tag} | settings
                 print(json.dumps(row), flush=True)
                 if args.out:
                     with open(args.out, "a") as out:
