@@ -207,8 +207,8 @@ def test_direction_plan_reads_no_data_and_refuses_as_fit():
     assert len(plan) == 2 and not plan.is_private  # the test-only caveat
     with pytest.raises(ValueError, match="needs 32 test rows"):
         PrivateANM(epsilon=1.0, score="kendall").privacy_plan(None, 40)
-    with pytest.raises(ValueError, match="replace_one"):
-        PrivateANM(neighbours="add_remove").privacy_plan(None, 2000)
+    # add/remove through the generic reduction (the size first; issue 49 needs it for the person unit)
+    assert [c.mechanism for c in PrivateANM(neighbours="add_remove").privacy_plan(None, 2000)][0] == "laplace"
     assert PrivateANM().neighbours == "replace_one"
 
 

@@ -39,6 +39,14 @@ def check_abstain(abstain_below, name: str = "abstain_below") -> float:
     return float(abstain_below)
 
 
+#: The contribution bound, the same declaration on every estimator (``--max-rows-per-person``):
+#: with the codebook's ``"id"`` the person is the privacy unit (:mod:`privgraph.privacy.person`).
+MAX_ROWS_PER_PERSON = Param(
+    "max_rows_per_person", "The most rows one person may contribute (public; needs the codebook's \"id\", the "
+    "person column): each person keeps at most this many rows, chosen at random, and the guarantee is per person.",
+    kind=positive_count, default=None)
+
+
 #: :class:`privgraph.causal.PrivPC`'s parameters (``discover``'s options, ``plan --discover``'s ``--ci-test``).
 PRIVPC = (
     *privacy_params(
@@ -75,6 +83,7 @@ PRIVPC = (
           default="dependent"),
     Param("record_norm", "With --ci-test fisher-z: the L2 norm each record's scaled vector is shrunk to "
                          "(default: a quarter of the box's, sqrt(d)/4).", default=None),
+    MAX_ROWS_PER_PERSON,
 )
 
 #: :class:`privgraph.release.PrivateRelease`'s parameters (``release``'s and ``plan``'s options).
@@ -104,6 +113,7 @@ RELEASE = (
     Param("structure", "Stage 1; auto: Gauss-PC where the planner finds it affordable and delta > 0, else "
                        "Priv-PC where affordable, else a private spanning tree.",
           choices=("auto", "gauss-pc", "priv-pc", "tree"), default="auto"),
+    MAX_ROWS_PER_PERSON,
 )
 
 #: :class:`privgraph.mrf.PrivateMRF`'s parameters (``fit-mrf``'s options).
@@ -125,6 +135,7 @@ MRF = (
     Param("invalid", "Missing/out-of-domain values: drop (default under add_remove) or recode (to the first "
                      "level, default under replace_one).", choices=("drop", "recode"), default=None),
     Param("options", "Extra keywords for the method (e.g. {'discrepancy': 1.5} for cgm-em).", default=None),
+    MAX_ROWS_PER_PERSON,
 )
 
 #: :class:`privgraph.causal.direction.PrivateANM`'s parameters (``direction``'s options).
@@ -132,7 +143,9 @@ ANM = (
     *privacy_params(
         epsilon="Privacy budget epsilon per pair.",
         delta="Delta per pair (the iqr score only).",
-        neighbours="replace_one only (one record changed; n public: the split and the scores' sensitivities use it).",
+        neighbours="replace_one: one record changed, n public (the split and the scores' sensitivities use it); "
+                   "add_remove: one record added or removed, the number of records released first with 1% of "
+                   "epsilon and the tests run on a secret subset of that size.",
         default_delta=1e-6, default_neighbours="replace_one"),
     Param("score", "The dependence score; reci: regression errors, with an agreement probability (the most "
                    "accurate on the real pairs); hsic: the only one under privacy train+test.",
@@ -148,6 +161,7 @@ ANM = (
           default=None),
     Param("abstain_below", "Answer 'undecided' when P(noise-free agrees) (reci) or P(causal, SIM) (kendall) is below "
                            "this public threshold in [0.5, 1); 0.5 never abstains.", kind=check_abstain, default=0.6),
+    MAX_ROWS_PER_PERSON,
 )
 
-__all__ = ["ANM", "MRF", "PRIVPC", "RELEASE", "check_abstain"]
+__all__ = ["ANM", "MAX_ROWS_PER_PERSON", "MRF", "PRIVPC", "RELEASE", "check_abstain"]

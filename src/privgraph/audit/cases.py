@@ -259,7 +259,7 @@ def correct_cases() -> tuple[AuditCase, ...]:
     )
 
 
-GROUPS = ("primitives", "estimators", "all")
+GROUPS = ("primitives", "estimators", "persons", "all")
 
 
 def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCase, ...]:
@@ -275,11 +275,13 @@ def all_cases(include_broken: bool = False, group: str = "all") -> tuple[AuditCa
     from privgraph.audit.estimators import estimator_cases, known_failure_cases  # cycle: audit.cases <-> audit.estimators
     from privgraph.audit.release_cases import release_cases  # cycle: audit.cases <-> audit.release_cases
 
-    cases = correct_cases() + estimator_cases() + release_cases()
+    from privgraph.audit.persons import broken_person_cases, person_cases  # cycle: audit.cases <-> audit.persons
+
+    cases = correct_cases() + estimator_cases() + release_cases() + person_cases()
     if include_broken:
         from privgraph.audit.broken import broken_cases, noise_halved_cases  # cycle: audit.cases <-> audit.broken
 
-        cases += broken_cases() + noise_halved_cases() + known_failure_cases()
+        cases += broken_cases() + noise_halved_cases() + known_failure_cases() + broken_person_cases()
     return tuple(c for c in cases if group == "all" or c.group == group)
 
 

@@ -41,6 +41,7 @@ from privgraph.data.frontdoor import (
     DomainRequired, check_invalid, clipped_values, encode_public, how_to_get_a_domain,
 )
 from privgraph.data.moments import moment_scaling, moment_sums
+from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.data.relation import is_duckdb_relation, is_spark_frame
 from privgraph.data.resized import resize_engine
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
@@ -149,6 +150,12 @@ class PrivPC(PrivateEstimator):
         column in ``[-1/2, 1/2]``) is shrunk to before the covariance's sums; None:
         ``sqrt(d) / 4``, a quarter of the box's (see :mod:`privgraph.privacy.moments`);
         ``math.inf``: the box alone.
+    max_rows_per_person : int or None
+        With a codebook naming the person column (``"id"``): the most rows one person may
+        contribute (public). Each person keeps at most this many rows (a secret uniform
+        choice), this fit runs under add/remove at the row target, and ``neighbours`` and
+        (epsilon, delta) are the person's (:mod:`privgraph.privacy.person`); ``ledger_.unit``
+        names the unit.
 
     Attributes
     ----------
@@ -202,7 +209,8 @@ class PrivPC(PrivateEstimator):
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
                  ci_test="auto", max_cond_size=None, method="auto", max_rounds=None, forbidden=(), required=(),
-                 orient="cpdag", orient_share=0.2, degenerate="dependent", record_norm=None):
+                 orient="cpdag", orient_share=0.2, degenerate="dependent", record_norm=None,
+                 max_rows_per_person=None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighbours = neighbours
@@ -218,6 +226,7 @@ class PrivPC(PrivateEstimator):
         self.orient_share = orient_share
         self.degenerate = degenerate
         self.record_norm = record_norm
+        self.max_rows_per_person = max_rows_per_person
 
     def fit(self, X, y=None, *, names=None, domain=None, infer_domain=False, budget: Budget | None = None,
             on_level=None) -> "PrivPC":
@@ -231,7 +240,11 @@ class PrivPC(PrivateEstimator):
         recoded to the column's first level (replace-one keeps n public; see
         :mod:`privgraph.data.frontdoor`). ``budget``: an outside :class:`Budget` that this
         fit's charges are reserved on (so several fits share it); by default a budget of
-        exactly (epsilon, delta)."""
+        exactly (epsilon, delta). With the codebook's ``"id"`` and ``max_rows_per_person`` the
+        person is the unit (:mod:`privgraph.privacy.person`: the rows truncated, this fit run
+        at the row target under add/remove, the guarantee per person)."""
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            return fit_per_person(self, unit, X, domain=domain, budget=budget, on_level=on_level)
         if self.ci_test == RANK and (isinstance(X, RankRecords) or not isinstance(X, CountEngine)):
             private = self._check_rank()  # the parameters first, before the domain is looked for
             return self._fit_rank(X, names=names, domain=_domain_of(X, names, domain, infer_domain), budget=budget,
@@ -465,6 +478,8 @@ class PrivPC(PrivateEstimator):
         ...     load_network("asia").domain, 100_000)]
         ['laplace', 'sieve', 'examine']
         """
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            return plan_per_person(self, unit, domain, n_rows)
         domain = resolve_domain(None, domain)
         ledger = self._plan_ledger(domain, n_rows)
         fisher_z = one_release_test(self.ci_test, domain, self.orient) is not None

@@ -50,7 +50,7 @@ def audit_table(rows, alpha: float) -> Table:
 
 def audit(
     quick: bool = typer.Option(False, "--quick", help="CI-sized runs: 2e5 per side instead of 1e6 (a tenth of that for the selection mechanisms, a few thousand for the estimators)."),
-    group: str = typer.Option("all", "--group", help="primitives (the privacy core's mechanisms), estimators (whole estimators end to end), refusals (every command on neighbouring files at each check's boundary) or all."),
+    group: str = typer.Option("all", "--group", help="primitives (the privacy core's mechanisms), estimators (whole estimators end to end), persons (the estimators with the person as the unit, on neighbours differing by one person's history), refusals (every command on neighbouring files at each check's boundary) or all."),
     mechanism: Optional[str] = typer.Option(None, "--mechanism", help="Audit only this case (see the table for names)."),
     include_broken: bool = typer.Option(False, "--include-broken", help="Also audit the planted bugs (must be caught) and the estimators' known failures."),
     alpha: float = typer.Option(1e-3, help="Each bound fails with probability at most alpha."),
@@ -63,8 +63,8 @@ def audit(
     from privgraph.cli.options import check_options
 
     check_options(alpha=alpha, seed=seed)
-    if group not in ("all", "primitives", "estimators", "refusals"):
-        raise InvalidInput(f"unknown group {group!r}; choose from primitives, estimators, refusals, all")
+    if group not in ("all", "primitives", "estimators", "persons", "refusals"):
+        raise InvalidInput(f"unknown group {group!r}; choose from primitives, estimators, persons, refusals, all")
     console = Console()
     if not console.is_terminal:  # piped or captured (CI logs): do not squeeze to 80 columns
         console = Console(width=max(console.width, 170))

@@ -60,8 +60,9 @@ from privgraph.validation import InvalidInput, UnknownName
 
 
 def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as_text: bool = False,
-               dialect=None, pairs=None):
-    """Yield ``(name, x_values, y_values)`` for every pair in the files (as Series named x, y).
+               dialect=None, pairs=None, person: Optional[str] = None):
+    """Yield ``(name, x_values, y_values)`` for every pair in the files (as Series named x, y),
+    and the ``person`` column's values fourth when the codebook names one (``"id"``).
 
     One file without ``pair_column`` is one pair named after the file; with it, one pair
     per level of ``pairs`` (the pair column's public domain, :func:`_pair_domain`), in the
@@ -85,13 +86,14 @@ def read_pairs(paths: List[Path], x: str, y: str, pair_column: Optional[str], as
     from privgraph.data.files import read_table
 
     for path in paths:
-        columns = [c for c in dict.fromkeys((x, y, pair_column)) if c is not None]
+        columns = [c for c in dict.fromkeys((x, y, pair_column, person)) if c is not None]
         frame = read_table(path, columns, as_text=as_text, dialect=dialect)
         if pair_column is None:
-            yield path.stem, frame[x], frame[y]
+            yield path.stem, frame[x], frame[y], *([frame[person]] if person else [])
             continue
         for name, group in _pair_groups(frame, pair_column, pairs):
-            yield f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x], group[y]
+            yield (f"{path.stem}:{name}" if len(paths) > 1 else str(name), group[x], group[y],
+                   *([group[person]] if person else []))
 
 
 def _pair_groups(frame, pair_column: str, pairs):
@@ -148,7 +150,9 @@ def result_row(name: str, model, n: int, error: str | None) -> dict:
            "p_agreement": None, "p_causal_sim": None, "p_noise_kept_order": None, "epsilon": None, "delta": None,
            "reason": None, "error": error}
     if model is not None:
-        total = model.ledger_.total()
+        from privgraph.privacy.ledger import guarantee
+
+        total = guarantee(model.ledger_, model.composition_, model.delta)  # per person with a unit
         row.update(direction=model.direction_, score_x_to_y=model.scores_["x->y"],
                    score_y_to_x=model.scores_["y->x"],
                    p_agreement=model.agreement_probability_, p_causal_sim=model.causal_probability_sim_,
@@ -172,6 +176,8 @@ def direction(
     abstain_below: float = ANM.option(),
     privacy: str = ANM.option(),
     delta: float = ANM.option(),
+    neighbours: str = ANM.option(),
+    max_rows_per_person: Optional[int] = ANM.option(),
     x_bounds: Optional[Tuple[float, float]] = typer.Option(None, metavar="LO HI", help="Public clipping bounds of x, two numbers: --x-bounds 0 100 (instead of --domain)."),
     y_bounds: Optional[Tuple[float, float]] = typer.Option(None, metavar="LO HI", help="Public clipping bounds of y, two numbers: --y-bounds 0 100 (instead of --domain)."),
     pair_column: Optional[str] = typer.Option(
@@ -199,8 +205,15 @@ def direction(
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):
         raise InvalidInput("give --domain, or --x-bounds/--y-bounds, or --infer-domain: one of them")
-    pair_domain = None
+    pair_domain, person, codebook = None, None, domain
+    if max_rows_per_person is not None and domain is None:
+        from privgraph.privacy.person import check_unit
+
+        check_unit(None, max_rows_per_person, neighbours)  # the one-line error: no codebook, no person column
     if domain is not None:
+        from privgraph.data.codebook import person_column
+
+        person = person_column(domain)  # the codebook's "id": read beside --x and --y, the person is the unit
         domain, pair_domain = _pair_domain(domain, x, y, pair_column)
     elif bounds is None and not infer_domain:
         raise DomainRequired(how_to_get_a_domain(f"the pair {x!r}, {y!r}").replace(
@@ -221,13 +234,17 @@ def direction(
     with stages(("reading the pairs", "the direction models")) as stage:
         stage("reading the pairs")
         pairs = list(read_pairs(list(data), x, y, pair_column, as_text=not infer_domain,
-                                dialect=None if domain is None else domain.dialect, pairs=pair_domain))
+                                dialect=None if domain is None else domain.dialect, pairs=pair_domain, person=person))
         if domain is None and not infer_domain:
             import pandas as pd
 
             pairs = [(name, pd.to_numeric(xs, errors="coerce").astype(float), pd.to_numeric(ys, errors="coerce").astype(float))
                      for name, xs, ys in pairs]
         batch = len(pairs) > 1
+        from privgraph.privacy import Neighbours
+
+        # the rows are public under replace-one of records only; else the size the fit ran on (released)
+        public_n = person is None and Neighbours.parse(neighbours) is Neighbours.REPLACE_ONE
         rows, ledgers, caveats = [], [], set()
         if pair_domain is not None:  # public: the codebook's declaration, shown even if every pair fails
             from privgraph.data.domain import public_column_caveat
@@ -236,13 +253,15 @@ def direction(
         stage("the direction models")
         with Progress(console=console, transient=True, disable=not batch) as progress:
             task = progress.add_task("pairs", total=len(pairs))
-            for i, (name, xs, ys) in enumerate(pairs):
+            for i, (name, xs, ys, *ids) in enumerate(pairs):
                 heartbeat.at(heartbeat.of(i + 1, len(pairs), "pair"))  # the pairs named by the input: public
                 model = PrivateANM(epsilon=epsilon, score=score, privacy=privacy, delta=delta, bounds=bounds, abstain_below=abstain_below,
-                                   random_state=None if seed is None else seed + i)  # one noise stream per pair
+                                   random_state=None if seed is None else seed + i,  # one noise stream per pair
+                                   neighbours=neighbours, max_rows_per_person=max_rows_per_person)
                 try:
-                    model.fit(xs, ys, domain=domain, infer_domain=infer_domain)
-                    rows.append(result_row(name, model, len(xs), None))
+                    model.fit(xs, ys, domain=domain if person is None else codebook, infer_domain=infer_domain,
+                              persons=ids[0] if ids else None)
+                    rows.append(result_row(name, model, len(xs) if public_n else model.n_rows_, None))
                     ledger = model.ledger_ if pair_domain is None else model.ledger_.with_caveat(
                         public_column_caveat(pair_column))
                     caveats.update(ledger.caveats)
@@ -250,10 +269,11 @@ def direction(
                 except ValueError as err:
                     if not batch:
                         raise
-                    rows.append(result_row(name, None, len(xs), str(err)))
+                    rows.append(result_row(name, None, len(xs) if public_n else None, str(err)))
                 progress.advance(task)
     _report(console, rows, batch)
-    _privacy(console, ledgers, sorted(caveats), delta, seeded=seed is not None, compositions=compositions)
+    _privacy(console, ledgers, sorted(caveats), delta, seeded=seed is not None, compositions=compositions,
+             relation=neighbours)
     if out is not None:
         write_rows(rows, out)
         console.print(f"results written to {out}")
@@ -263,12 +283,12 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
     from rich.table import Table
 
     table = Table(title="Private causal direction")
-    for col in ("pair", "rows (public)", "direction", "score x->y", "score y->x", "P(noise-free agrees)",
+    for col in ("pair", "rows (public; else the released size)", "direction", "score x->y", "score y->x", "P(noise-free agrees)",
                 "P(causal, SIM)", "P(noise kept the order)", "error or reason"):
         table.add_column(col)
     for r in rows:
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
-        table.add_row(r["pair"], str(r["rows"]), r["direction"] or "-", fmt(r["score_x_to_y"]),
+        table.add_row(r["pair"], "-" if r["rows"] is None else str(r["rows"]), r["direction"] or "-", fmt(r["score_x_to_y"]),
                       fmt(r["score_y_to_x"]), fmt(r["p_agreement"]), fmt(r["p_causal_sim"]),
                       fmt(r["p_noise_kept_order"]), r["error"] or r["reason"] or "")
     console.print(table)
@@ -280,22 +300,24 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
 
 
 def _privacy(console: Console, ledgers: list, caveats: list[str], delta: float, *, seeded: bool,
-             compositions: bool) -> None:
+             compositions: bool, relation: str = "replace_one") -> None:
     """The headline: one pair's guarantee; for a batch, each pair's (parallel composition over
     disjoint records) and, on the same line, the sum that holds when the pairs share records.
     Each pair's ledger composes by basic composition (:attr:`PrivateANM.composition_`)."""
     from privgraph.cli.guarantee import caveat_lines, headline, print_privacy, relation_of
-    from privgraph.privacy.ledger import merge
+    from privgraph.privacy.ledger import guarantee, merge
 
     if len(ledgers) == 1:
-        return print_privacy(console, ledgers[0], "basic", delta, relation="replace_one", seeded=seeded,
+        return print_privacy(console, ledgers[0], "basic", delta, relation=relation, seeded=seeded,
                              compositions=compositions)
-    if ledgers:
-        per_pair = max((ledger.total() for ledger in ledgers), key=lambda cost: cost.epsilon)
-        shared = merge(ledgers).total()
-        console.print(headline(per_pair, relation_of(ledgers[0], "replace_one"),
-                               f" for each pair if the {len(ledgers)} pairs hold disjoint records; if they share "
-                               f"records, ({shared.epsilon:.4g}, {shared.delta:.3g}), composed by basic"))
+    if ledgers:  # with a person unit each total is composed per row and converted per person (guarantee)
+        per_pair = max((guarantee(ledger, "basic", delta) for ledger in ledgers), key=lambda cost: cost.epsilon)
+        shared = guarantee(merge(ledgers), "basic", delta)
+        who = "records" if ledgers[0].unit is None else "persons"
+        console.print(headline(per_pair, relation_of(ledgers[0], relation),
+                               f" for each pair if the {len(ledgers)} pairs hold disjoint {who}; if they share "
+                               f"{who}, ({shared.epsilon:.4g}, {shared.delta:.3g}), composed by basic",
+                               unit=ledgers[0].unit))
         if compositions:
             from privgraph.cli.ledger_table import composition_table
 

@@ -48,6 +48,7 @@ def discover(
     orient: str = PRIVPC.option(),
     orient_share: float = PRIVPC.option(),
     neighbours: str = PRIVPC.option(),
+    max_rows_per_person: Optional[int] = PRIVPC.option(),
     seed: Optional[int] = typer.Option(None, help="Seed the noise (experiments only: seeded noise is NOT private)."),
     data_seed: int = typer.Option(0, help="Seed for sampling --network (public synthetic data)."),
     out: Optional[Path] = typer.Option(None, help="Write the CPDAG here (.json, .dot or .graphml, or any name with --format)."),
@@ -79,7 +80,8 @@ def discover(
             X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master)
         est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                      max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
-                     orient_share=orient_share, degenerate=degenerate, neighbours=neighbours)
+                     orient_share=orient_share, degenerate=degenerate, neighbours=neighbours,
+                     max_rows_per_person=max_rows_per_person)
         if infer_domain:
             from privgraph.cli.inputs import INFER_NOTICE
 
@@ -104,12 +106,13 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
     if (data is None) == (network is None):
         raise InvalidInput("give either a DATA file or --network NAME (exactly one)")
     if data is not None:
-        from privgraph.cli.inputs import public_file
+        from privgraph.cli.inputs import estimator_domain, public_file
         from privgraph.data.frontdoor import open_file
 
         path, codebook = public_file(data, domain, infer_domain, engine)
         dialect = None if codebook is None else codebook.dialect
-        return (open_file(path, engine, dialect, spark_master=spark_master), codebook, infer_domain), None, str(data)
+        return ((open_file(path, engine, dialect, spark_master=spark_master), estimator_domain(domain, codebook),
+                 infer_domain), None, str(data))
     if domain is not None or infer_domain:
         raise InvalidInput("--domain and --infer-domain are for a DATA file; a --network has its own domain")
     from privgraph.datasets import load_network, sample_frame
@@ -225,6 +228,9 @@ def privacy_summary(est) -> str:
 
 
 def _relation(est) -> str:
+    if (unit := est.ledger_.unit) is not None:  # the person is the unit: the kept rows' number is private
+        return (f"{_relation_name(est).replace('_', '-').replace('add-remove', 'add/remove')} {unit.describe()} "
+                f"(the tests ran on {est.n_rows_} of the kept rows, their released size less its margin)")
     if _relation_name(est) == "replace_one":
         return f"replace-one (n={est.n_rows_} public)"
     return f"add/remove (n private; the tests ran on {est.n_rows_} rows, the released size less its margin)"

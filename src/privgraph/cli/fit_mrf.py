@@ -42,6 +42,7 @@ def fit_mrf(
     noise: str = MRF.option(),
     delta: Optional[float] = MRF.option(),
     individual: Optional[str] = MRF.option(),
+    max_rows_per_person: Optional[int] = MRF.option(),
     out: Optional[Path] = typer.Option(None, help="Write the model here: .json (with its ledger) or .uai (the UAI MARKOV format)."),
     synthetic: Optional[Tuple[int, Path]] = typer.Option(None, metavar="N PATH", help="Write N synthetic records as CSV to PATH: --synthetic 1000 synthetic.csv."),
     seed: Optional[int] = typer.Option(None, help="Seed (tests/experiments only: seeded noise is NOT private)."),
@@ -49,7 +50,7 @@ def fit_mrf(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy guarantee."""
-    from privgraph.cli.inputs import INFER_NOTICE, check_inputs, public_file
+    from privgraph.cli.inputs import INFER_NOTICE, check_inputs, estimator_domain, public_file
     from privgraph.cli.guarantee import print_privacy
 
     from privgraph.cli.options import check_options
@@ -80,14 +81,16 @@ def fit_mrf(
     if infer_domain:
         console.print(INFER_NOTICE)
     est = PrivateMRF(epsilon=epsilon, cliques=cliques, method=method, neighbours=neighbours, noise=noise,
-                     delta=delta, individual=individual, invalid=invalid, random_state=seed)
+                     delta=delta, individual=individual, invalid=invalid, random_state=seed,
+                     max_rows_per_person=max_rows_per_person)
     from privgraph.cli.progress import stages
 
     names = FIT_STAGES if synthetic else (FIT_STAGES[0], FIT_STAGES[2])
     with stages(names) as stage:
         stage(FIT_STAGES[0])
         with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
-            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public, infer_domain=infer_domain)
+            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master),
+                    domain=estimator_domain(domain, public), infer_domain=infer_domain)
         console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
         writers = {}
         if out is not None:
@@ -133,6 +136,6 @@ def _units(est) -> str:
     noisy = est.marginals_
     if noisy is None:
         return ""
-    if Neighbours.parse(est.neighbours) is Neighbours.REPLACE_ONE:
+    if Neighbours.parse(est.neighbours) is Neighbours.REPLACE_ONE and est.ledger_.unit is None:  # a unit: rows AR
         return f" from {noisy.records:.0f} privacy units, unit={noisy.unit} (public under replace-one)"
     return f"; privacy units (unit={noisy.unit}): about {noisy.records:.1f}, a noisy estimate (add/remove)"

@@ -41,6 +41,21 @@ def check_inputs(data, domain, infer_domain: bool) -> Path:
     return path
 
 
+def estimator_domain(codebook, public):
+    """What a command passes an estimator as ``domain=``: the ``codebook`` path itself when it
+    names a person column (``"id"``: the estimator reads it there, :mod:`privgraph.data.persons`),
+    else the ``public`` Domain read from it (or None under --infer-domain).
+
+    >>> estimator_domain(None, None) is None
+    True
+    """
+    from privgraph.data.codebook import person_column
+
+    if codebook is not None and public is not None and person_column(codebook) is not None:
+        return codebook
+    return public
+
+
 def public_file(path: Path, domain, infer_domain: bool, engine: str = "duckdb"):
     """``(path, public domain or None under --infer-domain)`` of a file :func:`check_inputs`
     checked, or a one-line error.

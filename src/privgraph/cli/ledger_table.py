@@ -31,7 +31,10 @@ def ledger_table(ledger: Ledger, title: str = "Privacy ledger (charges)") -> Tab
 
 def composition_table(ledger: Ledger, delta: float, methods=("basic", "advanced", "optimal", "pld", "rdp")) -> Table:
     """The ledger's total under each accounting method at a target delta: a comparison of
-    methods (some give no finite total for some charges), not the guarantee."""
+    methods (some give no finite total for some charges), not the guarantee. A ledger with a
+    person unit is composed per row and converted per person, as its guarantee is."""
+    from privgraph.privacy.ledger import guarantee
+
     table = Table(title=f"Accounting methods compared (target delta = {delta:g}); not the guarantee, "
                         "which the 'privacy:' line states")
     table.add_column("composition")
@@ -39,7 +42,8 @@ def composition_table(ledger: Ledger, delta: float, methods=("basic", "advanced"
     table.add_column("delta", justify="right")
     for method in methods:
         try:
-            cost = ledger.total(method, delta=None if method == "basic" else delta)
+            cost = (ledger.total(method, delta=None if method == "basic" else delta) if ledger.unit is None
+                    else guarantee(ledger, method, None if method == "basic" else delta))
             table.add_row(method, f"{cost.epsilon:.4f}", f"{cost.delta:.3g}")
         except ValueError as err:
             table.add_row(method, "n/a", str(err)[:60])

@@ -416,6 +416,7 @@ def refusal_cases() -> tuple[RefusalCase, ...]:
         *_binned_cases(),
         *_pair_column_cases(),
         *_over_long_cases(),
+        *_person_cases(),
     )
 
 
@@ -556,6 +557,93 @@ def _over_long_cases() -> tuple[RefusalCase, ...]:
                              "owner's tool" if name == "domain" else "replace-one",
                              "one record's line over 4 MiB (public n compared)", make, args, public=PUBLIC_N)
                  for name, make, args in commands)
+
+
+#: The bound on each person's rows of the person cases (``--max-rows-per-person``).
+PERSON_K = 3
+
+
+def _with_person(codebook):
+    """``codebook`` (a function of the folder) with its top-level ``"id": "pid"``."""
+    def make(folder: Path) -> Path:
+        import json
+
+        book = json.loads(codebook(folder).read_text()) | {"id": "pid"}
+        path = folder / "persons.json"
+        path.write_text(json.dumps(book))
+        return path
+    return make
+
+
+def _persons(columns: dict, n: int) -> dict:
+    """``columns`` with a person column: two rows per person (p0, p0, p1, p1, ...)."""
+    return columns | {"pid": [f"p{i // 2}" for i in range(n)]}
+
+
+def _person_history(rows: int, replaced: bool = False, pair: bool = False, n: int = 400):
+    """D and D plus one person (``P``) with ``rows`` rows (person add/remove); ``replaced``: P
+    holds k rows on the left, and ``rows`` other rows on the right (person replace-one)."""
+    def make(folder: Path) -> tuple[Path, Path]:
+        import pandas as pd
+
+        if pair:
+            rng = np.random.default_rng(1)
+            x = rng.uniform(-2, 2, n)
+            base = _persons({"x": list(x), "y": list(np.tanh(2 * x) + 0.3 * rng.uniform(-1, 1, n))}, n)
+            mine, theirs = {"x": 0.5, "y": -0.5}, {"x": -1.0, "y": 1.0}
+        else:
+            base = _persons(_table(n), n)
+            mine, theirs = {"a": "yes", "b": 1, "c": "y"}, {"a": "no", "b": 3, "c": "x"}
+        frame = pd.DataFrame(base)
+        person = lambda values, count: pd.DataFrame([values | {"pid": "P"}] * count)  # noqa: E731
+        left = pd.concat([frame, person(theirs, PERSON_K)]) if replaced else frame
+        right = pd.concat([frame, person(mine, rows)])
+        name = "p.csv" if pair else "d.csv"
+        left.to_csv(_side(folder, 0) / name, index=False)
+        right.to_csv(_side(folder, 1) / name, index=False)
+        return _side(folder, 0) / name, _side(folder, 1) / name
+    return make
+
+
+def _per_person(args, relation: str, codebook=None):
+    """A command's arguments with the codebook naming the person (``"id"``), the bound k and
+    ``relation`` (the ``--neighbours`` of the command line)."""
+    def with_unit(data: Path, out: Path) -> list[str]:
+        given = args(data, out)
+        book = str(_with_person(codebook or _codebook)(data.parent))
+        i = given.index("--domain")
+        given = given[:i + 1] + [book] + given[i + 2:]
+        if "--neighbours" in given:
+            j = given.index("--neighbours")
+            given = given[:j] + given[j + 2:]
+        return [*given, "--neighbours", relation, "--max-rows-per-person", str(PERSON_K)]
+    return with_unit
+
+
+def _person_cases() -> tuple[RefusalCase, ...]:
+    """Every command with the person as the unit (the codebook's ``"id"``, ``--max-rows-per-person
+    3``), on neighbours that differ by one person's whole history: k rows added, k + 3 rows
+    added (the truncation must absorb them), and under replace-one k rows replaced by k + 3.
+    Nothing a user sees may depend on how many rows the person has, nor on the number of rows."""
+    discover = lambda data, out: ["--domain", "", "--epsilon", "60", "--delta", "0",  # noqa: E731
+                                  "--method", "priv-pc", "--seed", "0", "--out", str(out / "g.json")]
+    direction = lambda data, out: [a if a != "1" else "30" for a in _direction(data, out)]  # noqa: E731
+    commands = (("discover", discover, None, False), ("fit-mrf", _fit_mrf("add_remove"), None, False),
+                ("release", _release("add_remove"), None, False), ("direction", direction, _pair_codebook, True))
+    histories = (("k_rows", "add_remove", dict(rows=PERSON_K)), ("more_rows", "add_remove", dict(rows=PERSON_K + 3)),
+                 ("replaced", "replace_one", dict(rows=PERSON_K + 3, replaced=True)))
+    cases = []
+    for command, args, book, pair in commands:
+        for kind, relation, history in histories:
+            cases.append(RefusalCase(f"{command.replace('-', '_')}_person_{kind}", command,
+                                     f"{relation.replace('_', '-')} of a person",
+                                     f"one person's history ({kind.replace('_', ' ')}), at most {PERSON_K} rows each",
+                                     _person_history(pair=pair, **history), _per_person(args, relation, book)))
+    cases.append(RefusalCase("plan_person", "plan", "any", "plan with a person column beside a person's neighbours",
+                             _person_history(PERSON_K + 3),
+                             lambda data, out: ["--domain", str(_with_person(_codebook)(data.parent)), "--rows",
+                                                "1000", "--epsilon", "1"], takes_data=False))
+    return tuple(cases)
 
 
 def audit_refusals(cases: Sequence[RefusalCase] | None = None) -> list[RefusalResult]:

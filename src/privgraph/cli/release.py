@@ -50,12 +50,13 @@ def release(
     engine: str = typer.Option("duckdb", help="What counts DATA: duckdb (out of core, default) or spark."),
     spark_master: Optional[str] = SPARK_MASTER,
     neighbours: str = RELEASE.option(),
+    max_rows_per_person: Optional[int] = RELEASE.option(),
     compositions: bool = COMPOSITIONS,
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Public time cap (wall-clock seconds) on the model fits and sampling after the data pass: past it the release stops, nothing written (the budget is spent)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
-    from privgraph.cli.inputs import check_inputs, public_file
+    from privgraph.cli.inputs import check_inputs, estimator_domain, public_file
     from privgraph.cli.options import check_options
     from privgraph.timecap import check_seconds, time_cap
 
@@ -104,7 +105,7 @@ def release(
         if infer_domain:
             console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
         est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,
-                             neighbours=neighbours, tree_cap=tree_cap)
+                             neighbours=neighbours, tree_cap=tree_cap, max_rows_per_person=max_rows_per_person)
         from privgraph.cli.progress import stages
 
         if public is not None:  # the codebook and epsilon only (privgraph.release.timing)
@@ -115,8 +116,8 @@ def release(
         with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
                 progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:
             stage(RELEASE_STAGES[0])
-            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master), domain=public,
-                    infer_domain=infer_domain)
+            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master),
+                    domain=estimator_domain(domain, public), infer_domain=infer_domain)
             stage(RELEASE_STAGES[1])
             synthetic = est.sample(rows, random_state=seed, method=sampling)
             stage(RELEASE_STAGES[2])

@@ -54,6 +54,11 @@ codebook written in advance (``--domain domain.json``)::
   (:class:`~privgraph.data.records.Dialect`): ``{"delimiter": ";", "quote": "\"",
   "encoding": "utf-8" | "latin-1", "header": true}``; the default is RFC 4180 in UTF-8 with
   a header. Without a header the file's fields are the codebook's columns, in order.
+* ``"id"`` (optional): the column naming the *person* a row belongs to, e.g. ``"id":
+  "patient_id"``, when one person may have several rows: the person is then the privacy
+  unit (:mod:`privgraph.privacy.person`) and every command needs the public bound
+  ``--max-rows-per-person K``. The id column is not one of ``"columns"``: it is never
+  counted, modelled, released or synthesised; it only groups the rows by person.
 
 Values outside the domain (and missing values where the column has no missing level) never
 raise once the domain is fixed: see :mod:`privgraph.data.frontdoor` for the policy that
@@ -163,10 +168,56 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
     if dup := sorted({n for n in names if names.count(n) > 1}):
         raise InvalidInput(f"{source}: duplicate column names {dup}")
     dialect = Dialect.from_codebook(codebook.get("csv"), source, names) if "csv" in codebook else None
+    codebook_person(codebook, source)
     return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
                   tuple(s[3] for s in specs), tuple(s[4] for s in specs),
                   public=_DRAFT_KEY not in codebook, csv=dialect, bins=tuple(s[5] for s in specs),
                   public_columns=public)
+
+
+def codebook_person(codebook: Mapping, source: str = "codebook") -> str | None:
+    """The person column a codebook names (its top-level ``"id"``), or None; it must be a
+    non-empty string that is not one of the codebook's columns.
+
+    >>> cb = {"id": "pid", "columns": [{"name": "a"}]}
+    >>> codebook_person(cb), codebook_person({"columns": []})
+    ('pid', None)
+    >>> codebook_person({"id": "a", "columns": [{"name": "a"}]}, "d.json")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: d.json: "id": 'a' is also one of the columns: the person column is never counted or released, so list it only as "id"
+    """
+    if "id" not in codebook:
+        return None
+    person = codebook["id"]
+    if not isinstance(person, str) or not person:
+        raise InvalidInput(f"{source}: \"id\" must name the person column (a non-empty string), got {person!r}")
+    names = [e.get("name") for e in codebook.get("columns") or () if isinstance(e, Mapping)]
+    if person in names:
+        raise InvalidInput(f"{source}: \"id\": {person!r} is also one of the columns: the person column is never "
+                           "counted or released, so list it only as \"id\"")
+    return person
+
+
+def person_column(domain) -> str | None:
+    """The person column of a run's ``domain`` argument: a codebook path's or dict's ``"id"``
+    (:func:`codebook_person`); None for a :class:`Domain` or no domain (the row is the unit).
+
+    >>> person_column({"format": FORMAT, "version": VERSION, "id": "pid",
+    ...                "columns": [{"name": "a", "kind": "nominal", "levels": [0, 1]}]})
+    'pid'
+    >>> person_column(Domain.of(a=2)) is None
+    True
+    """
+    if isinstance(domain, Mapping):
+        return codebook_person(domain)
+    if isinstance(domain, (str, Path)) or hasattr(domain, "__fspath__"):
+        p = check_codebook_path(domain)
+        try:
+            return codebook_person(json.loads(p.read_text()), str(p))
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise InvalidInput(f"domain codebook {str(p)!r} is not valid JSON: {err}") from None
+    return None
 
 
 def _is_public(entry: Mapping, source: str) -> bool:

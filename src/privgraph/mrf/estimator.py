@@ -28,6 +28,7 @@ from privgraph.data import (
 from privgraph.data.bins import decode_codes
 from privgraph.data.domain import check_countable
 from privgraph.data.frontdoor import encode_public, public_codes, read_frame
+from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.mrf.baselines import naive_mle
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.individuals import individual_tables
@@ -80,6 +81,12 @@ class PrivateMRF(PrivateEstimator):
         None: ``"drop"`` under add/remove, ``"recode"`` under replace-one. Never an error.
     options : dict
         Extra keywords for the method (e.g. ``{"discrepancy": 1.5}`` for CGM-EM).
+    max_rows_per_person : int, optional
+        With a codebook naming the person column (``"id"``): the most rows one person may
+        contribute (public); each person keeps at most this many (a secret uniform choice)
+        and the guarantee is per person, by group privacy over the rows
+        (:mod:`privgraph.privacy.person`). Another way than ``individual`` (the text's
+        normalised tables) to make the person the unit; give one of them.
 
     Attributes
     ----------
@@ -129,6 +136,7 @@ class PrivateMRF(PrivateEstimator):
         null: int | None = None,
         invalid: str | None = None,
         options: dict | None = None,
+        max_rows_per_person: int | None = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -142,6 +150,7 @@ class PrivateMRF(PrivateEstimator):
         self.null = null
         self.invalid = invalid
         self.options = options
+        self.max_rows_per_person = max_rows_per_person
 
     def fit(self, data, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateMRF":
         """Fit to a DataFrame, a CSV/Parquet path (counted by DuckDB for the table methods,
@@ -153,6 +162,8 @@ class PrivateMRF(PrivateEstimator):
         not private). Integer codes need a :class:`Domain`. ``budget``: an outside
         :class:`~privgraph.privacy.Budget` the release is charged to (several fits share it).
         """
+        if (unit := self._person(domain)) is not None:
+            return fit_per_person(self, unit, data, domain=domain, budget=budget)
         neighbours = Neighbours.parse(self.neighbours)
         invalid = check_invalid(self.invalid, neighbours)
         self._check_parameters(len(self._cliques()))
@@ -214,6 +225,8 @@ class PrivateMRF(PrivateEstimator):
         >>> PrivateMRF(epsilon=1.0, cliques="a,b").privacy_plan(Domain.of(a=2, b=3), None).epsilon()
         1.0
         """
+        if (unit := self._person(domain)) is not None:
+            return plan_per_person(self, unit, domain, n_rows)
         domain = resolve_domain(None, domain)
         self._check_parameters(len(self._cliques()))
         cliques = check_cliques(domain, self._cliques())
@@ -232,6 +245,14 @@ class PrivateMRF(PrivateEstimator):
         if self.cliques is None:
             raise InvalidInput("cliques must be given: a sequence of column-name sequences, or 'a,b;b,c'")
         return parse_cliques(self.cliques) if isinstance(self.cliques, str) else self.cliques
+
+    def _person(self, domain):
+        """The person unit (the codebook's ``"id"`` and ``max_rows_per_person``), or None."""
+        unit = person_unit(domain, self.max_rows_per_person, self.neighbours)
+        if unit is not None and self.individual is not None:
+            raise InvalidInput(f"individual={self.individual!r} (normalised tables) and max_rows_per_person (a bound "
+                               "on each person's rows) are two ways to make the person the unit: give one")
+        return unit
 
     def _unit(self) -> str:
         return "record" if self.individual is None else f"individual ({self.individual})"

@@ -118,6 +118,9 @@ class Ledger:
 
     charges: tuple[Charge, ...] = ()
     caveats: tuple[str, ...] = ()
+    #: The privacy unit when it is not the row: a :class:`~privgraph.privacy.person.PersonUnit`
+    #: (the charges are then row-level, and :func:`guarantee` converts their total once).
+    unit: object = None
 
     @classmethod
     def of(cls, *charges: Charge) -> "Ledger":
@@ -126,7 +129,8 @@ class Ledger:
     def __add__(self, other: "Ledger") -> "Ledger":
         if not isinstance(other, Ledger):
             return NotImplemented
-        return Ledger(self.charges + other.charges, tuple(dict.fromkeys(self.caveats + other.caveats)))
+        return Ledger(self.charges + other.charges, tuple(dict.fromkeys(self.caveats + other.caveats)),
+                      _common_unit(self, other))
 
     def with_caveat(self, text: str) -> "Ledger":
         """The same charges with a caveat every report of this ledger must show.
@@ -137,7 +141,7 @@ class Ledger:
         >>> Ledger().with_caveat("x").with_caveat("x").caveats
         ('x',)
         """
-        return Ledger(self.charges, tuple(dict.fromkeys(self.caveats + (text,))))
+        return Ledger(self.charges, tuple(dict.fromkeys(self.caveats + (text,))), self.unit)
 
     @property
     def is_private(self) -> bool:
@@ -201,10 +205,29 @@ def guarantee(ledger: Ledger, method: str, delta: float | None) -> PrivacyCost:
     >>> cost = guarantee(Ledger.of(c.times(100)), "optimal", 1e-6)
     >>> round(cost.epsilon, 3), cost.delta, cost.method
     (4.775, 1e-06, 'optimal')
+
+    A ledger with a person unit (:mod:`privgraph.privacy.person`) holds row-level charges: they
+    are composed at the row-level target delta the fit ran at, then converted once by group
+    privacy (:func:`~privgraph.privacy.person.person_cost`); ``delta`` is then the person's.
     """
+    if ledger.unit is not None:
+        from privgraph.privacy.person import person_cost  # cycle: person builds on this module
+
+        rows = Ledger(ledger.charges, ledger.caveats)
+        return person_cost(guarantee(rows, method, ledger.unit.row_delta if delta else delta), ledger.unit.group)
     if method == "basic" or (method == "optimal" and not delta):
         return ledger.total("basic")
     return ledger.total(method, delta=delta)
+
+
+def _common_unit(a: Ledger, b: Ledger):
+    """The unit of ``a + b``: the one they share; a ledger without charges takes the other's.
+    Charges of different units do not compose (convert them first)."""
+    if a.unit == b.unit or (not b.charges and b.unit is None):
+        return a.unit
+    if not a.charges and a.unit is None:
+        return b.unit
+    raise InvalidInput(f"cannot compose charges of different privacy units ({a.unit!r} and {b.unit!r})")
 
 
 def merge(ledgers: Iterable[Ledger]) -> Ledger:

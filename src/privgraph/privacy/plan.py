@@ -46,12 +46,12 @@ class PrivacyPlan(Ledger):
     @classmethod
     def of_ledger(cls, ledger: Ledger, relation, composition: str, delta: float | None = None) -> "PrivacyPlan":
         """The plan of ``ledger``'s charges and caveats under ``relation`` and ``composition``."""
-        return cls(ledger.charges, ledger.caveats, relation, composition, delta)
+        return cls(ledger.charges, ledger.caveats, ledger.unit, relation, composition, delta)
 
     @property
     def ledger(self) -> Ledger:
         """The plain ledger of the plan's charges and caveats (what the fit records)."""
-        return Ledger(self.charges, self.caveats)
+        return Ledger(self.charges, self.caveats, self.unit)
 
     def cost(self, delta: float | None = None) -> PrivacyCost:
         """The composed guarantee at target ``delta`` (default: the plan's own)."""

@@ -45,6 +45,8 @@ from typing import Callable
 import numpy as np
 
 from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine, resolve_domain
+from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
+from privgraph.privacy.person import row_estimator
 from privgraph.data.domain import check_countable
 from privgraph.declarations import RELEASE
 from privgraph.estimator import PrivateEstimator
@@ -137,6 +139,12 @@ class PrivateRelease(PrivateEstimator):
         the public size it gives, the tree, when the plan at that size chooses it, on all rows) or ``"replace_one"`` (one row changed, the number of rows public).
         Add/remove is the relation of most synthetic-data tools (dpmm, smartnoise-synth);
         its histograms have half (L1) or ``1/sqrt(2)`` (L2) of replace-one's sensitivity.
+    max_rows_per_person : int or None
+        With a codebook naming the person column (``"id"``): the most rows one person may
+        contribute (public). Each person keeps at most this many rows (a secret uniform
+        choice), the release runs under add/remove at the row target, and (epsilon, delta)
+        and ``neighbours`` are the person's (:mod:`privgraph.privacy.person`). The person
+        column is never modelled or synthesised.
 
     Attributes
     ----------
@@ -195,7 +203,7 @@ class PrivateRelease(PrivateEstimator):
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str = "add_remove", random_state=None,
                  split: float | None = None, cap: int = DEFAULT_CAP, alpha: float = 0.05, max_rounds="auto",
                  method: str = "cgm-em", orientation: Callable | None = None, tree_cap: int = DEFAULT_TREE_CAP,
-                 structure: str = "auto"):
+                 structure: str = "auto", max_rows_per_person: int | None = None):
         self.epsilon = epsilon
         self.delta = delta
         self.neighbours = neighbours
@@ -208,6 +216,7 @@ class PrivateRelease(PrivateEstimator):
         self.orientation = orientation
         self.tree_cap = tree_cap
         self.structure = structure
+        self.max_rows_per_person = max_rows_per_person
 
     def privacy_plan(self, domain, n_rows: int) -> PrivacyPlan:
         """The charges :meth:`fit` reserves for a table of this public domain and n, with the
@@ -235,6 +244,8 @@ class PrivateRelease(PrivateEstimator):
         >>> set(PrivateRelease(epsilon=1.0, neighbours="add_remove").privacy_plan(asia, 100).neighbours)
         {<Neighbours.ADD_REMOVE: 'add_remove'>}
         """
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            return plan_per_person(self, unit, domain, n_rows)
         domain, prediction = self._predict(domain, n_rows)
         size = Ledger.of(size_charge(prediction.size_epsilon)) if prediction.size_epsilon else Ledger()
         if prediction.structure == "tree":
@@ -248,15 +259,21 @@ class PrivateRelease(PrivateEstimator):
     def release_plan(self, domain, n_rows: int) -> ReleasePlan:
         """The planner's prediction for this release, stage by stage: the noise each stage
         will carry against the effect it must detect (see :mod:`privgraph.release.planner`);
-        its charges are :meth:`privacy_plan`'s."""
+        its charges are :meth:`privacy_plan`'s (with a person unit: the row-level release's)."""
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            return row_estimator(self, unit, None).release_plan(resolve_domain(None, domain), n_rows)
         return self._predict(domain, n_rows)[1]
 
     def fit(self, X, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
         """Release the graph and the model of ``X`` (DataFrame, CSV/Parquet path, count engine).
 
         ``domain``: the public domain (Domain, codebook path or dict); ``budget``: an outside
-        budget every stage is charged to (by default one of exactly (epsilon, delta)).
+        budget every stage is charged to (by default one of exactly (epsilon, delta)). With the
+        codebook's ``"id"`` and ``max_rows_per_person`` the person is the unit
+        (:mod:`privgraph.privacy.person`).
         """
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            return fit_per_person(self, unit, X, domain=domain, budget=budget)
         neighbours = self._check()
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
 

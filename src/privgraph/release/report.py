@@ -57,8 +57,11 @@ def privacy_summary(release) -> dict:
     number of rows as ``n_rows_public`` (replace-one) or ``n_rows_estimated`` (add/remove:
     estimated from the noisy tables, post-processing)."""
     total = guarantee(release.ledger_, release.composition_, release.delta)
-    rows = "n_rows_public" if relation(release) == "replace_one" else "n_rows_estimated"
-    return {"neighbours": relation(release), rows: release.n_rows_, "epsilon": total.epsilon,
+    unit = release.ledger_.unit  # a person unit: the rows' number is private under either relation
+    rows = "n_rows_public" if relation(release) == "replace_one" and unit is None else "n_rows_estimated"
+    person = {} if unit is None else {"privacy_unit": {"person_column": unit.column, "max_rows_per_person": unit.k,
+                                                       "ledger_rows_per_person": unit.group}}
+    return {"neighbours": relation(release), **person, rows: release.n_rows_, "epsilon": total.epsilon,
             "delta": total.delta, "composition": total.method, "ledger": release.ledger_.rows(),
             "caveats": list(release.ledger_.caveats)}
 
@@ -424,7 +427,13 @@ def report_markdown(release, checks, paths, *, missing=()) -> str:
     budget = "\n".join(f"| {stage} | {_cell(what)} | {eps:.4g} |" for stage, what, eps in budget_rows(release))
     caveats = "\n".join([f"  - **NOT PRIVATE:** {c}" for c in p["caveats"]] + [f"  - {c}" for c in missing]) or "  - none"
     rows = "\n".join(f"| {_cell(', '.join(c['clique']))} | {c['tvd']:.4f} |" for c in checks)
-    if p["neighbours"] == "replace_one":
+    if "privacy_unit" in p:  # the person is the unit (privgraph.privacy.person)
+        person = p["privacy_unit"]
+        unit, public_n = (f"**{p['neighbours'].replace('_', '-').replace('add-remove', 'add/remove')}** neighbours "
+                          f"for each person (column `{person['person_column']}`, at most "
+                          f"{person['max_rows_per_person']} rows each, chosen at random; the number of rows is "
+                          f"private: {release.n_rows_} is its estimate)"), "the\n  bound on each person's rows, "
+    elif p["neighbours"] == "replace_one":
         unit, public_n = (f"**replace-one**\nneighbours (one row changed; the number of rows, {release.n_rows_}, is "
                           "public)"), "the\n  number of rows, "
     else:

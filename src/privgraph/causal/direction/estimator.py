@@ -43,6 +43,16 @@ The only refusals read public inputs: dtypes, shapes, the number of rows against
 
 In every mode the split is fixed by ``rng`` independently of the data: the argument holds
 for every split, so the split need not be secret.
+
+**Add/remove** (``neighbours="add_remove"``): the replace-one fit above reached through the
+generic reduction (:class:`~privgraph.privacy.add_remove.AddRemove`, proof in
+:mod:`privgraph.privacy.resize`): the number of records is released with 1% of epsilon, the
+pair resized secretly to the public m it gives (:func:`resize_pair`: a uniform m-subset, or
+padded with missing values, which map to the bounds' midpoint), and the replace-one fit runs
+on it with the rest. **The person as the unit** (``max_rows_per_person`` with a codebook
+naming ``"id"``, :mod:`privgraph.privacy.person`): the person's id is a third column, given as
+``fit(x, y, persons=ids)`` (``privgraph direction`` reads the codebook's id column beside --x
+and --y); at most k records per person are kept and the add/remove fit runs at the row target.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from privgraph.causal.direction import scores as ds
 from privgraph.causal.direction.calibration import kendall_causal_probability
@@ -73,6 +84,9 @@ from privgraph.declarations import ANM, check_abstain
 from privgraph.estimator import PrivateEstimator
 from privgraph.causal.direction.regression import stability_bound
 from privgraph.data import resolve_domain
+from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
+from privgraph.data.sampling import rows_without_replacement
+from privgraph.privacy.add_remove import AddRemove
 from privgraph.privacy.budget import check_affordable
 from privgraph.privacy.log_iqr import log_iqr_charge
 from privgraph.privacy import (
@@ -603,13 +617,15 @@ class PrivateANM(PrivateEstimator):
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-6, neighbours: str | Neighbours = "replace_one",
                  random_state=None, score: str = ds.DEFAULT_SCORE, privacy: str = DEFAULT_PRIVACY, bounds=None,
                  test_fraction: float = 0.5, ridge: float | None = None, lengthscale: float = 1.0,
-                 bins: int | None = None, abstain_below: float = ABSTAIN_BELOW):
+                 bins: int | None = None, abstain_below: float = ABSTAIN_BELOW, max_rows_per_person: int | None = None):
         self.epsilon, self.delta, self.neighbours, self.random_state = epsilon, delta, neighbours, random_state
         self.score, self.privacy, self.bounds, self.test_fraction = score, privacy, bounds, test_fraction
         self.ridge, self.lengthscale, self.bins = ridge, lengthscale, bins
         self.abstain_below = abstain_below
+        self.max_rows_per_person = max_rows_per_person
 
-    def fit(self, x, y, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateANM":
+    def fit(self, x, y, *, domain=None, infer_domain: bool = False, budget: Budget | None = None,
+            persons=None) -> "PrivateANM":
         """Decide the direction of (x, y); returns self.
 
         The pair needs a public domain: ``domain`` (a :class:`~privgraph.data.Domain`, a
@@ -620,8 +636,19 @@ class PrivateANM(PrivateEstimator):
         ledger says the domain is not private; under ``privacy="record"`` the bounds are then
         the data's range). Values outside the bounds are clipped, and missing ones go to the
         bounds' midpoint: a fixed per-record map, never an error.
+
+        ``persons``: the person of each record (the codebook's ``"id"`` column), with
+        ``max_rows_per_person``: the person is then the unit (module docstring).
         """
-        self._relation()
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            frame, names = pair_frame(x, y, persons, unit.column)
+            return fit_per_person(self, unit, frame, domain=domain, budget=budget, infer_domain=infer_domain,
+                                  fit=lambda inner, rows, **kw: inner.fit(rows[names[0]], rows[names[1]], **kw))
+        if persons is not None:
+            raise InvalidInput("persons= names each record's person, which needs max_rows_per_person and a codebook "
+                               "naming the person column (\"id\")")
+        if self._relation() is Neighbours.ADD_REMOVE:
+            return self._fit_add_remove(x, y, domain=domain, infer_domain=infer_domain, budget=budget)
         check_settings(self.score, self.privacy, self.epsilon, self.delta)
         if domain is None and self.privacy == "train+test":
             check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
@@ -633,7 +660,10 @@ class PrivateANM(PrivateEstimator):
             if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
                 bounds = inferred_bounds(x, y)
             sampler = self._noise_sampler()
-            seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else None
+            seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else getattr(
+                self.random_state, "seed", None)  # a SeededSampler (the add/remove form's): its seed
+            if isinstance(seed, np.random.SeedSequence):  # a SeededSampler of a SeedSequence (the audits')
+                seed = int(seed.generate_state(1)[0])
             result, ledger = private_direction(
                 x, y, epsilon=self.epsilon, sampler=sampler,
                 rng=np.random.default_rng(None if seed is None else (int(seed), 1)), score=self.score,
@@ -672,7 +702,16 @@ class PrivateANM(PrivateEstimator):
 
         >>> PrivateANM(epsilon=1.0).privacy_plan(None, 2000).epsilon()
         1.0
+        >>> [c.mechanism for c in PrivateANM(epsilon=1.0, neighbours="add_remove").privacy_plan(None, 2000)]
+        ['laplace', 'private_anm (parallel: training table | test scores)']
         """
+        if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
+            return plan_per_person(self, unit, domain, n_rows)
+        if self._relation() is Neighbours.ADD_REMOVE:  # the size's charge, then the plan at m, relabelled
+            if domain is not None:
+                resolve_domain(None, domain)
+            ledger = AddRemove(self.epsilon, self.delta, "basic").plan(self._replace_one(None), None, n_rows)
+            return PrivacyPlan.of_ledger(ledger, Neighbours.ADD_REMOVE, "basic", self.delta)
         self._relation()
         if domain is not None:
             resolve_domain(None, domain)  # a codebook that cannot be read is refused here too
@@ -688,11 +727,116 @@ class PrivateANM(PrivateEstimator):
         return PrivacyPlan.of_ledger(ledger, Neighbours.REPLACE_ONE, "basic", self.delta)
 
     def _relation(self) -> Neighbours:
-        """Replace-one, the only relation the direction tests are derived for."""
-        if Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
-            raise InvalidInput(f"PrivateANM's guarantee is derived for neighbours='replace_one' (n public: the split "
-                               f"and the scores' sensitivities use it), got {self.neighbours!r}")
-        return Neighbours.REPLACE_ONE
+        """The relation: replace-one, which the direction tests are derived for, or add/remove
+        through the generic reduction (module docstring)."""
+        return Neighbours.parse(self.neighbours)
+
+    def _fit_add_remove(self, x, y, *, domain, infer_domain: bool, budget) -> "PrivateANM":
+        """Add/remove: the pair on its public domain, its number of records released, the pair
+        resized secretly to the public m it gives (:func:`resize_pair`) and the replace-one fit
+        on it with the rest of the budget (:class:`~privgraph.privacy.add_remove.AddRemove`)."""
+        check_settings(self.score, self.privacy, self.epsilon, self.delta)
+        x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
+        x, y = validate_pair(x, y, min_rows=0)
+        if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
+            bounds = inferred_bounds(x, y)
+        wrapper = AddRemove(self.epsilon, self.delta, "basic")
+        fitted, ledger, m, n_hat = wrapper.fit(self._replace_one(bounds), PairRecords(x, y), resize=resize_pair,
+                                               sampler=self._noise_sampler(), budget=budget)
+        inner = fitted.model
+        for name in ("result_", "direction_", "scores_", "noise_kept_order_", "agreement_probability_",
+                     "causal_probability_sim_", "reason_"):
+            setattr(self, name, getattr(inner, name))
+        self.ledger_ = ledger if public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
+        self.composition_, self.n_rows_, self.size_estimate_ = "basic", m, n_hat
+        return self
+
+    def _replace_one(self, bounds):
+        """``estimator_at(epsilon, sampler)`` for the reduction: this estimator under replace-one
+        on the pair's public ``bounds``, as the reduction's contract wants it (:class:`PairFit`)."""
+        def at(epsilon: float, sampler) -> PairFit:
+            params = self.get_params() | dict(epsilon=epsilon, neighbours="replace_one", random_state=sampler,
+                                              bounds=bounds, max_rows_per_person=None)
+            return PairFit(type(self)(**params))
+        return at
+
+
+@dataclass(frozen=True)
+class PairRecords:
+    """A pair's records on its public domain (numbers, NaN missing); as a count engine it
+    counts its rows only, the one count the add/remove reduction releases.
+
+    >>> int(PairRecords(np.zeros(5), np.ones(5)).counts([]))
+    5
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    domain = None  # the pair's scales are the fit's bounds: the plan needs no domain
+
+    def counts(self, columns, rows=None) -> np.ndarray:
+        if len(columns) or rows is not None:
+            raise InvalidInput("a pair's records count their rows only")
+        return np.array(len(self.x), dtype=np.int64)
+
+
+def resize_pair(records: PairRecords, m: int, sampler) -> PairRecords:
+    """Exactly ``m`` of the pair's records, secretly: a uniform m-subset drawn by ``sampler``
+    when there are at least m, else all of them and ``m - n`` missing records (a fixed public
+    record: missing values go to the bounds' midpoint). Step 3 of the add/remove reduction.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> r = PairRecords(np.arange(5.0), np.arange(5.0))
+    >>> len(resize_pair(r, 3, SeededSampler(0)).x), resize_pair(r, 6, SeededSampler(0)).x[-1]
+    (3, np.float64(nan))
+    """
+    n = len(records.x)
+    if m <= n:
+        kept = rows_without_replacement(n, m, sampler=sampler)
+        return PairRecords(records.x[kept], records.y[kept])
+    pad = np.full(m - n, np.nan)
+    return PairRecords(np.concatenate([records.x, pad]), np.concatenate([records.y, pad]))
+
+
+@dataclass
+class PairFit:
+    """The replace-one pair estimator as the reduction calls it: ``fit(records)`` on a
+    :class:`PairRecords`, its ``privacy_plan`` and ``ledger_``."""
+
+    model: object
+
+    def fit(self, records: PairRecords, **kwargs) -> "PairFit":
+        self.model.fit(records.x, records.y, **kwargs)
+        return self
+
+    def privacy_plan(self, domain, n_rows: int):
+        return self.model.privacy_plan(domain, n_rows)
+
+    @property
+    def ledger_(self):
+        return self.model.ledger_
+
+
+def pair_frame(x, y, persons, column: str):
+    """``(frame, names)``: the pair and its ``persons`` as one frame (the names of x and y
+    kept where they have them, for the domain), so that the person's rows are truncated
+    together (:func:`privgraph.data.persons.truncate`).
+
+    >>> import pandas as pd
+    >>> f, names = pair_frame(pd.Series([1, 2], name="a"), [3, 4], ["u", "v"], "pid")
+    >>> list(f.columns), names
+    (['a', 'y', 'pid'], ('a', 'y'))
+    """
+    if persons is None:
+        raise InvalidInput(f"the person is the unit (the codebook's \"id\": {column!r}): give persons=, the person "
+                           "of each record (privgraph direction reads that column beside --x and --y)")
+    names = tuple(getattr(v, "name", None) or default for v, default in ((x, "x"), (y, "y")))
+    if names[0] == names[1] or column in names:
+        names = ("x", "y")
+    values = [v.to_numpy() if hasattr(v, "to_numpy") else np.asarray(v) for v in (x, y, persons)]
+    if len({len(v) for v in values}) != 1:
+        raise InvalidInput(f"x, y and persons must have one value per record, got {[len(v) for v in values]}")
+    return pd.DataFrame(dict(zip((*names, column), values))), names
 
 
 #: What ``privacy="test"`` leaves out, said in every ledger of such a run.
