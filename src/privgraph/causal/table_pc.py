@@ -57,6 +57,24 @@ The weighted fit's residual is the noise's Mahalanobis length off the independen
 which is chi-square (conservative in strata that are mostly noise, where the rank-one fit
 absorbs noise too).
 
+**Levels 1 and 2 read the earlier releases too** (:data:`COMBINE`, post-processing). The
+margins of a released table ``{x, y} + S`` on two or three of its columns were released
+before, with independent noise (level 0's 2-way tables; at level 2 also level 1's 3-way
+ones, where released). :func:`combined_table` takes the generalised least-squares estimate
+of the counts from the table and those margins (sufficient for the counts given all of
+them) with its noise covariance C, diagonal in the ANOVA basis, so closed form;
+:func:`combined_statistics` computes the two statistics above on it, the weights
+``1 / (sigma^2 + mu)`` replaced by the inverse of ``C + diag(mu)`` (the same rank-one fit, by
+Gauss-Newton; the same degrees of freedom). The gain is in the components the margins also
+carry: x - y's association shared by the strata (the homogeneous test's direction) has the
+noise variance ``1 / (1 / sigma_1^2 + k / sigma_0^2)`` instead of ``sigma_1^2`` (k strata),
+so at alarm's sigmas (270 and 370, 3 strata) a 2.6 times smaller variance; the stratum-wise
+interactions, which the full statistic adds, gain nothing. So by default (``COMBINE`` =
+``"homogeneous"``) the homogeneous statistic is the combined one and the full statistic the
+table's own, each still at alpha / 2 (taking both from the combined estimate scored lower on
+the tuning set). Which margins exist is public (the earlier levels' table sets), and only
+released values are read.
+
 **The plan, fixed before the data is read**: levels 0 .. min(``max_cond_size``, 2); level 0's
 rho (``LEVEL0_SHARE`` of the total with three levels), and ONE charge of the rest, rho_rest,
 for levels 1 and 2 together, both ``("zcdp", rho)`` charges reserved on the budget before any
@@ -91,9 +109,10 @@ the level shares (0.2 / 0.4 / 0.4) and ``CANDIDATES`` on noise seeds 0-2 with th
 then, with the test above, the level-1 restriction, the homogeneous component and the unchanged
 shares, candidates and alpha on noise seeds 10-14 (against 0.15/0.45/0.4, 0.25/0.5/0.25,
 0.3/0.4/0.3, 3 and 5 candidates, alpha 0.1, dropping strata below 1, 3 or 6 sigma sqrt(cells)),
-and ``SPLIT_POWER`` and ``LEVEL0_SHARE`` there too (against the split rules above, level-0
-shares 0.15 and 0.3, and a power-aware level 1 that removed an edge only on a test with a
-chance of at least 0.3, 0.5 or 0.7 of finding the edge's released level-0 dependence, or
+``COMBINE`` there too (``"none"``, ``"homogeneous"``, ``"both"``), and ``SPLIT_POWER`` and
+``LEVEL0_SHARE`` (against the split rules above, level-0 shares 0.15 and 0.3, and a
+power-aware level 1 that removed an edge only on a test with a chance of at least 0.3, 0.5
+or 0.7 of finding the edge's released level-0 dependence, or
 only on separators the data processing inequality allows in the released level-0 tables: each
 kept false edges with the true ones and scored lower); alarm and hepar2 were not used to
 choose anything (docs/discovery.md).
@@ -101,7 +120,10 @@ choose anything (docs/discovery.md).
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+from functools import lru_cache
 from itertools import combinations
 from typing import Callable, Iterable
 
@@ -112,6 +134,7 @@ from scipy.stats import chi2
 from privgraph.causal.skeleton import Skeleton, checked_pairs, start_graph
 from privgraph.privacy import Budget, Ledger, Neighbours, NoiseSampler, histogram_l2_sensitivity, reserve_plan
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
+from privgraph.threads import single_threaded_blas
 from privgraph.validation import InvalidInput
 
 RO = Neighbours.REPLACE_ONE
@@ -273,6 +296,12 @@ def release_tables(tables, column_sets, *, rho: float, delta: float, sampler: No
 #: tables of ``tests/causal/test_table_pc.py``).
 SWEEPS, TOLERANCE = 500, 1e-10
 
+#: Gauss-Newton's stop in :func:`combined_statistics`' fit: a relative change below
+#: ``FIT_TOLERANCE``, or ``FIT_STEPS`` steps (numerical constants, not tuned: half of child's
+#: tables stop within 6 steps, a few mostly-noise 4-way ones take hundreds; on 72 of them, 20
+#: steps left both statistics within 2% of the converged ones and changed no decision).
+FIT_TOLERANCE, FIT_STEPS = 1e-8, 30
+
 
 def _rank_one_fit(t: np.ndarray, sigma: float):
     """Per stratum (axis 0), the weighted rank-one fit ``u v'`` to the released r x c slices and
@@ -346,12 +375,168 @@ def noisy_independent(table: np.ndarray, sigma: float, alpha: float) -> bool:
     >>> noisy_independent(indep, 5.0, 0.05), noisy_independent(dep, 5.0, 0.05)
     (True, False)
     """
-    full, df, hom, hdf = noisy_statistics(table, sigma)
+    return _decide(*noisy_statistics(table, sigma), alpha)
+
+
+def _decide(full: float, df: int, hom: float, hdf: int, alpha: float) -> bool:
+    """Independent when each p-value exceeds alpha / 2 (the one when they are one); df 0: False."""
     if df == 0:
         return False
     if df == hdf:
         return bool(chi2.sf(full, df) > alpha)
     return bool(min(chi2.sf(full, df), chi2.sf(hom, hdf)) > alpha / 2)
+
+
+#: Whether a level >= 1 test reads its table together with the released tables on subsets of
+#: its columns (level 0's 2-way tables, level 1's 3-way ones at level 2): :func:`combined_table`.
+#: ``"both"``: both statistics from the combined estimate; ``"homogeneous"``: the homogeneous
+#: one, the full one from the table alone; ``"none"``: the table alone. Chosen on child and
+#: insurance, noise seeds 10-14 (docs/discovery.md).
+COMBINE = "homogeneous"
+
+
+def _precisions(shape: tuple, parts) -> dict:
+    """The estimate's noise precision on each ANOVA component (F: which axes carry contrasts),
+    from released tables on ``parts`` = ((axes, sigma), ...), the table itself among them.
+    Each released margin on axes R is ``M_R T`` plus N(0, sigma_R^2) per cell, and every
+    ``M_R' M_R`` is diagonal in the ANOVA basis (the products of each axis's constant and
+    contrast projectors): on F it is the product of the sizes off R when F is within R, else
+    0; so the precision on F is ``sum_R [F in R] prod_(j off R) n_j / sigma_R^2``."""
+    full = range(len(shape))
+    return {F: sum(math.prod(shape[j] for j in full if j not in axes) / sigma**2
+                   for axes, sigma in parts if all(j in axes for j in full if F[j]))
+            for F in itertools.product((False, True), repeat=len(shape))}
+
+
+def _project(x: np.ndarray, F: tuple) -> np.ndarray:
+    """The ANOVA projection P_F of a table: each axis's contrast (in F) or mean (not in F)."""
+    for j, contrast in enumerate(F):
+        mean = x.mean(axis=j, keepdims=True)
+        x = x - mean if contrast else np.broadcast_to(mean, x.shape)
+    return x
+
+
+@lru_cache(maxsize=32)
+def _covariance(shape: tuple, precisions: tuple) -> np.ndarray:
+    """``C = sum_F P_F / precision_F`` as a matrix (cells in C order); ``precisions`` in the
+    order of ``itertools.product((False, True), repeat=len(shape))``."""
+    const = [np.full((n, n), 1.0 / n) for n in shape]
+    cov = np.zeros((math.prod(shape),) * 2)
+    for F, prec in zip(itertools.product((False, True), repeat=len(shape)), precisions):
+        cov += functools.reduce(np.kron, [np.eye(n) - c if f else c for n, c, f in zip(shape, const, F)]) / prec
+    return cov
+
+
+def combined_table(table: np.ndarray, sigma: float, margins=()) -> tuple[np.ndarray, np.ndarray]:
+    """A released table combined with released tables on subsets of its axes (``margins``:
+    ``(axes, released table over those axes in that order, its sigma)``, released with noise
+    independent of the table's): the generalised least-squares estimate of the counts,
+    ``C sum_R M_R' O_R / sigma_R^2``, and its noise covariance C (:func:`_precisions`;
+    post-processing, deterministic). The estimate is sufficient for the counts given all
+    these releases, so a test of it loses nothing, and on the components the margins also
+    carry (x - y's association shared by the strata, the margins of x and y in each stratum)
+    its noise is smaller than the table's alone.
+
+    >>> est, cov = combined_table(np.array([[100.0, 0.0], [0.0, 100.0]]), 2.0, [((0,), np.array([98.0, 102.0]), 1.0)])
+    >>> est.sum(axis=1).round(1).tolist(), bool(np.allclose(cov, cov.T)), bool(np.all(np.diag(cov) < 4.0))
+    ([98.2, 101.8], True, True)
+    """
+    t = np.asarray(table, dtype=float)
+    if sigma <= 0 or any(s <= 0 for _, _, s in margins):  # an exact release: nothing to add
+        return t, np.zeros((t.size, t.size))
+    parts = [(tuple(range(t.ndim)), float(sigma))] + [(tuple(a), float(s)) for a, _, s in margins]
+    lifted = t / sigma**2  # sum_R M_R' O_R / sigma_R^2: each margin broadcast over the axes off it
+    for axes, m, s in margins:  # the margin's axes in increasing order, then the others inserted
+        m = np.transpose(np.asarray(m, dtype=float), np.argsort(axes))
+        lifted = lifted + np.expand_dims(m, [j for j in range(t.ndim) if j not in axes]) / s**2
+    precisions = _precisions(t.shape, parts)
+    estimate = sum(_project(lifted, F) / prec for F, prec in precisions.items())
+    return estimate, _covariance(t.shape, tuple(precisions.values()))
+
+
+def _gls_rank_one_fit(t: np.ndarray, white: Callable):
+    """Per stratum (axis 0 of ``t``, k x r x c), the rank-one fit ``u v'`` minimising the
+    residual's length after ``white`` (the inverse of a root of the covariance; cells in
+    (stratum, x, y) order): Gauss-Newton from the margins with each stratum's largest v held
+    (the scale u v' leaves free), halving a step that does not lower it. Returns the fit, the
+    Jacobian of the cells in (u, v) at it, and the whitened residual's squared length."""
+    k, rx, ry = t.shape
+    m = t.sum(axis=(1, 2))
+    u, v = t.sum(axis=2), t.sum(axis=1) / m[:, None]
+    free = np.ones(k * (rx + ry), dtype=bool)
+    free[k * rx + np.arange(k) * ry + np.argmax(np.abs(v), axis=1)] = False
+
+    rows, s = np.arange(k * rx * ry).reshape(k, rx, ry), np.arange(k)
+
+    def jacobian(u, v):  # d fit / d (u, v): fit[s, i, j] = u[s, i] v[s, j]
+        jac = np.zeros((k * rx * ry, k * (rx + ry)))
+        for i in range(rx):
+            jac[rows[:, i, :], (s * rx + i)[:, None]] = v
+        for j in range(ry):
+            jac[rows[:, :, j], (k * rx + s * ry + j)[:, None]] = u
+        return jac
+
+    def residual(u, v):
+        res = white((t - u[:, :, None] * v[:, None, :]).ravel())
+        return res, float(res @ res)
+
+    (res, now), jac = residual(u, v), jacobian(u, v)
+    for _ in range(FIT_STEPS):
+        wj, step = white(jac)[:, free], np.zeros(len(free))
+        try:
+            step[free] = np.linalg.solve(wj.T @ wj, wj.T @ res)
+        except np.linalg.LinAlgError:  # a stratum with an empty row or column of the fit
+            step[free] = np.linalg.lstsq(wj, res, rcond=None)[0]
+        scale, last = 1.0, now
+        while scale >= 1e-6:
+            nu, nv = u + scale * step[:k * rx].reshape(k, rx), v + scale * step[k * rx:].reshape(k, ry)
+            cand, value = residual(nu, nv)
+            if value <= now:
+                u, v, res, now = nu, nv, cand, value
+                break
+            scale /= 2
+        if last - now <= FIT_TOLERANCE * now:
+            break
+        jac = jacobian(u, v)
+    fit = u[:, :, None] * v[:, None, :]
+    return fit, jacobian(u, v), now
+
+
+def combined_statistics(table: np.ndarray, cov: np.ndarray) -> tuple[float, int, float, int]:
+    """:func:`noisy_statistics` for a table whose noise has the covariance ``cov`` (cells in C
+    order; :func:`combined_table`): the same fit and the same two statistics, the weights
+    ``1 / (sigma^2 + mu)`` replaced by the inverse of ``cov + diag(mu)``. With ``cov`` =
+    sigma^2 I it is :func:`noisy_statistics`.
+
+    >>> t = np.array([[450.0, 50.0], [50.0, 450.0]])
+    >>> a, b = combined_statistics(t, 25.0 * np.eye(4)), noisy_statistics(t, 5.0)
+    >>> a[1] == b[1] and a[3] == b[3] and bool(np.allclose([a[0], a[2]], [b[0], b[2]]))
+    True
+    """
+    t = np.asarray(table, dtype=float)
+    rx, ry = t.shape[:2]
+    order = np.arange(t.size).reshape(rx, ry, -1).transpose(2, 0, 1)  # cells as (stratum, x, y)
+    t = t.reshape(rx, ry, -1).transpose(2, 0, 1)
+    positive = t.sum(axis=(1, 2)) > 0
+    t, order = t[positive], order[positive].ravel()
+    if not len(t) or rx < 2 or ry < 2:
+        return 0.0, 0, 0.0, 0
+    k = len(t)
+    m = t.sum(axis=(1, 2))
+    mu = np.clip(t.sum(axis=2)[:, :, None] * t.sum(axis=1)[:, None, :] / m[:, None, None], 0.0, m[:, None, None])
+    var = np.asarray(cov, dtype=float)[np.ix_(order, order)] + np.diag(np.maximum(mu.ravel(), 1e-12))
+    white = np.linalg.inv(np.linalg.cholesky(var)).__matmul__
+    fit, jac, full = _gls_rank_one_fit(t, white)
+    df = (rx - 1) * (ry - 1)
+    if k == 1:
+        return full, df, full, df
+    shared = np.maximum(fit, 0.0)[:, :, :, None] * np.eye(rx * ry).reshape(1, rx, ry, rx * ry)  # d fit / d l_ij
+    d = white(shared.reshape(k * rx * ry, -1))
+    wj = white(jac)
+    q = np.eye(len(wj)) - wj @ np.linalg.pinv(wj)
+    score = d.T @ white((t - fit).ravel())
+    lam, vec = np.linalg.eigh(d.T @ q @ d)
+    return full, k * df, float(((vec[:, -df:].T @ score) ** 2 / np.maximum(lam[-df:], 1e-300)).sum()), df
 
 
 def dependence(table: np.ndarray, sigma: float) -> float:
@@ -403,7 +588,7 @@ def tables_pc_skeleton(
     keep = checked_pairs(required, nodes, "required")
     ledger = reserve_plan(plan.charges(), budget)
     order = {v: i for i, v in enumerate(nodes)}
-    sepsets, strength, tests, level, left = {}, {}, 0, 0, plan.rest
+    sepsets, strength, tests, level, left, released = {}, {}, 0, 0, plan.rest, {}
     while level < plan.levels and any(graph.degree(v) - 1 >= level for v in graph.nodes):
         if on_level is not None:
             on_level(level, graph.number_of_edges())
@@ -415,7 +600,9 @@ def tables_pc_skeleton(
                 if level + 1 < plan.levels else 0
             rho = split_rest(left, len(_table_keys(asked)), later)
             left -= rho
-        tests += _run_level(graph, level, asked, tables, rho, plan, sampler, alpha, sepsets, strength, order)
+        with single_threaded_blas():  # the tests' small solves: a thread pool on a busy machine is 20x slower
+            tests += _run_level(graph, level, asked, tables, rho, plan, sampler, alpha, sepsets, strength, order,
+                                released)
         level += 1
     complete = not any(graph.degree(v) - 1 >= level for v in graph.nodes) or level > int(max_cond_size)
     return Skeleton(graph, sepsets, tests, complete), ledger
@@ -445,33 +632,52 @@ def _candidates(graph: nx.Graph, level: int, keep: set, strength: dict, order: d
     return out
 
 
+def _independent(found, names, sigma, alpha, released) -> bool:
+    """The test of x and y given S (``names``) on its released table ``found`` (columns, table),
+    with :data:`COMBINE` combined with the earlier levels' ``released`` tables on subsets of
+    its columns (:func:`combined_table`; post-processing: which tables were released is public)."""
+    cols, table = found
+    table = np.transpose(table, [cols.index(v) for v in names])
+    key = frozenset(names)
+    margins = [(tuple(sorted(names.index(v) for v in c)), np.transpose(t, np.argsort([names.index(v) for v in c])), s)
+               for other, (c, t, s) in released.items() if COMBINE != "none" and other < key]
+    if not margins:
+        return noisy_independent(table, sigma, alpha)
+    full, df, hom, hdf = combined_statistics(*combined_table(table, sigma, margins))
+    if COMBINE == "homogeneous" or hdf == 0:  # the full statistic from the table alone
+        plain = noisy_statistics(table, sigma)
+        full, df, hom, hdf = (*plain[:2], hom, hdf) if hdf else plain
+    return _decide(full, df, hom, hdf, alpha)
+
+
 def _table_keys(asked) -> list:
     """The distinct tables (column sets) the tests ``asked`` need, in order of first use."""
     return list(dict.fromkeys(frozenset((x, y, *S)) for x, y, sets in asked for S in sets))
 
 
-def _run_level(graph, level, asked, tables, rho, plan, sampler, alpha, sepsets, strength, order) -> int:
-    """One level: release the tables of its tests ``asked`` at ``rho``, then remove (post-processing)."""
+def _run_level(graph, level, asked, tables, rho, plan, sampler, alpha, sepsets, strength, order, released) -> int:
+    """One level: release the tables of its tests ``asked`` at ``rho``, then remove (post-processing).
+    ``released`` (column set: (columns, table, sigma)) gathers every level's releases."""
     keys = _table_keys(asked)
     columns = [tuple(sorted(k, key=order.get)) for k in keys]
-    released, sigma = release_tables(tables, columns, rho=rho, delta=plan.delta_of(rho), sampler=sampler)
-    found = dict(zip(keys, zip(columns, released)))
+    noisy, sigma = release_tables(tables, columns, rho=rho, delta=plan.delta_of(rho), sampler=sampler)
+    found = dict(zip(keys, zip(columns, noisy)))
     if level == 0:
         strength.update({k: dependence(t, sigma) for k, (_, t) in found.items()})
     removed = []
     for x, y, sets in asked:
         for S in sets:
-            cols, table = found[frozenset((x, y, *S))]
-            if noisy_independent(np.transpose(table, [cols.index(v) for v in (x, y, *S)]), sigma, alpha):
+            if _independent(found[frozenset((x, y, *S))], (x, y, *S), sigma, alpha, released):
                 removed.append((x, y, S))
                 break
+    released.update({k: (cols, t, sigma) for k, (cols, t) in found.items()})
     for x, y, S in removed:
         graph.remove_edge(x, y)
         sepsets[frozenset((x, y))] = frozenset(S)
     return sum(len(sets) for _, _, sets in asked)
 
 
-__all__ = ["CANDIDATES", "LEVEL0_SHARE", "MAX_LEVELS", "SPLIT_POWER", "SWEEPS", "TEST_NAME", "TOLERANCE",
-           "TablesPlan", "dependence", "level0_noise", "noisy_independent", "noisy_statistics",
-           "release_tables", "split_rest",
+__all__ = ["CANDIDATES", "COMBINE", "FIT_STEPS", "FIT_TOLERANCE", "LEVEL0_SHARE", "MAX_LEVELS", "SPLIT_POWER",
+           "SWEEPS", "TEST_NAME", "TOLERANCE", "TablesPlan", "combined_statistics", "combined_table", "dependence",
+           "level0_noise", "noisy_independent", "noisy_statistics", "release_tables", "split_rest",
            "tables_l2_sensitivity", "tables_pc_plan", "tables_pc_skeleton"]

@@ -21,7 +21,7 @@ The data pass is ``0.0015 s x pairs`` per million rows, from
 166-207 s at 1e8, 25 s at 1e7, where the fit says 690, 103 and 44 s).
 
 ``discover`` has no estimate: its methods' times differ by two orders of magnitude
-(tables-pc's fit on alarm, 37 columns and 1e5 rows: under 1 CPU-s in tables_pc.jsonl; Priv-PC
+(tables-pc's fit on alarm, 37 columns and 1e5 rows: 4-5 CPU-s in tables_pc.jsonl; Priv-PC
 on the 30 columns of spark_scale.jsonl: minutes) and no committed file calibrates each method, so it prints none
 rather than a misleading one.
 
