@@ -94,6 +94,7 @@ def calibration_failures(per_family: dict, pairs: int) -> list[str]:
     return failures
 
 
+@pytest.mark.slow  # simulating its 400 pairs (~10 s quiet, more loaded), shared by the slow tests here
 def test_kendall_probability_is_calibrated_against_the_causal_truth_on_every_sim_family():
     data = decisions("kendall")
     per_family = {f: reported(rows, lambda r: r[1]) for f, rows in data.items()}
@@ -101,6 +102,7 @@ def test_kendall_probability_is_calibrated_against_the_causal_truth_on_every_sim
     assert calibration_failures(per_family, PAIRS) == []
 
 
+@pytest.mark.slow  # simulating its 400 pairs (~10 s quiet, more loaded), shared by the slow tests here
 def test_the_check_rejects_a_miscalibrated_probability():
     """An over-confident map (four times the slope) and RECI's agreement probability, which is
     calibrated for agreement with the noise-free score, not for the causal direction, both fail."""

