@@ -5,6 +5,8 @@
     python3 benchmarks/bench_release_real.py --tables gss anes mpls --epsilon 0.3 1 3 --no-privgraph \
         --peers dpmm:mst --python /work/venv-bench/bin/python --out benchmarks/results/release_real_peers.jsonl
     python3 benchmarks/bench_release_real.py --summary benchmarks/results/release_real_*.jsonl
+    python3 benchmarks/bench_release_real.py --tables fair --no-privgraph --peers opendp:mst opendp:aim \
+        --opendp-python /work/venv-opendp/bin/python   # OpenDP 0.16's own (pip install 'opendp[mbi]==0.16.*' pandas)
 
 Tables (all offline; codebooks and preparation in ``benchmarks/real_tables.py``):
 
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -63,6 +66,9 @@ for name, value in spec.get("set", {}).items():  # an ablation: a package consta
     assert hasattr(target, attribute), name
     setattr(target, attribute, value)
 train, domain = table(spec["table"])
+if spec.get("train"):  # the private input is a part of the table (bench_release_utility.py's 80%)
+    import pandas as pd
+    train = pd.read_csv(spec["train"], dtype=str, keep_default_na=False)
 t0 = time.process_time()
 rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=1000 + spec["seed"],
                      **({"tree_cap": spec["tree_cap"]} if spec["tree_cap"] else {})).fit(train, domain=domain)
@@ -99,6 +105,43 @@ synth = model.generate(len(train))
 cpu = time.process_time() - t0
 synth.to_csv(spec["out"], index=False)
 print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+#: OpenDP 0.16's own AIM and MST (``opendp.extras.mbi`` on Private-PGM), run in ``--opendp-python``:
+#: add/remove (``dp.unit_of(contributions=1)``: the symmetric distance), every column's levels given
+#: as public keys (so no delta is spent on unknown keys), the algorithms' defaults (half of rho on
+#: one-way marginals), rho the largest whose OpenDP conversion to (epsilon, delta) stays within ours.
+OPENDP_SCRIPT = r"""
+import json, resource, sys, time, warnings
+warnings.simplefilter("ignore")
+import polars as pl
+import opendp.prelude as dp
+dp.enable_features("contrib")
+spec = json.loads(sys.argv[1])
+train = pl.read_csv(spec["train"], infer_schema=False)
+t0 = time.process_time()
+def converted(scale):  # OpenDP's own zCDP -> (epsilon, delta) conversion of a Gaussian of sensitivity 1: rho = 1 / (2 scale^2)
+    m = dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale))
+    return m.map(1.0).epsilon(spec["delta"])
+lo, hi = 1e-2, 1e4  # the largest rho whose conversion at delta is within epsilon (bisection on the scale)
+for _ in range(80):
+    mid = (lo * hi) ** 0.5
+    lo, hi = (lo, mid) if converted(mid) <= spec["epsilon"] else (mid, hi)
+rho = 1 / (2 * hi ** 2)
+algo = {"aim": dp.mbi.AIM, "mst": dp.mbi.MST}[spec["algo"]]()
+# OpenDP 0.16's MST fails its own budget check by a few ulps (opendp/opendp#2789, open): its selection
+# steps get prior(share / steps) each, and their sum, rounded up, exceeds the share; MST's own `prior`
+# (the next float below) is made to leave 2^-30 of the value instead, so MST spends that much less
+# than its share of rho -- nothing else of OpenDP changed
+import opendp.extras.mbi._mst as _mst
+_mst.prior = lambda x, prior=_mst.prior: prior(x * (1 - 2 ** -30))
+context = dp.Context.compositor(data=train.lazy(), privacy_unit=dp.unit_of(contributions=1),
+                                privacy_loss=dp.loss_of(rho=rho), split_evenly_over=1)
+table = context.query().select(list(train.columns)).contingency_table(keys=spec["levels"], algorithm=algo).release()
+synth = table.synthesize(len(train), method="sample")
+cpu = time.process_time() - t0
+synth.write_csv(spec["out"])
+print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rho": rho}))
 """
 
 
@@ -144,10 +187,14 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
 
 def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
         tree_cap: int | None, rare_sigmas: float | None = None, round_focus: bool = False,
-        settings: dict | None = None) -> dict:
+        settings: dict | None = None, rows: pd.DataFrame | None = None,
+        extra: Callable[[pd.DataFrame], dict] | None = None) -> dict:
+    """One tool's run as a result row; ``rows``: the private input (default the whole table; the TVD
+    is against it), ``extra``: more fields computed from the synthetic rows (the utility's scores)."""
     from privgraph.data.codebook import level_text
 
     train, domain = table(name)
+    train = train if rows is None else rows
     row = {"tool": tool, "table": name, "rows": len(train), "columns": len(train.columns), "epsilon": epsilon,
            "delta": delta, "seed": seed} | ({"rare_sigmas": rare_sigmas} if rare_sigmas is not None else {}) | (
                {"round_focus": True} if round_focus else {}) | ({"set": settings} if settings else {})
@@ -155,13 +202,16 @@ def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: s
         spec = {"table": name, "epsilon": epsilon, "delta": delta, "seed": seed, "out": f"{d}/synth.csv",
                 "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas, "round_focus": round_focus,
                 "set": settings or {}}
+        if rows is not None or tool != "privgraph":
+            train.to_csv(f"{d}/train.csv", index=False)
+            spec["train"] = f"{d}/train.csv"
         if tool == "privgraph":
             command = [sys.executable, "-c", PRIVGRAPH_SCRIPT, json.dumps(spec)]
         else:
-            train.to_csv(f"{d}/train.csv", index=False)
-            spec |= {"train": f"{d}/train.csv", "algo": tool.split(":")[1],
+            spec |= {"algo": tool.split(":")[1],
                      "levels": {c: [level_text(v) for v in lv] for c, lv in zip(domain.names, domain.levels)}}
-            command = [python, "-c", PEER_SCRIPT, json.dumps(spec)]
+            script = OPENDP_SCRIPT if tool.startswith("opendp:") else PEER_SCRIPT
+            command = [python, "-c", script, json.dumps(spec)]
         try:
             out = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=True)
         except subprocess.TimeoutExpired:
@@ -170,7 +220,7 @@ def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: s
             return row | {"status": "failed: " + (err.stderr.strip().splitlines() or [""])[-1][:200]}
         row |= json.loads(out.stdout.strip().splitlines()[-1])
         synth = pd.read_csv(f"{d}/synth.csv", dtype=str, keep_default_na=False)
-    return row | scores(train, synth)
+    return row | scores(train, synth) | (extra(synth) if extra else {})
 
 
 def summary(paths, by_tree_cap: bool = False) -> str:
@@ -206,12 +256,15 @@ def main(argv=None) -> None:
     ap.add_argument("--delta", type=float, default=1e-9)
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--first-seed", type=int, default=0, help="run seeds first-seed .. first-seed + seeds - 1")
-    ap.add_argument("--peers", nargs="*", default=[], help="dpmm:mst, dpmm:aim, dpmm:privbayes (run in --python)")
+    ap.add_argument("--peers", nargs="*", default=[], help="dpmm:mst, dpmm:aim, dpmm:privbayes (run in --python); "
+                    "opendp:mst, opendp:aim (run in --opendp-python)")
     ap.add_argument("--no-privgraph", action="store_true", help="run the peers only")
     ap.add_argument("--summary", type=Path, nargs="*", default=None,
                     help="print the markdown table of these result files (means over seeds) and stop")
     ap.add_argument("--by-tree-cap", action="store_true", help="--summary: privgraph's rows apart by tree_cap")
     ap.add_argument("--python", default=sys.executable, help="the peers' interpreter (their own venv)")
+    ap.add_argument("--opendp-python", default="/work/venv-opendp/bin/python",
+                    help="OpenDP's interpreter (its own venv: opendp[mbi]==0.16.*)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--tree-cap", type=int, default=None, help="privgraph's model-size cap (default: the package's)")
     ap.add_argument("--rare-sigmas", type=float, default=None,
@@ -234,7 +287,8 @@ def main(argv=None) -> None:
         return
     for name, epsilon, seed in itertools.product(args.tables, args.epsilon, range(args.first_seed, args.first_seed + args.seeds)):
         for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
-            row = run(tool, name, epsilon, args.delta, seed, args.python, args.timeout, args.tree_cap,
+            python = args.opendp_python if tool.startswith("opendp:") else args.python
+            row = run(tool, name, epsilon, args.delta, seed, python, args.timeout, args.tree_cap,
                       args.rare_sigmas, args.round_focus, settings)
             line = json.dumps(row)
             print(line, flush=True)

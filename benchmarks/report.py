@@ -35,6 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = ROOT / "docs" / "benchmarks"
 
+#: The runs of release_utility.jsonl (the peers in their own venvs; nice -n 19 on a shared machine).
+UTILITY_COMMAND = ("U='nice -n 19 python3 benchmarks/bench_release_utility.py --epsilon 1 --python "
+                   "/work/venv-dpmm/bin/python --out benchmarks/results/release_utility.jsonl'; $U --tables fair mpls "
+                   "gss cces16 anes --ceiling --peers dpmm:mst opendp:mst --timeout 1200 & $U --tables fair "
+                   "--no-privgraph --peers opendp:aim --timeout 1500; $U --tables gss --no-privgraph --peers opendp:aim "
+                   "--timeout 1200; $U --tables fair --seeds 2 --first-seed 1 --peers opendp:aim opendp:mst dpmm:mst "
+                   "--timeout 1200; $U --tables mpls --no-privgraph --peers opendp:aim --timeout 1200 (the last three "
+                   "beside the first)")
 #: The command that wrote each result file that does not record its own command.
 COMMANDS = {
     "authors_privpc.csv": "python3 benchmarks/bench_authors_privpc.py --authors CHECKOUT --python PY --seeds 20",
@@ -138,6 +146,7 @@ COMMANDS = {
     "release_tree_cap_400k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes census_shape --epsilon 1 "
                                     "--seeds 3 --tree-cap 400000 --out benchmarks/results/release_tree_cap_400k.jsonl "
                                     "(and again with --tree-cap 500000)"),
+    "release_utility.jsonl": (UTILITY_COMMAND),
     "release_real_floor.jsonl": ("nice -n 19 python3 benchmarks/release_floor.py --tables fair cces16 gss anes mpls "
                                  "census_shape --seeds 3 --out benchmarks/results/release_real_floor.jsonl"),
     "release_error_anatomy.jsonl": ("A='nice -n 19 python3 benchmarks/release_error_anatomy.py --tables fair cces16 "
@@ -715,6 +724,34 @@ def settings_label(row: dict) -> str:
     return "privgraph" + ("".join(f" ({k.rsplit('.', 1)[1]} {v:g})" for k, v in settings) or " (default)")
 
 
+def release_utility(name: str = "release_utility.jsonl") -> str:
+    """Per table, epsilon and tool: the downstream classifier's AUC and accuracy on the real 20%
+    (means over seeds), the synthetic rows' TVD against the 80%, CPU s and peak RSS; the
+    classifier trained on the real 80% first (the ceiling); a run that did not finish says so."""
+    rows = read_jsonl(name)
+    targets = {r["table"]: r["target"] for r in rows if "target" in r}
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["table"], r.get("epsilon", -1.0), r["tool"]), []).append(r)
+    body = []
+    for (table, eps, tool), g in sorted(groups.items()):
+        done = [r for r in g if "status" not in r]
+        where = [table, targets.get(table, ""), "-" if eps < 0 else f"{eps:g}", tool]
+        if not done:
+            body.append(where + [0, "; ".join(dict.fromkeys(r["status"] for r in g))] + [""] * 7)
+            continue
+        unfinished = "; ".join(dict.fromkeys(r["status"] for r in g if "status" in r))
+        runs = f"{len(done)} (and {len(g) - len(done)} that {unfinished})" if unfinished else len(done)
+        private = "tvd2" in done[0]
+        body.append(where + [runs, num(mean(r["auc"] for r in done), 3), num(mean(r["accuracy"] for r in done), 3),
+                             f"{mean(r['train_positive'] for r in done):.3f}"] +
+                    ([num(mean(r[k] for r in done), 4) for k in ("tvd1", "tvd2", "tvd3")] +
+                     [num(mean(r["cpu_s"] for r in done), 1), f"{max(r['peak_mib'] for r in done):.0f}"]
+                     if private else ["-"] * 5))
+    return markdown(["table", "target", "epsilon", "tool", "runs", "AUC", "accuracy", "train share positive",
+                     "1-way TVD", "2-way TVD", "3-way TVD", "CPU s", "peak RSS MiB"], body)
+
+
 def release_rounds(name: str = "release_real_rounds.jsonl") -> str:
     """Each run's adaptive rounds beside its TVD, and whether the first table's run of the same
     table, epsilon and seed drew the same synthetic rows (the same TVDs)."""
@@ -923,6 +960,21 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "pair\" privgraph's largest 2-way TVD (mean over the runs of the fourth file, which repeat the first "
               "file's draws at epsilon 1 and 3), the floor's largest beside it and the multiple.",
               lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"], floor=True)),
+        Table("Utility downstream, and OpenDP's own AIM and MST", "release_utility.jsonl",
+              "Each table with a natural yes/no answer split once (seed 0, 80/20 stratified on the answer, "
+              "`bench_release_utility.py`'s `TARGETS`); every tool releases from the same 80% (the private input; "
+              "delta 1e-9, add/remove for every tool), a logistic regression on one-hot features of every other "
+              "column is trained on its synthetic rows (those with the target answered) and scored on the real 20%: "
+              "AUC and accuracy at 0.5. \"real 80%\": the same classifier trained on the real rows (no privacy, the "
+              "ceiling). Peers: dpmm 0.1.9 (`/work/venv-dpmm`) and OpenDP 0.16's `opendp.extras.mbi` (Private-PGM "
+              "mbi 1.1.0, `/work/venv-opendp`): `dp.unit_of(contributions=1)`, every column's levels as public keys, "
+              "the algorithms' defaults, rho the largest whose OpenDP conversion is within (epsilon, delta). TVD of the "
+              "synthetic rows against the 80% as in the first table; CPU seconds in the tool's own process; peak RSS a "
+              "floor as well as a measure (the tool's process is a fork of the benchmark's, whose peak Linux keeps in "
+              "the child's `ru_maxrss` across exec: 250 to 380 MB here); a run "
+              "past its wall-clock limit says so. A shared 2-core machine under a load of 8 to 11: compare ratios, "
+              "not seconds.",
+              release_utility),
         Table("Where the error is: pairs by what the release did with them", "release_error_anatomy.jsonl",
               "privgraph on the six tables at epsilon 1 and 3, the first table's runs repeated (noise seeds "
               "1000-1002, the same draws) with the fitted release kept: every pair's TVD against its own sampling "
