@@ -267,3 +267,16 @@ def test_the_size_carries_the_noise_its_charge_states():
     assert scale == pytest.approx(2.0, rel=1e-3) and draws[0][2].charges[0].sensitivity == 1.0
     total = sum(abs(n_hat - 1_000) for n_hat, _, _ in draws) / scale
     assert gamma.ppf(1e-6 / 2, runs) <= total <= gamma.isf(1e-6 / 2, runs)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_tiny_released_size_is_at_least_three_rows(seed):
+    """Two rows at epsilon 6: the released size is often 1 or 2, where the rank tests'
+    sensitivities are undefined (it divided by zero); the public minimum of 3 rows
+    (``MIN_ROWS``) keeps the fit running, within its budget (up to the samplers' slack)."""
+    domain = Domain(("a", "b"), (2, 2), levels=((0, 1), (0, 1)))
+    X = pd.DataFrame({"a": [0, 1], "b": [1, 0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivPC(epsilon=6.0, neighbours="add_remove", random_state=seed).fit(X, domain=domain)
+    assert est.ledger_.total("basic").epsilon <= 6.0 * (1 + 1e-6)

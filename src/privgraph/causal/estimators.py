@@ -68,6 +68,9 @@ FISHER_Z = "fisher-z"
 
 AR = Neighbours.ADD_REMOVE
 
+#: The least public size of the add/remove reduction (the rank tests need 3 rows).
+MIN_ROWS = 3
+
 #: How the released skeleton is oriented (``orient``).
 ORIENTS = ("cpdag", "direction")
 
@@ -454,7 +457,9 @@ class PrivPC(PrivateEstimator):
 
     def _add_remove(self, domain: Domain) -> AddRemove:
         """The add/remove reduction of this estimator's replace-one form over ``domain``."""
-        return AddRemove(self.epsilon, self.delta, self._composition(domain), minimum=len(domain.names))
+        # At least 3 rows: the rank tests' sensitivities are undefined below 3 (a released size of
+        # 1 or 2 divided by zero in their margins); public, so the plan and the fit agree.
+        return AddRemove(self.epsilon, self.delta, self._composition(domain), minimum=max(MIN_ROWS, len(domain.names)))
 
     def _replace_one(self, epsilon: float, sampler) -> "PrivPC":
         """This estimator under replace-one with ``epsilon``, drawing from ``sampler``."""
