@@ -46,7 +46,11 @@ methods are :data:`privgraph.causal.methods.METHODS` (each with ``relations``,
 release's planner all read. **Add/remove**: any estimator with this contract (a replace-one
 ``fit`` and ``privacy_plan``) gets its add/remove form from
 :class:`privgraph.privacy.add_remove.AddRemove` (the size released, the data resized secretly
-to the public size it gives, the replace-one fit on it, its ledger relabelled).
+to the public size it gives, the replace-one fit on it, its ledger relabelled). **The person
+as the unit**: any estimator with this contract and a ``max_rows_per_person`` parameter gets
+its per-person form from :func:`privgraph.privacy.person.fit_by_person` (the rows truncated to
+at most k per person of the codebook's ``"id"`` column, the add/remove fit run at the row
+target, its ledger carrying the unit).
 """
 
 from __future__ import annotations
