@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgraph.data import Domain, Kind, NumpyEngine, encode
+from privgraph.data import Domain, Kind, NumpyEngine, domain_of_array, domain_of_file, encode, infer_domain
 
 
 def frame():
@@ -19,7 +19,7 @@ def frame():
 
 
 def test_kinds_and_levels_follow_the_data_types():
-    d = Domain.from_frame(frame())
+    d = infer_domain(frame())
     kinds = dict(zip(d.names, d.kinds))
     levels = dict(zip(d.names, d.levels))
     assert kinds["grade"] is Kind.ORDINAL and levels["grade"] == ("lo", "mid", "hi")
@@ -44,30 +44,30 @@ def test_existing_domain_api_keeps_its_meaning():
 def test_string_ordinal_needs_an_explicit_order():
     df = pd.DataFrame({"age": ["old", "young", "adult"]})
     with pytest.raises(ValueError, match="column 'age' is declared ordinal but holds the non-numeric value"):
-        Domain.from_frame(df, kinds={"age": "ordinal"})
-    d = Domain.from_frame(df, kinds={"age": "ordinal"}, levels={"age": ["young", "adult", "old"]})
+        infer_domain(df, kinds={"age": "ordinal"})
+    d = infer_domain(df, kinds={"age": "ordinal"}, levels={"age": ["young", "adult", "old"]})
     assert d.levels == (("young", "adult", "old"),)
     assert encode(df, d).ravel().tolist() == [2, 0, 1]
 
 
 def test_numeric_text_declared_ordinal_is_ordered_by_number():
-    d = Domain.from_frame(pd.DataFrame({"k": ["10", "2", "1"]}), kinds={"k": Kind.ORDINAL})
+    d = infer_domain(pd.DataFrame({"k": ["10", "2", "1"]}), kinds={"k": Kind.ORDINAL})
     assert d.levels == (("1", "2", "10"),)
 
 
 def test_given_levels_must_cover_the_data_and_not_repeat():
     df = pd.DataFrame({"a": ["x", "y", "z"]})
     with pytest.raises(ValueError, match=r"column 'a' holds value\(s\) \['z'\] not among its levels"):
-        Domain.from_frame(df, levels={"a": ["x", "y"]})
+        infer_domain(df, levels={"a": ["x", "y"]})
     with pytest.raises(ValueError, match="repeat"):
-        Domain.from_frame(df, levels={"a": ["x", "y", "z", "x"]})
-    assert Domain.from_frame(df, levels={"a": ["z", "y", "x", "w"]}).sizes == (4,)  # unseen level kept
+        infer_domain(df, levels={"a": ["x", "y", "z", "x"]})
+    assert infer_domain(df, levels={"a": ["z", "y", "x", "w"]}).sizes == (4,)  # unseen level kept
 
 
 def test_missing_values_are_an_error_unless_dropped():
     df = pd.DataFrame({"a": ["x", None, "y", "y", "x"], "b": [1, 2, np.nan, 2, 3]})
     with pytest.raises(ValueError, match="column 'a' has 1 missing value.*missing='drop'"):
-        Domain.from_frame(df)
+        infer_domain(df)
     e = NumpyEngine.from_frame(df, kinds={"b": "ordinal"}, missing="drop")
     assert int(e.counts([])) == 3  # rows incomplete in any column are gone
     assert e.counts(["a"]).tolist() == [2, 1] and e.domain.levels[1] == (1.0, 2.0, 3.0)
@@ -75,61 +75,61 @@ def test_missing_values_are_an_error_unless_dropped():
 
 def test_constant_column_is_an_error_naming_it():
     with pytest.raises(ValueError, match=r"column 'c' has one value only \('k'\)"):
-        Domain.from_frame(pd.DataFrame({"c": ["k", "k"], "d": [1, 2]}))
-    assert Domain.from_frame(pd.DataFrame({"c": ["k", "k"]}), levels={"c": ["k", "l"]}).sizes == (2,)
+        infer_domain(pd.DataFrame({"c": ["k", "k"], "d": [1, 2]}))
+    assert infer_domain(pd.DataFrame({"c": ["k", "k"]}), levels={"c": ["k", "l"]}).sizes == (2,)
 
 
 def test_unknown_names_and_kinds_are_errors():
     df = pd.DataFrame({"a": [1, 2]})
     with pytest.raises(KeyError, match="kinds names columns \\['zz'\\]"):
-        Domain.from_frame(df, kinds={"zz": "ordinal"})
+        infer_domain(df, kinds={"zz": "ordinal"})
     with pytest.raises(ValueError, match="kind of column 'a' must be one of"):
-        Domain.from_frame(df, kinds={"a": "fuzzy"})
+        infer_domain(df, kinds={"a": "fuzzy"})
     with pytest.raises(ValueError, match="missing must be one of"):
-        Domain.from_frame(df, missing="ignore")
+        infer_domain(df, missing="ignore")
 
 
-def test_from_array_with_names():
+def test_domain_of_array_with_names():
     a = np.array([[0, 1.5], [1, 2.5], [2, 0.5]])
-    d = Domain.from_array(a, ["k", "v"], kinds={"k": "ordinal"})
+    d = domain_of_array(a, ["k", "v"], kinds={"k": "ordinal"})
     assert d.kinds == (Kind.ORDINAL, Kind.CONTINUOUS) and d.levels[0] == (0.0, 1.0, 2.0)
     with pytest.raises(ValueError, match="one column per name"):
-        Domain.from_array(a, ["k"])
+        domain_of_array(a, ["k"])
 
 
-def test_from_path_matches_from_frame(tmp_path):
+def test_domain_of_file_matches_infer_domain(tmp_path):
     df = pd.DataFrame({"city": ["Oslo", "Bergen", "Oslo"], "visits": [3, 1, 2], "w": [0.1, 0.2, 0.3]})
     for name in ("d.parquet", "d.csv"):
         path = tmp_path / name
         df.to_parquet(path) if name.endswith("parquet") else df.to_csv(path, index=False)
-        d = Domain.from_path(path)
+        d = domain_of_file(path)
         assert d.names == ("city", "visits", "w") and d.sizes == (2, 3, 0)
         assert d.levels[:2] == (("Bergen", "Oslo"), (1, 2, 3))
-        assert Domain.from_path(path, columns=["visits"]).names == ("visits",)
+        assert domain_of_file(path, columns=["visits"]).names == ("visits",)
     with pytest.raises(FileNotFoundError, match="no such data file: '.*nope.csv'"):
-        Domain.from_path(tmp_path / "nope.csv")
+        domain_of_file(tmp_path / "nope.csv")
     with pytest.raises(KeyError, match=r"columns \['zz'\] not in"):
-        Domain.from_path(tmp_path / "d.csv", columns=["zz"])
+        domain_of_file(tmp_path / "d.csv", columns=["zz"])
 
 
 def test_encode_follows_levels_and_rejects_continuous():
     df = frame()
-    d = Domain.from_frame(df)
+    d = infer_domain(df)
     codes = encode(df, d.project(d.discrete_names))
     assert codes.dtype == np.uint8 and codes[:, 0].tolist() == [0, 2, 1, 0]
     with pytest.raises(ValueError, match=r"columns \['weight'\] are continuous"):
         encode(df, d)
 
 
-def test_from_path_checks_kinds_and_levels(tmp_path):
+def test_domain_of_file_checks_kinds_and_levels(tmp_path):
     pd.DataFrame({"age": ["old", "young", "adult"], "w": [0.5, 1.5, 2.5]}).to_parquet(tmp_path / "a.parquet")
-    d = Domain.from_path(tmp_path / "a.parquet", kinds={"age": "ordinal", "w": "continuous"},
-                         levels={"age": ["young", "adult", "old"]})
+    d = domain_of_file(tmp_path / "a.parquet", kinds={"age": "ordinal", "w": "continuous"},
+                       levels={"age": ["young", "adult", "old"]})
     assert d.levels[0] == ("young", "adult", "old") and d.kinds == (Kind.ORDINAL, Kind.CONTINUOUS)
     with pytest.raises(KeyError, match=r"kinds names columns \['zz'\]"):
-        Domain.from_path(tmp_path / "a.parquet", kinds={"zz": "ordinal"})
+        domain_of_file(tmp_path / "a.parquet", kinds={"zz": "ordinal"})
     with pytest.raises(ValueError, match="column 'age' is declared ordinal but holds the non-numeric"):
-        Domain.from_path(tmp_path / "a.parquet", kinds={"age": "ordinal"})
+        domain_of_file(tmp_path / "a.parquet", kinds={"age": "ordinal"})
 
 
 def test_a_public_column_round_trips_through_the_codebook_and_a_bad_value_is_named(tmp_path):

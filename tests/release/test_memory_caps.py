@@ -91,7 +91,7 @@ def test_the_pair_predictions_from_one_product_equal_the_pair_by_pair_counts():
     from privgraph.mrf.cgm import cgm_em
     from privgraph.mrf.noisy_tables import NoisyMarginals
     from privgraph.mrf.sampling import sample_chunks
-    from privgraph.release import tree
+    from privgraph.release import pair_scores, tree
 
     domain = Domain.of(**{f"v{i}": 2 + i % 3 for i in range(12)})  # 3^4 * 4^4 * 2^4 cells: drawn, not enumerated
     rng = np.random.default_rng(1)
@@ -99,9 +99,9 @@ def test_the_pair_predictions_from_one_product_equal_the_pair_by_pair_counts():
     tables = tuple(rng.integers(1, 500, domain.project(c).shape).astype(float) for c in cliques)
     model = cgm_em(NoisyMarginals(domain, cliques, tuple(range(11)), tables, "gaussian", 1.0, 1e4))
     pairs = list(itertools.combinations(domain.names, 2)) + [("v0", "v1", "v2")]
-    fast = tree.model_pair_tables(model, pairs, np.random.default_rng(5), rows=30_000)
+    fast = pair_scores.model_pair_tables(model, pairs, np.random.default_rng(5), rows=30_000)
     totals = {p: np.zeros(domain.project(p).shape) for p in pairs}
-    draws = sample_chunks(model, 30_000, tree._CHUNK, rng=np.random.default_rng(5), max_cells=tree.DEFAULT_TREE_CAP)
+    draws = sample_chunks(model, 30_000, pair_scores._CHUNK, rng=np.random.default_rng(5), max_cells=tree.DEFAULT_TREE_CAP)
     for codes in draws:
         for p in pairs:
             at = [domain.index(v) for v in p]

@@ -10,7 +10,7 @@ from privgraph.data.codebook import (
     write_codebook,
 )
 from privgraph.data.domain import Domain, Kind, check_countable
-from privgraph.data.encoding import encode, infer_domain
+from privgraph.data.encoding import domain_of_array, encode, infer_domain
 from privgraph.data.engines import (
     CountEngine,
     DuckDBEngine,
@@ -19,6 +19,7 @@ from privgraph.data.engines import (
     group_by_query,
     marginal,
 )
+from privgraph.data.files import domain_of_file
 from privgraph.data.frontdoor import (
     DomainRequired,
     check_invalid,
@@ -55,6 +56,8 @@ __all__ = [
     "encode",
     "group_by_query",
     "infer_domain",
+    "domain_of_array",
+    "domain_of_file",
     "marginal",
     "poisson_rows",
     "poisson_table",

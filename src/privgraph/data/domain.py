@@ -7,7 +7,6 @@ import enum
 from typing import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from privgraph.data.missing import MISSING, missing_code
 from privgraph.data.records import Dialect
@@ -28,7 +27,7 @@ class Domain:
 
     Discrete columns are coded 0..size-1 in the order of ``levels``. ``bounds`` holds a
     ``(lo, hi)`` pair for each continuous column that has public bounds (None otherwise).
-    ``public`` is False when any of it was read from the data (:meth:`from_frame` and its
+    ``public`` is False when any of it was read from the data (:func:`~privgraph.data.infer_domain` and its
     siblings without levels): estimators then say "domain read from the data: not
     private" in their ledger. ``bins`` holds the public :class:`~privgraph.data.bins.Bins`
     of each continuous column that has them (None otherwise): such a column keeps its kind
@@ -109,57 +108,6 @@ class Domain:
     def of(cls, **sizes: int) -> "Domain":
         """A categorical domain from keyword sizes, in keyword order."""
         return cls(tuple(sizes), tuple(int(s) for s in sizes.values()))
-
-    @classmethod
-    def from_frame(cls, frame, *, kinds=None, levels=None, missing: str = "error") -> "Domain":
-        """The domain of a pandas DataFrame; rules in :mod:`privgraph.data.encoding`.
-
-        ``kinds`` and ``levels`` map column names to a :class:`Kind` (or its value) and to
-        the levels in order; ``missing`` is ``"error"`` (default) or ``"drop"``.
-
-        >>> import pandas as pd
-        >>> df = pd.DataFrame({"smoker": [True, False, True], "visits": [0, 2, 1]})
-        >>> d = Domain.from_frame(df)
-        >>> d.as_dict(), d.kinds[1].value
-        ({'smoker': 2, 'visits': 3}, 'ordinal')
-        """
-        from privgraph.data.encoding import infer_domain  # cycle: domain <-> encoding (a constructor over infer_domain)
-
-        return infer_domain(frame, kinds=kinds, levels=levels, missing=missing)
-
-    @classmethod
-    def from_array(
-        cls, array, names: Sequence[str], *, kinds=None, levels=None, missing: str = "error"
-    ) -> "Domain":
-        """The domain of a 2-D numpy array whose columns are named by ``names``.
-
-        Integer columns are ordinal in numeric order, floats continuous (NaN is missing).
-
-        >>> import numpy as np
-        >>> Domain.from_array(np.array([[0, 1], [1, 2], [0, 0]]), ["a", "b"]).shape
-        (2, 3)
-        """
-        array = np.asarray(array)
-        if array.ndim != 2 or array.shape[1] != len(names):
-            raise InvalidInput(
-                f"array must be 2-D with one column per name ({len(names)}), got shape {array.shape}"
-            )
-        frame = pd.DataFrame(array, columns=list(names))
-        return cls.from_frame(frame, kinds=kinds, levels=levels, missing=missing)
-
-    @classmethod
-    def from_path(
-        cls, path, *, columns=None, kinds=None, levels=None, missing: str = "error"
-    ) -> "Domain":
-        """The domain of a CSV or Parquet file, read by DuckDB without loading it whole.
-
-        Only distinct values are fetched (floats are continuous and not scanned unless
-        ``kinds`` makes them discrete). Parquet keeps integer types; an ordered pandas
-        Categorical saved to Parquet comes back as text, so give its ``levels``.
-        """
-        from privgraph.data.files import domain_of_file  # cycle: domain <-> files (a constructor over domain_of_file)
-
-        return domain_of_file(path, columns=columns, kinds=kinds, levels=levels, missing=missing)
 
     @property
     def shape(self) -> tuple[int, ...]:

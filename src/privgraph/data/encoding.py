@@ -83,6 +83,33 @@ def infer_domain(
     )
 
 
+def domain_of_array(
+    array,
+    names: Sequence[str],
+    *,
+    kinds: Mapping[str, Kind | str] | None = None,
+    levels: Mapping[str, Sequence] | None = None,
+    missing: str = "error",
+) -> Domain:
+    """The domain of a 2-D numpy array whose columns are named by ``names`` (as :func:`infer_domain`).
+
+    Integer columns are ordinal in numeric order, floats continuous (NaN is missing).
+
+    >>> domain_of_array(np.array([[0, 1], [1, 2], [0, 0]]), ["a", "b"]).shape
+    (2, 3)
+    >>> domain_of_array(np.zeros(3), ["a"])
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: array must be 2-D with one column per name (1), got shape (3,)
+    """
+    array = np.asarray(array)
+    if array.ndim != 2 or array.shape[1] != len(names):
+        raise InvalidInput(
+            f"array must be 2-D with one column per name ({len(names)}), got shape {array.shape}"
+        )
+    return infer_domain(pd.DataFrame(array, columns=list(names)), kinds=kinds, levels=levels, missing=missing)
+
+
 def dtype_levels(values: pd.Series) -> tuple | None:
     """The levels a column's dtype declares (a Categorical's categories, or a boolean's
     False/True), read without looking at its values; None for any other dtype.

@@ -165,7 +165,13 @@ def domain_of_file(
     connection=None,
     dialect: Dialect | None = None,
 ) -> Domain:
-    """The domain of a CSV/Parquet file (see :meth:`Domain.from_path`), a CSV read by ``dialect``."""
+    """The domain of a CSV or Parquet file, read by DuckDB without loading it whole; a CSV read by ``dialect``.
+
+    Only distinct values are fetched (floats are continuous and not scanned unless
+    ``kinds`` makes them discrete). Parquet keeps integer types; an ordered pandas
+    Categorical saved to Parquet comes back as text, so give its ``levels``. Rules as
+    :func:`~privgraph.data.infer_domain`; ``columns`` picks the columns (default: all).
+    """
     path, missing = check_path(path), check_missing_policy(missing)
     have = file_columns(path, dialect)
     names = list(columns) if columns is not None else have

@@ -53,11 +53,12 @@ from privgraph.data.bins import bin_codes
 from privgraph.data.codebook import domain_from_codebook, level_text, read_codebook
 from privgraph.data.domain import Domain, Kind, check_countable
 from privgraph.data.encoding import dtype_levels
+from privgraph.data.encoding import infer_domain as infer_frame_domain  # this module's resolve_domain has an argument infer_domain
 from privgraph.data.missing import is_missing_level, missing_code, missing_mask
 from privgraph.data.names import check_columns_present
 from privgraph.data.engines import CountEngine, DuckDBEngine, NumpyEngine
 from privgraph.data.engines.spark_engine import spark_session
-from privgraph.data.files import check_path, file_format, read_table
+from privgraph.data.files import check_path, domain_of_file, file_format, read_table
 from privgraph.data.records import Dialect, header_of, spark_records
 from privgraph.data.relation import RelationEngine, coded_spark_engine, is_duckdb_relation, is_spark_frame
 from privgraph.privacy.neighbours import Neighbours
@@ -198,10 +199,10 @@ def resolve_domain(X, domain=None, *, infer_domain: bool = False, names: Sequenc
     if not infer_domain:
         raise DomainRequired(how_to_get_a_domain(what))
     if isinstance(X, (str, os.PathLike)):
-        return Domain.from_path(X, missing="drop")
+        return domain_of_file(X, missing="drop")
     if frame is None:
         raise InvalidInput("infer_domain works on a DataFrame, an array with names or a file; give this data a domain")
-    return Domain.from_frame(frame, missing="drop")
+    return infer_frame_domain(frame, missing="drop")
 
 
 def _as_frame_or_none(X, names):

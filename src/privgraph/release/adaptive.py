@@ -8,7 +8,7 @@ Sheldon, Miklau 2022, Algorithm 2):
    ``q_ij = || C_ij - n P_model(i, j) ||_1 - sqrt(2/pi) sigma_t cells_ij``; one pair is chosen by
    the exponential mechanism at ``epsilon_t`` among the pairs that keep the model's junction
    tree within the public cap (:func:`~privgraph.release.model_size.fits`). Sensitivity: that of
-   :func:`~privgraph.release.tree.pair_score_sensitivity` (the prediction and the penalty are
+   :func:`~privgraph.release.pair_scores.pair_score_sensitivity` (the prediction and the penalty are
    the same on both neighbours; the penalty is a public constant per pair);
 2. **measure**: its count table with the discrete Gaussian at ``rho_t``
    (:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`: one table, L2 sensitivity 1 under
@@ -64,7 +64,7 @@ from privgraph.privacy import Charge, Neighbours, NoiseSampler, exponential_mech
 from privgraph.privacy.neighbours import histogram_l2_sensitivity
 from privgraph.privacy.zcdp import zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
 from privgraph.release.model_size import fits
-from privgraph.release.tree import ABS_NORMAL, model_pair_tables, pair_score_sensitivity, proportions
+from privgraph.release.pair_scores import ABS_NORMAL, model_pair_tables, pair_score_sensitivity, proportions
 from privgraph.timecap import check_time
 
 #: AIM's split of a round's rho: this share measures, the rest selects.

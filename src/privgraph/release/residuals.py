@@ -10,7 +10,7 @@ round's candidates: the pairs neither in the tree nor chosen yet, a function of 
 releases only). Each score is less the expected L1 noise of the pair's own release (AIM's size
 penalty, :func:`~privgraph.release.tree.noise_penalty`: a public constant per pair), so a wide
 pair whose table would be mostly noise is chosen only when the model misses it by more.
-Sensitivity: :func:`~privgraph.release.tree.pair_score_sensitivity` (the prediction and the
+Sensitivity: :func:`~privgraph.release.pair_scores.pair_score_sensitivity` (the prediction and the
 penalty are the same on both neighbours). The penalty was tried on child and alarm alone and
 left out (no gain beyond the runs' spread); on the settling seeds (100-101) of the real tables
 it was part of what lowered their 2-way TVD by a fifth to a third (cces16, gss, mpls at
@@ -27,7 +27,7 @@ from collections import deque
 import numpy as np
 
 from privgraph.privacy import Neighbours, NoiseSampler, exponential_mechanism
-from privgraph.release.tree import RO, pair_score_sensitivity
+from privgraph.release.pair_scores import RO, pair_score_sensitivity
 
 
 def extra_pair_count(d: int) -> int:
@@ -82,7 +82,7 @@ def tree_pair_tables(names, edges, one_way: dict, edge_tables: dict) -> dict:
 def select_residual_pairs(pairs, scores: np.ndarray, count: int, *, epsilon: float, sampler: NoiseSampler,
                           neighbours: Neighbours = RO, fits=None) -> list[tuple[str, str]]:
     """Up to ``count`` of ``pairs`` by the exponential mechanism, one at a time without
-    replacement (score sensitivity :func:`~privgraph.release.tree.pair_score_sensitivity`
+    replacement (score sensitivity :func:`~privgraph.release.pair_scores.pair_score_sensitivity`
     under ``neighbours``). ``fits(chosen, pair)``: whether the model with the pairs chosen so
     far (in this call) and ``pair`` stays within the public junction-tree cap
     (:func:`~privgraph.release.model_size.fits`); each selection runs on the pairs that fit,

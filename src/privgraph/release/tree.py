@@ -53,27 +53,28 @@ import numpy as np
 
 import privgraph.heartbeat as heartbeat
 from privgraph.data import Domain, count_tables
-from privgraph.data.rowsets import grouped_grams
 from privgraph.graphs import CPDAG
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.inference import infer
 from privgraph.mrf.noisy_tables import join_releases, plan_release, release_sensitivity, release_tables
-from privgraph.mrf.sampling import sample_chunks
 from privgraph.privacy import (
     Budget, Charge, Ledger, Neighbours, NoiseSampler, exponential_mechanism, gaussian_calibration,
     laplace_scale,
 )
 from privgraph.privacy.budget import reserve_plan
 from privgraph.privacy.mechanisms import exponential_charge
-from privgraph.privacy.neighbours import histogram_l1_sensitivity
 from privgraph.privacy.zcdp import MARGIN, total_rho, zcdp_epsilon
+from privgraph.release.adaptive import AdaptivePlan, adaptive_rounds
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 from privgraph.release.levels import MergedEngine, MergedLevels, merge_rare_levels
 from privgraph.release.model_size import fits, forest_fits
+from privgraph.release.pair_scores import (  # also imported from here: tree's __all__ keeps them
+    ABS_NORMAL, PREDICTION_ROWS, RO, l1_scores, model_pair_tables, pair_score_sensitivity, proportions, round_predictions,
+)
+from privgraph.release.residuals import extra_pair_count, select_residual_pairs, tree_pair_tables
 from privgraph.timecap import check_time, start_clock
 from privgraph.validation import InvalidInput
 
-RO = Neighbours.REPLACE_ONE
 #: Shares of the budget (of rho under zCDP, of epsilon under basic composition) spent on the
 #: tree's d - 1 selections and on step 3's selections (:mod:`privgraph.release.residuals`);
 #: the rest goes to the tables, in proportion to their number (every table gets the same
@@ -95,12 +96,6 @@ RESIDUAL_ROUNDS = 3
 #: against 0.3 is worse on anes at epsilon 1 (2-way 0.0683 against 0.0646), the same on gss at 3
 #: and better on cces16 at 1 (0.0244 against 0.0253).
 ADAPTIVE_SHARE, ADAPTIVE_ROUNDS = 0.3, 16
-#: Rows drawn from a round's model to predict every pair's table (post-processing; public),
-#: unless the domain has at most ``_CHUNK`` cells, where the model's joint is used exactly.
-PREDICTION_ROWS = 200_000
-#: The expected absolute value of a standard normal, ``sqrt(2/pi)``: a Gaussian cell's expected L1 noise per sigma.
-ABS_NORMAL = math.sqrt(2 / math.pi)
-_CHUNK = 20_000
 
 
 @dataclass(frozen=True)
@@ -211,8 +206,6 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     >>> round(a.select_epsilon / g.select_epsilon, 3)  # the same selection noise: 2 Delta / epsilon
     0.5
     """
-    from privgraph.release.residuals import extra_pair_count  # cycle: release.tree <-> release.residuals
-
     neighbours = Neighbours.parse(neighbours)
     same_noise = (pair_score_sensitivity(neighbours) / pair_score_sensitivity(RO)) ** (1 if delta == 0 else 2)
     selection_share = SELECTION_SHARE * same_noise if selection_share is None else selection_share
@@ -241,47 +234,9 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     residual = math.sqrt(8 * rho * residual_share / k)
     adaptive = None
     if adaptive_share:
-        from privgraph.release.adaptive import AdaptivePlan  # cycle: release.tree <-> release.adaptive
-
         adaptive = AdaptivePlan(rho * adaptive_share, ADAPTIVE_ROUNDS * d, neighbours)
     return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, tuple(extra), d - 1, k, rho,
                     neighbours, batches, adaptive)
-
-
-def pair_score_sensitivity(neighbours: Neighbours) -> float:
-    """Sensitivity of one pair's score ``u_ij = ||C_ij - E_ij||_1`` (E fixed: earlier releases).
-
-    Derivation: by the triangle inequality ``|u_ij(D) - u_ij(D')| <= ||C_ij(D) - C_ij(D')||_1``,
-    the L1 sensitivity of one histogram: 2 under replace-one (one count moves from one cell
-    to another), 1 under add/remove (:func:`~privgraph.privacy.histogram_l1_sensitivity`).
-    E, built from the released one-way tables and n, is the same on both sides: under
-    replace-one n is public; under add/remove E must not use the true n (it moves with the
-    added row, and the bound would be 2), so it uses the released tables' estimate of n.
-
-    >>> pair_score_sensitivity(Neighbours.REPLACE_ONE), pair_score_sensitivity(Neighbours.ADD_REMOVE)
-    (2, 1)
-    """
-    return histogram_l1_sensitivity(neighbours)
-
-
-def l1_scores(pair_tables, predicted, n_rows: int) -> np.ndarray:
-    """``|| C_ij - n P_ij ||_1`` for each true count table and predicted probability table
-    (the predictions are post-processing of earlier releases: constants for the mechanism).
-
-    >>> l1_scores([np.array([[5, 0], [0, 5]])], [np.full((2, 2), 0.25)], 10).tolist()
-    [10.0]
-    """
-    return np.array([np.abs(np.asarray(c, dtype=float) - n_rows * p).sum() for c, p in zip(pair_tables, predicted)])
-
-
-def proportions(noisy: np.ndarray) -> np.ndarray:
-    """A noisy table clipped at zero and normalised (uniform when nothing is left).
-
-    >>> proportions(np.array([3.0, -1.0, 1.0])).tolist()
-    [0.75, 0.0, 0.25]
-    """
-    x = np.clip(np.asarray(noisy, dtype=float), 0, None).ravel()
-    return x / x.sum() if x.sum() > 0 else np.full(x.size, 1.0 / x.size)
 
 
 def select_tree(names, pairs, scores: np.ndarray, *, epsilon: float, sampler: NoiseSampler,
@@ -369,8 +324,6 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     far within it, so every model fitted here and after is exact. A round in which no pair
     fits releases the one-way tables again at its epsilon (they always fit). Rare levels are
     merged after step 1 (:mod:`privgraph.release.levels`; the structure's ``levels``)."""
-    from privgraph.release.residuals import select_residual_pairs  # cycle: release.tree <-> release.residuals
-
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     pairs = list(itertools.combinations(engine.domain.names, 2))
     heartbeat.at(f"counting the {len(pairs):,} pair tables in one pass")
@@ -407,8 +360,6 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     extras: list = []
     rounds = None
     if plan.adaptive is not None:
-        from privgraph.release.adaptive import adaptive_rounds  # cycle: release.tree <-> release.adaptive
-
         adaptive = reserve_plan([plan.adaptive.charge(plan.delta)], budget)
         ledger = ledger + adaptive
         tables, rounds = adaptive_rounds(tables, counted, plan.adaptive, delta=plan.delta, sampler=sampler,
@@ -484,88 +435,6 @@ def _counts(chosen, counted: dict, ones_counts: list) -> list:
     return [counted[p] for p in chosen] if chosen else ones_counts
 
 
-def round_predictions(tables, pairs, rng: np.random.Generator, rows: int = PREDICTION_ROWS, *,
-                      tree_cap: int = DEFAULT_TREE_CAP) -> dict:
-    """Every pair's probability table under the model CGM-EM fits to ``tables``: exact from
-    the model's joint when the domain has at most ``_CHUNK`` cells, else estimated from
-    ``rows`` draws of it (post-processing of released tables: the draws are not noise and
-    need no privacy; their error, about ``sqrt(p / rows)`` per cell, is far below a released
-    cell's noise).
-
-    >>> from privgraph.mrf.noisy_tables import NoisyMarginals
-    >>> d = Domain.of(a=2, b=2, c=2)
-    >>> t = NoisyMarginals(d, (("a", "b"), ("b", "c")), (0, 1), (np.array([[4e5, 1e5], [1e5, 4e5]]),
-    ...                    np.array([[4.5e5, 5e4], [5e4, 4.5e5]])), "gaussian", 1.0, 1e6)
-    >>> p = round_predictions(t, [("a", "c")], np.random.default_rng(0))  # 8 cells: exact
-    >>> round(float(p[("a", "c")][0, 0]), 3)
-    0.37
-    >>> big = Domain.of(**{v: 10 for v in "abcde"})  # 100,000 cells: drawn
-    >>> t = NoisyMarginals(big, (("a", "b"),), (0,), (np.eye(10) * 1e5,), "gaussian", 1.0, 1e6)
-    >>> p = round_predictions(t, [("a", "b"), ("c", "d")], np.random.default_rng(0), rows=100_000)
-    >>> bool(abs(p[("a", "b")][0, 0] - 0.1) < 0.005 and abs(p[("c", "d")][0, 0] - 0.01) < 0.002)
-    True
-    """
-    return model_pair_tables(cgm_em(tables, max_cells=tree_cap), pairs, rng, rows, tree_cap=tree_cap)
-
-
-def model_pair_tables(model, cliques, rng: np.random.Generator, rows: int = PREDICTION_ROWS, *,
-                      tree_cap: int = DEFAULT_TREE_CAP) -> dict:
-    """Every clique's probability table (pairs, triples) under ``model``: exact from its joint
-    when the domain has at most ``_CHUNK`` cells, else estimated from ``rows`` draws
-    (:func:`round_predictions`)."""
-    domain = model.domain
-    shapes = [tuple(domain.size_of(v) for v in c) for c in cliques]
-    columns = [[domain.names.index(v) for v in c] for c in cliques]
-    sizes = [domain.size_of(v) for v in domain.names]
-    if math.prod(sizes) <= _CHUNK:  # every record of the domain, weighted by the model
-        codes = np.indices(sizes).reshape(len(sizes), -1).T
-        log_p = model.log_unnormalised(codes)
-        chunks = [(codes, np.exp(log_p - log_p.max()))]
-    else:  # draws, a chunk at a time (memory of a chunk's codes)
-        chunks = ((codes, None) for codes in sample_chunks(model, rows, _CHUNK, rng=rng, max_cells=tree_cap))
-    outer = heartbeat.position()
-    pairs = [i for i, at in enumerate(columns) if len(at) == 2]  # the draws: every pair's table from one product
-    gram = (np.zeros((sum(sizes), sum(sizes))) if pairs and math.prod(sizes) > _CHUNK
-            and sum(sizes) ** 2 <= _GRAM_CELLS else None)
-    totals = [None if gram is not None and len(at) == 2 else np.zeros(shape) for at, shape in zip(columns, shapes)]
-    for k, (codes, weights) in enumerate(chunks, 1):
-        heartbeat.at(f"{outer + ': ' if outer else ''}predicting {len(cliques):,} tables, "
-                     f"{heartbeat.of(k, -(-rows // _CHUNK) if weights is None else 1, 'chunk')}")
-        if gram is not None:
-            _add_pair_counts(gram, codes, sizes)
-        for total, at, shape in zip(totals, columns, shapes):
-            if total is None:  # from the gram
-                continue
-            cell = np.ravel_multi_index(tuple(codes[:, j] for j in at), shape)
-            total += np.bincount(cell, weights, total.size).reshape(shape)
-    if gram is not None:
-        starts = np.concatenate([[0], np.cumsum(sizes)])
-        for i in pairs:
-            (a, b), (ka, kb) = columns[i], shapes[i]
-            totals[i] = gram[starts[a]:starts[a] + ka, starts[b]:starts[b] + kb]  # a view: divided below
-    return {c: t / t.sum() for c, t in zip(cliques, totals)}
-
-
-#: The most cells (the domain's levels squared) of the matrix of every pair's counts
-#: (:func:`_add_pair_counts`): 64 MB, 2,896 levels in all (1,000 binary columns are 2,000); a
-#: wider domain (a column of thousands of levels) counts pair by pair, as before.
-_GRAM_CELLS = 1 << 23
-
-
-def _add_pair_counts(gram: np.ndarray, codes: np.ndarray, sizes) -> None:
-    """Add every pair of columns' counts of ``codes`` (rows x d) to ``gram``, the levels x
-    levels matrix whose block (a, b) is the table of columns a and b: one product of one-hot
-    matrices (:func:`~privgraph.data.rowsets.grouped_grams`, exact) instead of one count per
-    pair (a 1,000-column table has 499,500 pairs).
-
-    >>> g = np.zeros((5, 5))
-    >>> _add_pair_counts(g, np.array([[0, 2], [1, 2], [1, 0]]), [2, 3])
-    >>> g[:2, 2:].tolist()  # column 0 against column 1
-    [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
-    """
-    gram += grouped_grams(codes, None, np.zeros(codes.shape[0], dtype=np.int64), 1, range(len(sizes)), sizes)[0]
-
-
 def one_way_counts(names, pair_counts: dict) -> list[np.ndarray]:
     """Each of ``names``' count tables, summed out of the first counted pair table that holds
     it (one pass over the data for the pairs serves the one-way tables too).
@@ -595,8 +464,6 @@ def release_counts(engine, cliques, epsilon: float, *, plan: TreePlan, sampler: 
 def tree_model_pairs(tables, edges, tree_cap: int = DEFAULT_TREE_CAP) -> dict:
     """Every pair's table under the model CGM-EM fits to the one-way and tree tables
     (post-processing; exact: the tree's junction tree is within ``tree_cap``)."""
-    from privgraph.release.residuals import tree_pair_tables  # cycle: release.tree <-> release.residuals
-
     model = cgm_em(tables, max_cells=tree_cap)
     marginals = dict(zip(model.cliques, infer(model, max_cells=tree_cap).marginals))
     names = tables.domain.names
