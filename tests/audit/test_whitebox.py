@@ -426,7 +426,9 @@ def test_planted_adaptive_rounds_with_add_remove_sensitivity_is_caught(monkeypat
 
 def test_planted_pair_scores_with_add_remove_sensitivity_is_caught(monkeypatch):
     """The tree's and the rounds' pair scores (L1 distances of tables) claiming the add/remove 1."""
-    monkeypatch.setattr(tree, "histogram_l1_sensitivity", lambda neighbours: 1)
+    from privgraph.release import pair_scores  # where pair_score_sensitivity reads it (moved from tree)
+
+    monkeypatch.setattr(pair_scores, "histogram_l1_sensitivity", lambda neighbours: 1)
     out = white_box(release_fit("tree", delta=1e-6), *rounds_pair(), RO)
     assert {p.split(" at ")[1].split(")")[0] for p in out.problems} >= {"select_tree", "adaptive_rounds"}
 

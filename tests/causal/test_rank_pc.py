@@ -93,7 +93,7 @@ def test_released_noise_is_the_sensitivity_times_the_gaussian_calibration():
         draws.append(upper(np.arcsin(cov.covariance)) * 2 / math.pi)  # no projection: far from singular
     draws = np.concatenate(draws)
     rho = rho_for_budget(epsilon, delta)
-    assert ledger.charges[0].curve == ("zcdp", rho)
+    assert ledger.charges[0].curve.as_tuple() == ("zcdp", rho)
     sigma = kendall_matrix_l2_sensitivity(n, d) / math.sqrt(2 * rho)
     assert kendall_noise(d, n, epsilon=epsilon, delta=delta) == pytest.approx(sigma, rel=1e-3)
     assert abs(draws.mean()) <= 5 * sigma / math.sqrt(draws.size)

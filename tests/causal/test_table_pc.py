@@ -134,7 +134,7 @@ def test_level_one_takes_the_whole_rest_when_level_two_would_have_no_table(monke
                                              sampler=SeededSampler(0))
     plan = TablesPlan(3.0, 1e-6, levels=3)
     assert len(rhos) == 2 and rhos == [plan.rho0, plan.rest]
-    assert [c.curve[1] for c in ledger] == [plan.rho0, plan.rest]
+    assert [c.curve.rho for c in ledger] == [plan.rho0, plan.rest]
 
 
 @settings(max_examples=300, deadline=None)

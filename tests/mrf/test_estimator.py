@@ -125,7 +125,7 @@ def test_psgd_fits_a_tied_chain_of_individuals_under_replace_one():
         df, domain=Domain.of(**{n: 3 for n in names}))
     (charge,) = est.ledger_.charges
     assert charge.neighbours is Neighbours.REPLACE_ONE and "unit=individual" in charge.note
-    assert charge.sampling == ("without_replacement", round(0.05 * users), users)
+    assert charge.sampling.as_tuple() == ("without_replacement", round(0.05 * users), users)
     assert est.ledger_.total("rdp", delta=1e-3).epsilon <= 2.0
     np.testing.assert_array_equal(est.model_.potentials[0], est.model_.potentials[2])
     with pytest.raises(ValueError, match="null=0"):

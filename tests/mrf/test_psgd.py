@@ -65,7 +65,7 @@ def test_replace_one_noise_is_twice_the_clip_and_the_sample_is_exactly_m():
     _, ledger = psgd(records(0), domain=D, cliques=CLIQUES, epsilon=1.0, delta=1e-4, sampler=sampler, steps=30,
                      neighbours="replace_one")
     (charge,) = ledger.charges  # N is public: no count release
-    assert charge.neighbours is Neighbours.REPLACE_ONE and charge.sampling == ("without_replacement", 100, 2000)
+    assert charge.neighbours is Neighbours.REPLACE_ONE and charge.sampling.as_tuple() == ("without_replacement", 100, 2000)
     multiplier = sampled_gaussian_multiplier(1.0, 1e-4, sampling=("without_replacement", 100, 2000), steps=30,
                                              neighbours=Neighbours.REPLACE_ONE, max_multiplier=50.0)
     assert all(s == pytest.approx(multiplier * 2 * CLIP, rel=1e-4) for s in sampler.sigmas)

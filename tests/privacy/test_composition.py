@@ -82,7 +82,7 @@ def test_rdp_of_gaussian_against_closed_form():
     rel = gaussian_mechanism(0.0, epsilon=1.0, delta=1e-6, sensitivity=1.0, neighbours=AR,
                              sampler=SeededSampler(0))
     charge = rel.ledger.charges[0]
-    z = charge.curve[1] / charge.curve[2]
+    z = charge.curve.sigma / charge.curve.sensitivity
     k, delta = 20, 1e-5
     from privgraph.privacy.composition import RDP_ORDERS
 

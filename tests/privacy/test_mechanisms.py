@@ -67,7 +67,7 @@ def test_gaussian_noise_scale(dimension):
 
 def test_gaussian_scalar_is_the_analytic_gaussian():
     sigma, _, curve = gaussian_calibration(1.0, 1e-5, 1.0)
-    assert curve[0] == "discrete_gaussian"
+    assert curve.as_tuple()[0] == "discrete_gaussian"
     assert sigma == pytest.approx(analytic_gaussian_sigma(1.0, 1e-5, 1.0), rel=1e-3)
 
 

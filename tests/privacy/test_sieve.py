@@ -38,7 +38,7 @@ def test_the_whole_cap_is_reserved_up_front_and_amplified():
     s = session(rounds=4, budget=budget)
     assert budget.spent().epsilon == pytest.approx(4.0)
     sieve = s.ledger.charges[0]
-    assert sieve.count == 4 and sieve.sampling == ("without_replacement", 100, 1000)
+    assert sieve.count == 4 and sieve.sampling.as_tuple() == ("without_replacement", 100, 1000)
     eps_pre = s._eps_pre
     assert amplify_without_replacement(eps_pre, 0.0, 100, 1000, RO)[0] <= 0.5
     assert eps_pre == pytest.approx(math.log1p(math.expm1(0.5) * 10), rel=1e-12)

@@ -67,7 +67,7 @@ def test_charged_shift_covers_the_rounded_move(pair):
     g = _grid_used(x.size, sensitivity)
     rel_x, rel_y = _release(x, sensitivity), _release(y, sensitivity)
     move = np.abs((rel_y.value - rel_x.value) / g).sum()  # rounded L1 move in grid units
-    _, parameter, shift = rel_x.ledger.charges[0].curve
+    _, parameter, shift = rel_x.ledger.charges[0].curve.as_tuple()
     assert move <= shift
     # Exact privacy loss of the product of discrete Laplaces: sup over outputs of the log
     # ratio is parameter * (L1 move in units), attained where every coordinate lies
@@ -82,7 +82,7 @@ def test_the_measured_mrf_pair_needs_the_dimension_term():
     x, y, _ = _mrf_pair()
     g = grid_for(1.0)
     assert np.abs(np.round(y / g) - np.round(x / g)).sum() > grid_shift(1.0, g)
-    shift = _release(x, 1.0).ledger.charges[0].curve[2]
+    shift = _release(x, 1.0).ledger.charges[0].curve.sensitivity
     g = _grid_used(x.size, 1.0)
     assert np.abs(np.round(y / g) - np.round(x / g)).sum() <= shift
 
@@ -91,14 +91,14 @@ def test_scalar_calibration_is_unchanged():
     for sensitivity in (1.0, 3.0, 0.01):
         scale, grid, curve = laplace_calibration(EPS, sensitivity, 1)
         assert grid == grid_for(sensitivity)
-        assert curve[2] == math.floor(sensitivity / grid) + 1
+        assert curve.sensitivity == math.floor(sensitivity / grid) + 1
 
 
 @pytest.mark.parametrize("dimension", [1, 7, 1000, 2**19, 2**19 + 1, 10**7])
 def test_overhead_and_scale_prediction(dimension):
     scale, grid, curve = laplace_calibration(EPS, 1.0, dimension)
-    assert curve[2] == math.floor(1.0 / grid) + dimension
-    overhead = curve[2] * grid  # (floor(D/g) + d) / (D/g) at D = 1
+    assert curve.sensitivity == math.floor(1.0 / grid) + dimension
+    overhead = curve.sensitivity * grid  # (floor(D/g) + d) / (D/g) at D = 1
     assert overhead <= 1 + (2.0**-12 if dimension <= 2**19 else dimension * 2.0**-31)
     assert laplace_scale(EPS, 1.0, dimension=dimension) == scale
     assert scale == pytest.approx(1.0 / (EPS - PURE_DP_SLACK) * overhead, rel=1e-12)

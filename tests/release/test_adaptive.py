@@ -107,7 +107,7 @@ def test_the_release_charges_the_filter_once_as_planned():
     rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=5).fit(NumpyEngine(domain, codes))
     filters = [c for c in rel.ledger_ if c.mechanism == "adaptive rounds (zCDP filter)"]
     plan = plan_tree(domain, None, epsilon=1.0, delta=1e-6, neighbours="add_remove")
-    assert len(filters) == 1 and filters[0].curve == ("zcdp", plan.adaptive.rho)
+    assert len(filters) == 1 and filters[0].curve.as_tuple() == ("zcdp", plan.adaptive.rho)
     assert plan.adaptive.rho == pytest.approx(ADAPTIVE_SHARE * plan.rho)
     assert rel.structure_.adaptive.spent == pytest.approx(plan.adaptive.rho, rel=1e-9)
     assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0

@@ -14,6 +14,7 @@ from privgraph.causal.deciders import BudgetTooSmall
 from privgraph.data import Domain, Kind
 from privgraph.datasets import load_network
 from privgraph.privacy import Budget, BudgetExceeded, Charge, Neighbours
+from privgraph.privacy.events import ZCDPCurve
 from privgraph.release import PrivateRelease, family_cliques, plan_release
 from privgraph.release.cliques import extend_to_dag
 
@@ -244,7 +245,7 @@ def test_gauss_pc_release_charges_its_plan_under_one_rho(asia):
     assert tables.mechanism == "gaussian" and tables.epsilon == plan.charges[-1].epsilon
     assert rel.ledger_.total("rdp", 1e-6).epsilon <= 1.0
     # the split is of rho: each stage alone costs more than half of epsilon
-    rhos = [c.curve[1] for c in rel.ledger_.charges if c.curve and c.curve[0] == "zcdp"]
+    rhos = [c.curve.rho for c in rel.ledger_.charges if isinstance(c.curve, ZCDPCurve)]
     assert sum(rhos) <= rho_for_budget(1.0, 1e-6) * (1 + 1e-9)
     assert all(e > 0.5 for e in (rel.structure_.ledger_.total("rdp", 1e-6).epsilon, tables.epsilon))
 
@@ -282,7 +283,7 @@ def test_gauss_pc_planner_predicts_level_0(asia):
     rel = PrivateRelease(epsilon=1.0, random_state=5, neighbours="replace_one").fit(X, domain=net.domain)
     level0 = rel.structure_.ledger_.charges[0]
     d = len(net.domain.names)
-    sigma = zcdp_gaussian_scale(level0.curve[1], kendall_pairs_l2_sensitivity(d, with_degeneracy=True),
+    sigma = zcdp_gaussian_scale(level0.curve.rho, kendall_pairs_l2_sensitivity(d, with_degeneracy=True),
                                 d * (d - 1) // 2 + d)[0]
     assert math.isclose(plan.stages[0].noise, sigma, rel_tol=1e-9)
     strong = [(a, b) for a, b in net.to_networkx().edges

@@ -59,6 +59,7 @@ import numpy as np
 from privgraph.privacy import mechanisms, zcdp
 from privgraph.privacy.calibration import grid_for, grid_shift, l1_grid_for
 from privgraph.privacy.ledger import Ledger
+from privgraph.privacy.events import ZCDPCurve
 from privgraph.privacy.neighbours import Neighbours
 from privgraph.privacy.samplers import PURE_DP_SLACK, NoiseSampler
 
@@ -140,7 +141,7 @@ def _measure(site: str, mechanism: str, value, sensitivity: float, neighbours, s
     charge = release.ledger.charges[0]
     units = [scale for _, scale, _ in sampler.draws[start:]]
     if mechanism == "exponential":  # a selection: its noise is a race, no scale to read (requested None)
-        grid, required, epsilon, rho = 0.0, 0.0, charge.epsilon, charge.curve[1]
+        grid, required, epsilon, rho = 0.0, 0.0, charge.epsilon, charge.curve.rho
     elif mechanism == "laplace":
         grid = l1_grid_for(sensitivity, d) if sensitivity else 0.0
         required = mechanisms.laplace_calibration(charge.epsilon, sensitivity, d)[0] if sensitivity else 0.0
@@ -152,7 +153,7 @@ def _measure(site: str, mechanism: str, value, sensitivity: float, neighbours, s
             required = mechanisms.gaussian_calibration(charge.epsilon, charge.delta, sensitivity, d)[0]
             shift = grid_shift(sensitivity, grid) if d == 1 else sensitivity / grid + math.sqrt(d)
         else:
-            required = zcdp.zcdp_gaussian_scale(charge.curve[1], sensitivity, d)[0]
+            required = zcdp.zcdp_gaussian_scale(charge.curve.rho, sensitivity, d)[0]
             shift = sensitivity / grid + math.sqrt(d)
         epsilon, rho = None, shift**2 / (2 * min(units) ** 2) if units else 0.0
     requested = min(units) * grid if units else None
@@ -293,7 +294,7 @@ def uncovered(seen: Sequence[Measurement], ledger: Ledger, parts=None) -> str | 
 
     Pure ledgers and Laplace (or exponential) releases: the sum of the releases' epsilons
     against the ledger's basic total. Otherwise in zCDP: the releases' rhos against the
-    ledger's (a charge's ``("zcdp", rho)`` curve; a pure charge without one at
+    ledger's (a charge's :class:`~privgraph.privacy.events.ZCDPCurve`; a pure charge without one at
     ``epsilon^2 / 2``); charges with other curves (sub-sampled ones) make the check
     inapplicable (None). ``parts``: for a ledger composed in parallel over disjoint records,
     a function giving each release's part; then each part's sum must be paid for.
@@ -303,10 +304,10 @@ def uncovered(seen: Sequence[Measurement], ledger: Ledger, parts=None) -> str | 
     else:
         paid = 0.0
         for c in ledger:
-            if c.sampling:
+            if c.sampling is not None:
                 return None
-            if c.curve and c.curve[0] == "zcdp":
-                paid += c.curve[1] * c.count
+            if isinstance(c.curve, ZCDPCurve):
+                paid += c.curve.rho * c.count
             elif c.is_pure:
                 paid += c.epsilon**2 / 2 * c.count
             else:

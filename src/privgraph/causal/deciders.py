@@ -44,6 +44,7 @@ from privgraph.privacy import (
     sieve_rate,
 )
 from privgraph.privacy.budget import BudgetTooSmall
+from privgraph.privacy.events import WithoutReplacementSampling
 from privgraph.privacy.sieve import MIN_RATE, pre_amplification_epsilon
 from privgraph.stats import ChiSquareTest, CITest, GTest
 from privgraph.stats.ci_test import check_alpha
@@ -389,7 +390,7 @@ class SubsampledGaussian(_Capped):
         _, _, curve = gaussian_calibration(r, self.test_delta, 1.0)
         eps, dlt = amplify_without_replacement(r, self.test_delta, m, n, RO)
         return (Charge("gaussian", eps, dlt, RO, sensitivity=1.0, curve=curve,
-                       sampling=("without_replacement", m, n), note=f"m={m} of n={n}"),)
+                       sampling=WithoutReplacementSampling(m, n), note=f"m={m} of n={n}"),)
 
     @property
     def exhausted(self) -> bool:

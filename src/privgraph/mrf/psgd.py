@@ -83,6 +83,7 @@ from privgraph.privacy import (
     sampled_gaussian_multiplier,
 )
 from privgraph.privacy.neighbours import check_delta, check_epsilon, check_rate
+from privgraph.privacy.events import PoissonSampling, Sampling, WithoutReplacementSampling
 from privgraph.validation import InvalidInput, positive_int
 
 #: Share of epsilon spent on the noisy number of units under add/remove (the step size needs it).
@@ -134,7 +135,7 @@ def psgd(
     ...                      individuals=np.arange(2000) // 4, neighbours="replace_one",
     ...                      epsilon=1.0, delta=1e-4, sampler=SeededSampler(0), steps=20)
     >>> [c.sampling for c in ledger], bool(np.all(model.potentials[0] == model.potentials[1]))
-    ([('without_replacement', 25, 500)], True)
+    ([WithoutReplacementSampling(size=25, population=500)], True)
     """
     cliques = check_cliques(domain, cliques)
     neighbours = Neighbours.parse(neighbours)
@@ -258,7 +259,7 @@ def psgd_plan(
     unit = "individual" if individuals else "record"
     sums = GaussianSums(clip=clip, dimension=dimension, multiplier=multiplier, steps=steps, delta=delta,
                         sampling=sampling, neighbours=neighbours, sampler=None, note=f"unit={unit}")
-    if sampling[0] == "without_replacement":
+    if isinstance(sampling, WithoutReplacementSampling):
         return sums.ledger
     count = laplace_charge(epsilon * share, 1.0, Neighbours.ADD_REMOVE)
     return Ledger.of(replace(count, note=f"{count.note}; number of units; unit={unit}")) + sums.ledger
@@ -272,36 +273,36 @@ def _calibrate(epsilon, delta, sampling, steps, neighbours, max_noise_multiplier
     return share, multiplier
 
 
-def _sampling(neighbours: Neighbours, rate: float, n: int, records: int | None) -> tuple:
+def _sampling(neighbours: Neighbours, rate: float, n: int, records: int | None) -> Sampling:
     """The sub-sampling of each step: Poisson at ``rate`` (add/remove) or exactly round(rate N) of N."""
     if neighbours is Neighbours.ADD_REMOVE:
         if records is not None:
             raise InvalidInput(f"records={records!r} is the public number of units under replace_one; under "
                                "add_remove it is private (PSGD releases it with the Laplace mechanism): drop it")
-        return ("poisson", rate)
+        return PoissonSampling(rate)
     if records is not None and positive_int("records", records, 0) != n:
         raise InvalidInput(f"records={records} but the data holds {n} units (under replace_one N is public)")
     m = round(rate * n)
     if m < 1:
         raise InvalidInput(f"rate={rate} of N={n} units rounds to a sample of {m}: raise rate or use more data")
-    return ("without_replacement", m, n)
+    return WithoutReplacementSampling(m, n)
 
 
 def _batch_size(sampling, n: int, epsilon_count: float, sampler, budget, unit: str) -> tuple[float, Ledger]:
     """The step's divisor: m under replace-one (public); rate * noisy N under add/remove."""
-    if sampling[0] == "without_replacement":
-        return float(sampling[1]), Ledger()
+    if isinstance(sampling, WithoutReplacementSampling):
+        return float(sampling.size), Ledger()
     n_hat, ledger = laplace_mechanism(float(n), epsilon=epsilon_count, sensitivity=1.0,
                                       neighbours=Neighbours.ADD_REMOVE, sampler=sampler, budget=budget)
     ledger = Ledger(tuple(replace(c, note=f"{c.note}; number of units; unit={unit}") for c in ledger))
-    return sampling[1] * max(n_hat, 1.0), ledger
+    return sampling.rate * max(n_hat, 1.0), ledger
 
 
-def _draw(sampling: tuple, counts: np.ndarray, sampler: NoiseSampler) -> np.ndarray:
+def _draw(sampling: Sampling, counts: np.ndarray, sampler: NoiseSampler) -> np.ndarray:
     """How many of each unit row the step's secret sub-sample holds."""
-    if sampling[0] == "poisson":
-        return sampler.binomial(counts, sampling[1])
-    return sampler.multivariate_hypergeometric(counts, sampling[1])
+    if isinstance(sampling, PoissonSampling):
+        return sampler.binomial(counts, sampling.rate)
+    return sampler.multivariate_hypergeometric(counts, sampling.size)
 
 
 def _group_shapes(domain: Domain, cliques, groups) -> list[tuple[int, ...]]:

@@ -37,6 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
+from privgraph.privacy.events import PLD_MAX_SHIFT as _PLD_MAX_SHIFT
 from privgraph.privacy.ledger import METHODS, Charge, PrivacyCost
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.validation import InvalidInput, one_of
@@ -231,7 +232,7 @@ PLD_MAX_EPSILON = 50.0
 #: charge enters as randomized response at its epsilon, the worst case of every epsilon-DP
 #: mechanism (Kairouz, Oh, Viswanath 2015), so the total is still valid, at most as loose as
 #: ``optimal`` composition. Public: the charge's parameters only.
-PLD_MAX_SHIFT = 2**18
+PLD_MAX_SHIFT = _PLD_MAX_SHIFT  # defined beside the curve that reads it (privacy.events)
 
 
 def pld_epsilon(charges: Sequence[Charge], delta: float) -> float:
@@ -270,17 +271,10 @@ def _pld_of(c: Charge):
     from dp_accounting.pld import privacy_loss_distribution as pl
     from dp_accounting.pld.common import DifferentialPrivacyParameters
 
-    kind = c.curve[0] if c.curve else None
-    rate = c.sampling[1] if c.sampling and c.sampling[0] == "poisson" else 1.0
-    exact = not c.sampling or c.sampling[0] == "poisson"
-    if exact and kind == "discrete_laplace" and c.curve[2] <= PLD_MAX_SHIFT:
-        return pl.from_discrete_laplace_mechanism(
-            c.curve[1], sensitivity=int(c.curve[2]), sampling_prob=rate), True
-    if exact and kind == "discrete_gaussian":
-        return pl.from_discrete_gaussian_mechanism(
-            c.curve[1], sensitivity=int(c.curve[2]), sampling_prob=rate), True
-    if exact and kind == "gaussian":
-        return pl.from_gaussian_mechanism(c.curve[1], sampling_prob=rate), True
+    rate = 1.0 if c.sampling is None else c.sampling.pld_rate  # None: no exact curve behind it
+    exact = c.curve.pld(rate) if c.curve is not None and rate is not None else None
+    if exact is not None:
+        return exact, True
     return pl.from_privacy_parameters(DifferentialPrivacyParameters(c.epsilon, c.delta)), False
 
 
@@ -309,14 +303,9 @@ def rdp_epsilon(charges: Sequence[Charge], delta: float) -> float:
             continue
         acc = RdpAccountant(orders=list(RDP_ORDERS), neighboring_relation=rel)
         acc.compose(event, c.count)
-        total += _rdp_curve(acc)
+        total += np.asarray(acc.rdp, dtype=np.float64)  # public (a copy of its curve at the orders)
         extra += c.count * c.slack
     return float(compute_epsilon(orders, total, delta)[0]) + extra
-
-
-def _rdp_curve(acc) -> np.ndarray:
-    """The accountant's Renyi divergences at ``orders`` (dp_accounting keeps them as _rdp)."""
-    return np.asarray(acc._rdp, dtype=np.float64)  # noqa: SLF001 - no public getter exists
 
 
 def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
@@ -328,20 +317,11 @@ def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
 
 
 def _rdp_event(c: Charge):
-    """The dp_accounting event for a Gaussian-type charge, or None for a pure charge."""
-    import dp_accounting as dpa  # lazy: keeps import privgraph.audit free of scipy (dp_accounting imports it)
-
-    kind = c.curve[0] if c.curve else None
-    if kind in ("discrete_gaussian", "gaussian"):
-        nm = c.curve[1] / c.curve[2] if kind == "discrete_gaussian" else c.curve[1]
-        base = dpa.GaussianDpEvent(nm)
-        if not c.sampling:
-            return base
-        if c.sampling[0] == "poisson":
-            return dpa.PoissonSampledDpEvent(c.sampling[1], base)
-        return dpa.SampledWithoutReplacementDpEvent(c.sampling[2], c.sampling[1], base)
-    if kind == "zcdp" and not c.sampling:
-        return dpa.ZCDpEvent(c.curve[1])
+    """The dp_accounting event for a Gaussian-type or zCDP charge (its typed curve's
+    :meth:`rdp_event`), or None for a pure charge that enters as randomized response."""
+    event = c.curve.rdp_event(c.sampling) if c.curve is not None else None
+    if event is not None:
+        return event
     if c.delta > 0:
         raise InvalidInput(
             f"RDP cannot compose the approximate-DP charge {c.mechanism!r} "

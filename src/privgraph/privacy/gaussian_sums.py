@@ -49,6 +49,7 @@ import numpy as np
 
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.composition import rdp_epsilon
+from privgraph.privacy.events import GaussianCurve, PoissonSampling, Sampling, WithoutReplacementSampling, as_sampling
 from privgraph.privacy.ledger import Charge
 from privgraph.privacy.mechanisms import as_array, pay, snap_to_grid
 from privgraph.privacy.neighbours import (
@@ -64,7 +65,7 @@ from privgraph.validation import InvalidInput, positive_int
 #: Grid of the released sums: a power of two at most ``2**-GRID_BITS`` of the clip norm.
 GRID_BITS = 20
 
-_RELATION_OF_SAMPLING = {"poisson": Neighbours.ADD_REMOVE, "without_replacement": Neighbours.REPLACE_ONE}
+_RELATION_OF_SAMPLING = {PoissonSampling: Neighbours.ADD_REMOVE, WithoutReplacementSampling: Neighbours.REPLACE_ONE}
 
 
 def clipped_sum_sensitivity(clip: float, neighbours: Neighbours) -> float:
@@ -80,44 +81,48 @@ def clipped_sum_sensitivity(clip: float, neighbours: Neighbours) -> float:
     return histogram_l1_sensitivity(neighbours) * float(clip)
 
 
-def check_sampling(sampling: tuple, neighbours: Neighbours) -> tuple:
-    """The sampling as a canonical tuple, if ``dp_accounting`` can account it under ``neighbours``.
+def check_sampling(sampling, neighbours: Neighbours) -> Sampling:
+    """The sampling, typed (:mod:`privgraph.privacy.events`; its tuple is accepted too), if
+    ``dp_accounting`` can account it under ``neighbours``.
 
     >>> check_sampling(("without_replacement", 10, 100), Neighbours.REPLACE_ONE)
-    ('without_replacement', 10, 100)
+    WithoutReplacementSampling(size=10, population=100)
     >>> check_sampling(("poisson", 0.1), Neighbours.REPLACE_ONE)
     Traceback (most recent call last):
     ...
     privgraph.validation.InvalidInput: sampling ('poisson', 0.1) is accounted under add_remove neighbours only ...
     """
     neighbours = Neighbours.parse(neighbours)
-    kind = sampling[0] if isinstance(sampling, tuple) and sampling else None
-    if kind not in _RELATION_OF_SAMPLING:
+    try:
+        typed = as_sampling(sampling)
+    except InvalidInput:
+        typed = None
+    if typed is None:
         raise InvalidInput(f"sampling must be ('poisson', q) or ('without_replacement', m, n), got {sampling!r}")
-    if _RELATION_OF_SAMPLING[kind] is not neighbours:
-        other = {"poisson": "('without_replacement', m, n) under replace_one",
-                 "without_replacement": "('poisson', q) under add_remove"}[kind]
+    if _RELATION_OF_SAMPLING[type(typed)] is not neighbours:
+        other = {PoissonSampling: "('without_replacement', m, n) under replace_one",
+                 WithoutReplacementSampling: "('poisson', q) under add_remove"}[type(typed)]
         raise InvalidInput(
-            f"sampling {sampling!r} is accounted under {_RELATION_OF_SAMPLING[kind].value} neighbours only "
-            f"(dp_accounting's RDP accountant refuses it under {neighbours.value}); use {other}"
+            f"sampling {typed.as_tuple()!r} is accounted under {_RELATION_OF_SAMPLING[type(typed)].value} "
+            f"neighbours only (dp_accounting's RDP accountant refuses it under {neighbours.value}); use {other}"
         )
-    if kind == "poisson":
-        return ("poisson", check_rate(sampling[1], "sampling rate"))
-    m, n = positive_int("sample size m", sampling[1]), positive_int("population n", sampling[2])
+    if isinstance(typed, PoissonSampling):
+        return PoissonSampling(check_rate(typed.rate, "sampling rate"))
+    m, n = positive_int("sample size m", typed.size), positive_int("population n", typed.population)
     if m > n:
         raise InvalidInput(f"sample size m={m} exceeds the population n={n}")
-    return ("without_replacement", m, n)
+    return WithoutReplacementSampling(m, n)
 
 
-def _curve_cost(multiplier: float, sampling: tuple, steps: int, delta: float, neighbours: Neighbours) -> float:
+def _curve_cost(multiplier: float, sampling: Sampling, steps: int, delta: float, neighbours: Neighbours) -> float:
     """RDP epsilon of ``steps`` sampled Gaussian steps (an accountant query, never a ledger entry)."""
-    c = Charge("gaussian_sums", 0.0, 0.0, neighbours, count=steps, curve=("gaussian", multiplier), sampling=sampling)
+    c = Charge("gaussian_sums", 0.0, 0.0, neighbours, count=steps, curve=GaussianCurve(multiplier), sampling=sampling)
     return rdp_epsilon((c,), delta)
 
 
 @functools.lru_cache(maxsize=256)
 def sampled_gaussian_multiplier(
-    epsilon: float, delta: float, *, sampling: tuple, steps: int, neighbours: Neighbours,
+    epsilon: float, delta: float, *, sampling: Sampling | tuple, steps: int, neighbours: Neighbours,
     max_multiplier: float = 50.0,
 ) -> float:
     """Smallest noise multiplier (to 1%) whose ``steps``-fold RDP total is at most epsilon.
@@ -137,7 +142,7 @@ def sampled_gaussian_multiplier(
         raise InvalidInput("the sampled Gaussian needs delta > 0, got 0")
     if _curve_cost(max_multiplier, sampling, steps, delta, neighbours) > epsilon:
         raise InvalidInput(
-            f"epsilon={epsilon} is out of reach with {steps} steps sampled by {sampling} under "
+            f"epsilon={epsilon} is out of reach with {steps} steps sampled by {sampling.as_tuple()} under "
             f"{neighbours.value} at delta={delta:g}: it would need a noise multiplier above {max_multiplier}"
         )
     lo, hi = 0.05, float(max_multiplier)
@@ -149,7 +154,7 @@ def sampled_gaussian_multiplier(
 
 @functools.lru_cache(maxsize=256)
 def sampled_gaussian_charge(
-    multiplier: float, *, sampling: tuple, steps: int, delta: float, neighbours: Neighbours,
+    multiplier: float, *, sampling: Sampling | tuple, steps: int, delta: float, neighbours: Neighbours,
     sensitivity: float, note: str = "",
 ) -> Charge:
     """The ledger entry of ``steps`` sampled Gaussian sums (curve, sampling, per-step (eps, delta)).
@@ -157,14 +162,15 @@ def sampled_gaussian_charge(
     >>> c = sampled_gaussian_charge(2.0, sampling=("without_replacement", 50, 1000), steps=20,
     ...                             delta=1e-5, neighbours=Neighbours.REPLACE_ONE, sensitivity=2.0)
     >>> c.count, c.sampling, c.curve
-    (20, ('without_replacement', 50, 1000), ('gaussian', 2.0))
+    (20, WithoutReplacementSampling(size=50, population=1000), GaussianCurve(noise_multiplier=2.0))
     """
     neighbours = Neighbours.parse(neighbours)
+    sampling = as_sampling(sampling)
     per_step = _curve_cost(multiplier, sampling, 1, delta / steps, neighbours)
-    detail = f"noise multiplier {multiplier:.4g}, sampling {sampling}, {steps} steps"
+    detail = f"noise multiplier {multiplier:.4g}, sampling {sampling.as_tuple()}, {steps} steps"
     return Charge(
         "gaussian_sums", per_step, delta / steps, neighbours, sensitivity=sensitivity, count=steps,
-        curve=("gaussian", multiplier), sampling=sampling, note=f"{detail}; {note}" if note else detail,
+        curve=GaussianCurve(multiplier), sampling=sampling, note=f"{detail}; {note}" if note else detail,
     )
 
 
@@ -205,7 +211,7 @@ class GaussianSums:
     """
 
     def __init__(
-        self, *, clip: float, dimension: int, multiplier: float, steps: int, delta: float, sampling: tuple,
+        self, *, clip: float, dimension: int, multiplier: float, steps: int, delta: float, sampling: Sampling | tuple,
         neighbours: Neighbours, sampler: NoiseSampler, budget: Budget | None = None, note: str = "",
     ):
         neighbours = Neighbours.parse(neighbours)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+from privgraph.privacy.events import Curve, Sampling, as_curve, as_sampling
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.validation import InvalidInput, positive_int
 
@@ -41,14 +42,16 @@ class Charge:
     count : int
         Number of identical invocations reserved in advance (a cap fixed before the data
         is seen, never a count the data chose).
-    curve : tuple
-        Optional exact privacy curve for the accountants: ``("discrete_laplace",
-        parameter, sensitivity)``, ``("discrete_gaussian", sigma, sensitivity)``,
-        ``("gaussian", noise_multiplier)``, ``("zcdp", rho)``. Empty: only
-        (epsilon, delta) is known (a generic (epsilon, delta)-DP mechanism).
-    sampling : tuple
-        ``("poisson", q)`` (add/remove) or ``("without_replacement", m, n)``
-        (replace-one) when ``curve`` describes the mechanism *before* sub-sampling;
+    curve : Curve or None
+        Optional exact privacy curve for the accountants, a typed curve of
+        :mod:`privgraph.privacy.events` (:class:`~privgraph.privacy.events.DiscreteLaplaceCurve`,
+        ``DiscreteGaussianCurve``, ``GaussianCurve``, ``ZCDPCurve``); its legacy tuple
+        (``("zcdp", rho)``, ...) is converted on construction. None: only (epsilon, delta)
+        is known (a generic (epsilon, delta)-DP mechanism).
+    sampling : Sampling or None
+        :class:`~privgraph.privacy.events.PoissonSampling` (add/remove) or
+        :class:`~privgraph.privacy.events.WithoutReplacementSampling` (replace-one), or their
+        tuples, when ``curve`` describes the mechanism *before* sub-sampling;
         ``epsilon``/``delta`` are always the amplified values.
     slack : float
         Privacy-loss slack per invocation already included in ``epsilon`` (the
@@ -67,13 +70,15 @@ class Charge:
     neighbours: Neighbours
     sensitivity: float | None = None
     count: int = 1
-    curve: tuple = ()
-    sampling: tuple = ()
+    curve: Curve | None = None
+    sampling: Sampling | None = None
     slack: float = 0.0
     note: str = field(default="", compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "neighbours", Neighbours.parse(self.neighbours))
+        object.__setattr__(self, "curve", as_curve(self.curve))
+        object.__setattr__(self, "sampling", as_sampling(self.sampling))
         if not (0 <= self.epsilon < float("inf")):
             raise InvalidInput(f"charge epsilon must be non-negative and finite, got {self.epsilon!r}")
         check_delta(self.delta, "charge delta")

@@ -35,6 +35,7 @@ from privgraph.privacy.calibration import (
     l1_grid_for,
     zcdp_sigma,
 )
+from privgraph.privacy.events import DiscreteGaussianCurve, DiscreteLaplaceCurve, ZCDPCurve
 from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.neighbours import (
     Neighbours,
@@ -142,7 +143,7 @@ def laplace_mechanism(
     (:func:`~privgraph.privacy.calibration.grid_shift`). The privacy loss is at most
     ``m / t + s = epsilon`` (geometric mechanism, Ghosh, Roughgarden, Sundararajan 2009,
     one coordinate at a time: the loss of a product is the sum of the coordinates'
-    ``|move_i| / t``). The charge's curve ``("discrete_laplace", 1/t, m)`` carries this
+    ``|move_i| / t``). The charge's curve ``DiscreteLaplaceCurve(1/t, m)`` carries this
     ``m``. The noise scale is ``t g``, i.e. ``D / epsilon`` times
     ``1 + O(2**-12)`` up to ``2**19`` coordinates and ``1 + d 2**-31`` beyond; see
     :func:`laplace_calibration`.
@@ -158,7 +159,7 @@ def laplace_mechanism(
     True
     >>> rel = laplace_mechanism([0.0] * 1000, epsilon=1.0, sensitivity=1.0,
     ...                         neighbours=Neighbours.ADD_REMOVE, sampler=SeededSampler(0))
-    >>> rel.ledger.charges[0].curve[2] == 2**22 + 1000  # floor(D/g) + d with g = 2**-22
+    >>> rel.ledger.charges[0].curve.sensitivity == 2**22 + 1000  # floor(D/g) + d with g = 2**-22
     True
     """
     epsilon = check_pure_epsilon(epsilon)
@@ -192,20 +193,20 @@ def laplace_calibration(epsilon: float, sensitivity: float, dimension: int = 1):
 
     ``grid = l1_grid_for(D, d)``, ``shift = floor(D/grid) + d`` grid units,
     ``t = shift / (epsilon - PURE_DP_SLACK)`` grid units, ``scale = t * grid`` and
-    ``curve = ("discrete_laplace", 1/t, shift)``. Arguments are trusted (checked by the
+    ``curve = DiscreteLaplaceCurve(1/t, shift)``. Arguments are trusted (checked by the
     callers).
 
     >>> scale, grid, curve = laplace_calibration(1.0, 1.0)
-    >>> grid == 2.0**-12, curve[2]
+    >>> grid == 2.0**-12, curve.sensitivity
     (True, 4097)
     >>> scale, grid, curve = laplace_calibration(1.0, 1.0, 8193)
-    >>> grid == 2.0**-26, curve[2] == 2**26 + 8193
+    >>> grid == 2.0**-26, curve.sensitivity == 2**26 + 8193
     (True, True)
     """
     grid = l1_grid_for(sensitivity, dimension)
     shift = grid_shift(sensitivity, grid, dimension)
     t = shift / (epsilon - PURE_DP_SLACK)
-    return t * grid, grid, ("discrete_laplace", 1.0 / t, shift)
+    return t * grid, grid, DiscreteLaplaceCurve(1.0 / t, shift)
 
 
 def laplace_scale(epsilon: float, sensitivity: float, dimension: int = 1) -> float:
@@ -280,7 +281,7 @@ def gaussian_charge(epsilon: float, delta: float, sensitivity: float, neighbours
                     dimension: int = 1) -> Charge:
     """The charge :func:`gaussian_mechanism` makes for ``dimension`` values (public parameters only).
 
-    >>> gaussian_charge(1.0, 1e-5, 1.0, Neighbours.ADD_REMOVE).curve[0]
+    >>> gaussian_charge(1.0, 1e-5, 1.0, Neighbours.ADD_REMOVE).curve.as_tuple()[0]
     'discrete_gaussian'
     """
     if sensitivity == 0:
@@ -294,17 +295,17 @@ def gaussian_calibration(epsilon: float, delta: float, sensitivity: float, dimen
     """(sigma, grid, curve) used by :func:`gaussian_mechanism` (public parameters only).
 
     >>> sigma, grid, curve = gaussian_calibration(1.0, 1e-5, 1.0)
-    >>> round(sigma, 2), curve[0]
-    (3.73, 'discrete_gaussian')
+    >>> round(sigma, 2), type(curve).__name__
+    (3.73, 'DiscreteGaussianCurve')
     """
     grid = grid_for(sensitivity, dimension)
     if dimension == 1:
         shift = grid_shift(sensitivity, grid)
         s = discrete_gaussian_sigma(epsilon, delta, shift)
-        return s * grid, grid, ("discrete_gaussian", s, shift)
+        return s * grid, grid, DiscreteGaussianCurve(s, shift)
     l2_shift = sensitivity / grid + math.sqrt(dimension)
     s = zcdp_sigma(epsilon, delta, l2_shift)
-    return s * grid, grid, ("zcdp", l2_shift**2 / (2 * s**2))
+    return s * grid, grid, ZCDPCurve(l2_shift**2 / (2 * s**2))
 
 
 # --- exponential mechanism / report noisy max ----------------------------------------
@@ -409,7 +410,7 @@ def _selection(values, name, mechanism, *, epsilon, sensitivity, neighbours, mon
 def exponential_charge(epsilon: float, sensitivity: float, neighbours: Neighbours, monotone: bool = False) -> Charge:
     """The charge :func:`exponential_mechanism` makes (public parameters only: a plan reserves it ahead).
 
-    Besides its pure epsilon it carries the curve ``("zcdp", epsilon**2 / 8)`` for the RDP
+    Besides its pure epsilon it carries the curve ``ZCDPCurve(epsilon**2 / 8)`` for the RDP
     accountant: the exponential mechanism is epsilon-*bounded range* (for every pair of
     neighbours the privacy loss over the outcomes spans an interval of width at most
     epsilon: ``epsilon (u_i - u'_i) / (2 sensitivity)`` spans ``[-epsilon/2, epsilon/2]``;
@@ -420,11 +421,11 @@ def exponential_charge(epsilon: float, sensitivity: float, neighbours: Neighbour
     (below ``2**-39``) is inside :data:`PURE_DP_SLACK`, which the epsilon includes.
 
     >>> c = exponential_charge(0.4, 2.0, Neighbours.REPLACE_ONE)
-    >>> c.mechanism, c.curve == ("zcdp", 0.4**2 / 8), c.is_pure
+    >>> c.mechanism, c.curve == ZCDPCurve(0.4**2 / 8), c.is_pure
     ('exponential', True, True)
     """
     return Charge("exponential", epsilon, 0.0, Neighbours.parse(neighbours), sensitivity=sensitivity,
-                  curve=("zcdp", epsilon**2 / 8), slack=PURE_DP_SLACK, note="monotone" if monotone else "")
+                  curve=ZCDPCurve(epsilon**2 / 8), slack=PURE_DP_SLACK, note="monotone" if monotone else "")
 
 
 def report_noisy_max(

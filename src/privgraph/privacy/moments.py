@@ -40,7 +40,7 @@ smaller of this and the box's. Data whose columns spread like Gaussians over bou
 
 **The mechanism**: the multivariate discrete Gaussian at the rho-zCDP the one accountant
 converts to (epsilon, delta) (:func:`~privgraph.privacy.zcdp.rho_for_budget`,
-:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`): one ``("zcdp", rho)`` charge,
+:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`): one ``ZCDPCurve(rho)`` charge,
 reserved on the budget before any noise is drawn. Needs delta > 0.
 """
 
@@ -114,7 +114,7 @@ def moments_charge(dimension: int, *, epsilon: float, delta: float, neighbours: 
     """The one charge :func:`release_moments` reserves (public parameters only).
 
     >>> c = moments_charge(5, epsilon=1.0, delta=1e-6, neighbours=Neighbours.REPLACE_ONE)
-    >>> c.mechanism, c.curve[0]
+    >>> c.mechanism, c.curve.as_tuple()[0]
     ('gaussian_vector', 'zcdp')
     """
     rho, sensitivity = _rho(epsilon, delta), moments_l2_sensitivity(dimension, neighbours, norm)

@@ -195,14 +195,15 @@ def as_add_remove(ledger: Ledger, note: str) -> Ledger:
     replace-one.
 
     >>> from privgraph.privacy import Charge
-    >>> c = Charge("sieve", 0.1, 0.0, Neighbours.REPLACE_ONE, curve=("discrete_laplace", 2.0, 1),
-    ...            sampling=("without_replacement", 10, 100))
+    >>> from privgraph.privacy.events import DiscreteLaplaceCurve, WithoutReplacementSampling
+    >>> c = Charge("sieve", 0.1, 0.0, Neighbours.REPLACE_ONE, curve=DiscreteLaplaceCurve(2.0, 1),
+    ...            sampling=WithoutReplacementSampling(10, 100))
     >>> r = as_add_remove(Ledger.of(c), "resized").charges[0]
     >>> r.neighbours.value, r.epsilon, r.curve, r.sampling
-    ('add_remove', 0.1, (), ())
+    ('add_remove', 0.1, None, None)
     """
     def relabelled(c):
-        kept = {} if not c.sampling else {"curve": (), "sampling": (), "slack": 0.0}
+        kept = {} if c.sampling is None else {"curve": None, "sampling": None, "slack": 0.0}
         return replace(c, neighbours=AR, note=f"{c.note}; {note}" if c.note else note, **kept)
 
     return Ledger(tuple(relabelled(c) for c in ledger.charges), ledger.caveats)

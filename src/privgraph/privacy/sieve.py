@@ -47,6 +47,7 @@ from typing import Callable, Iterable, Sequence
 from privgraph.privacy.amplification import amplify_without_replacement, epsilon_before_amplification
 from privgraph.privacy.budget import Budget, reserve_plan
 from privgraph.privacy.composition import optimal_shortfall
+from privgraph.privacy.events import WithoutReplacementSampling
 from privgraph.privacy.ledger import METHODS, Charge, Ledger
 from privgraph.privacy.mechanisms import Release, laplace_mechanism
 from privgraph.privacy.neighbours import Neighbours, check_epsilon
@@ -236,7 +237,7 @@ class SieveAndExamine:
         """The two charges of one round (sieve after amplification, then examine)."""
         note = f"sparse vector c=1, eps' {self._eps_pre:.4g} on m={self.sample_size} of n={self.population}"
         sieve = Charge("sieve", self.epsilon_sieve, 0.0, _RO, sensitivity=1.0,
-                       sampling=("without_replacement", self.sample_size, self.population), note=note)
+                       sampling=WithoutReplacementSampling(self.sample_size, self.population), note=note)
         examine = Charge("examine", self.epsilon_examine, 0.0, _RO, sensitivity=1.0,
                          note="Laplace on the full data")
         return sieve, examine

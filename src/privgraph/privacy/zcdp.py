@@ -30,6 +30,7 @@ from scipy.optimize import brentq
 
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, zcdp_delta
+from privgraph.privacy.events import ZCDPCurve
 from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.mechanisms import Release, as_array, noisy_on_grid, pay
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon, check_sensitivity
@@ -77,17 +78,17 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
 def zcdp_charge(mechanism: str, rho: float, delta: float, neighbours: Neighbours, *,
                 sensitivity: float | None = None, note: str = "") -> Charge:
-    """A rho-zCDP charge: curve ``("zcdp", rho)``, with its own (epsilon, delta) at ``delta``.
+    """A rho-zCDP charge: curve ``ZCDPCurve(rho)``, with its own (epsilon, delta) at ``delta``.
 
     >>> c = zcdp_charge("gaussian_vector", 0.01, 1e-7, Neighbours.REPLACE_ONE)
     >>> c.curve, c.delta
-    (('zcdp', 0.01), 1e-07)
+    (ZCDPCurve(rho=0.01), 1e-07)
     """
     rho, delta = check_rho(rho), check_delta(delta)
     if delta <= 0:
         raise InvalidInput(f"a zCDP charge states its (epsilon, delta) at delta > 0, got {delta!r}")
     return Charge(mechanism, zcdp_epsilon(rho, delta), delta, Neighbours.parse(neighbours),
-                  sensitivity=sensitivity, curve=("zcdp", rho), note=note)
+                  sensitivity=sensitivity, curve=ZCDPCurve(rho), note=note)
 
 
 def rdp_epsilon(rho: float, delta: float) -> float:
@@ -97,7 +98,7 @@ def rdp_epsilon(rho: float, delta: float) -> float:
     >>> 0.99 < rdp_epsilon(rho_for_budget(1.0, 1e-6), 1e-6) <= 1.0
     True
     """
-    c = Charge("zcdp", _UNSTATED, 0.0, Neighbours.REPLACE_ONE, curve=("zcdp", check_rho(rho)))
+    c = Charge("zcdp", _UNSTATED, 0.0, Neighbours.REPLACE_ONE, curve=ZCDPCurve(check_rho(rho)))
     return Ledger.of(c).total("rdp", delta).epsilon
 
 
@@ -164,7 +165,7 @@ def zcdp_gaussian_vector(
     """Release ``values`` with the multivariate discrete Gaussian: rho-zCDP.
 
     Sensitivity: the L2 sensitivity of the whole vector under ``neighbours``. The charge
-    (curve ``("zcdp", rho)``, its own epsilon stated at ``delta``) is reserved on
+    (curve ``ZCDPCurve(rho)``, its own epsilon stated at ``delta``) is reserved on
     ``budget`` before any noise is drawn. See the module docstring for the construction.
 
     Examples
@@ -173,7 +174,7 @@ def zcdp_gaussian_vector(
     >>> rel = zcdp_gaussian_vector([0.0, 1.0, 2.0], rho=0.5, delta=1e-6, sensitivity=1.0,
     ...                            neighbours=Neighbours.REPLACE_ONE, sampler=SeededSampler(0))
     >>> rel.value.shape, rel.ledger.charges[0].curve
-    ((3,), ('zcdp', 0.5))
+    ((3,), ZCDPCurve(rho=0.5))
     """
     rho, sensitivity = check_rho(rho), check_sensitivity(sensitivity)
     if sensitivity == 0:

@@ -123,7 +123,7 @@ class AdaptivePlan:
         """The stage's one charge: ``rho``-zCDP whatever the rounds (module docstring).
 
         >>> AdaptivePlan(0.01, 32, Neighbours.ADD_REMOVE).charge(1e-9).curve
-        ('zcdp', 0.01)
+        ZCDPCurve(rho=0.01)
         """
         return zcdp_charge("adaptive rounds (zCDP filter)", self.rho, delta, self.neighbours,
                            sensitivity=histogram_l2_sensitivity(self.neighbours),
