@@ -25,7 +25,10 @@ Tables (all offline; codebooks and preparation in ``benchmarks/real_tables.py``)
 
 Every run is a subprocess of its own (privgraph in this interpreter, the peers in
 ``--python``, their own virtual environment: dpmm pins numpy 1.26), so CPU seconds
-(``process_time`` of the fit and the sampling) and peak RSS (``ru_maxrss``) are that run's.
+(``process_time`` of the fit and the sampling) and peak RSS are that run's: ``VmHWM`` of
+``/proc/self/status`` at the run's end (:func:`peak_mib`; ``"peak_from": "VmHWM"`` in the row). Rows
+without ``peak_from`` read ``ru_maxrss``, which a forked child inherits from its parent through exec
+on Linux, so those are floors at the benchmark's own peak (250 to 380 MB).
 Metrics against the real table: mean total-variation distance over every 1-way and 2-way
 marginal and over 20 fixed triples (seed 0). Each output line is one JSON row.
 """
@@ -33,6 +36,7 @@ marginal and over 20 fixed triples (seed 0). Each output line is one JSON row.
 from __future__ import annotations
 
 import argparse
+import inspect
 import itertools
 import json
 import subprocess
@@ -75,7 +79,8 @@ rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=
 synth = rel.sample(random_state=spec["seed"])
 cpu = time.process_time() - t0
 synth.to_csv(spec["out"], index=False)
-print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+peak, peak_from = peak_mib()
+print(json.dumps({"cpu_s": cpu, "peak_mib": peak, "peak_from": peak_from,
                   "structure": rel.structure_kind_, "tables": len(rel.parameters_.model_.cliques),
                   "model_cells": rel.model_cells_, "tree_cap": rel.tree_cap, "exact": rel.is_exact_,
                   "sampling": rel.sampling_, **adaptive_fields(getattr(rel.structure_, "adaptive", None)),
@@ -104,7 +109,8 @@ model.fit(train, domain={c: {"categories": spec["levels"][c]} for c in train.col
 synth = model.generate(len(train))
 cpu = time.process_time() - t0
 synth.to_csv(spec["out"], index=False)
-print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+peak, peak_from = peak_mib()
+print(json.dumps({"cpu_s": cpu, "peak_mib": peak, "peak_from": peak_from}))
 """
 
 #: OpenDP 0.16's own AIM and MST (``opendp.extras.mbi`` on Private-PGM), run in ``--opendp-python``:
@@ -141,8 +147,36 @@ table = context.query().select(list(train.columns)).contingency_table(keys=spec[
 synth = table.synthesize(len(train), method="sample")
 cpu = time.process_time() - t0
 synth.write_csv(spec["out"])
-print(json.dumps({"cpu_s": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rho": rho}))
+peak, peak_from = peak_mib()
+print(json.dumps({"cpu_s": cpu, "peak_mib": peak, "peak_from": peak_from, "rho": rho}))
 """
+
+
+def peak_mib(status: str = "/proc/self/status") -> tuple[float, str]:
+    """(peak resident MiB of this process, how it was read): ``VmHWM`` of ``status`` (the
+    high-water mark of this address space, which exec starts afresh), else, where there is no
+    such file (not Linux), ``ru_maxrss`` (KiB on Linux; a forked child's carries its parent's
+    peak through exec, so it is only a floor there). Copied into each run's own script.
+
+    >>> peak, how = peak_mib()
+    >>> peak > 0 and how in ("VmHWM", "ru_maxrss")
+    True
+    """
+    try:
+        with open(status) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024, "VmHWM"
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "ru_maxrss"
+
+
+def script(body: str) -> str:
+    """A run's script: :func:`peak_mib`'s source, then ``body`` (the peers' venvs cannot import this file)."""
+    return inspect.getsource(peak_mib) + body
 
 
 def append_line(out: Path | None, line: str) -> None:
@@ -168,14 +202,24 @@ def table(name: str):
     return load(name).map(level_text), domain_from_codebook(codebook(name))
 
 
+def as_levels(synth: pd.DataFrame, columns) -> pd.DataFrame:
+    """``synth``'s ``columns`` as level texts (``level_text``), as the real rows are written: a
+    tool that wrote a numeric level as a float ("22.0") and the table's "22" are one level.
+
+    >>> as_levels(pd.DataFrame({"age": ["22.0", "17.5"], "x": ["a", "b"]}), ["age"])["age"].tolist()
+    ['22', '17.5']
+    """
+    from privgraph.data.codebook import level_text
+
+    return synth[list(columns)].astype(str).map(level_text)
+
+
 def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
     """Mean TVD over every 1-way and 2-way marginal and 20 fixed triples (seed 0, as
     ``bench_release.py``'s); max 1-way."""
     from bench_release import triples, tvd
 
-    from privgraph.data.codebook import level_text
-
-    synth = synth[train.columns].astype(str).map(level_text)
+    synth = as_levels(synth, train.columns)
     train = train.astype(str)
     cols = list(train.columns)
     one = [tvd(train, synth, [c]) for c in cols]
@@ -206,12 +250,12 @@ def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: s
             train.to_csv(f"{d}/train.csv", index=False)
             spec["train"] = f"{d}/train.csv"
         if tool == "privgraph":
-            command = [sys.executable, "-c", PRIVGRAPH_SCRIPT, json.dumps(spec)]
+            command = [sys.executable, "-c", script(PRIVGRAPH_SCRIPT), json.dumps(spec)]
         else:
             spec |= {"algo": tool.split(":")[1],
                      "levels": {c: [level_text(v) for v in lv] for c, lv in zip(domain.names, domain.levels)}}
-            script = OPENDP_SCRIPT if tool.startswith("opendp:") else PEER_SCRIPT
-            command = [python, "-c", script, json.dumps(spec)]
+            body = OPENDP_SCRIPT if tool.startswith("opendp:") else PEER_SCRIPT
+            command = [python, "-c", script(body), json.dumps(spec)]
         try:
             out = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=True)
         except subprocess.TimeoutExpired:
@@ -219,7 +263,7 @@ def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: s
         except subprocess.CalledProcessError as err:
             return row | {"status": "failed: " + (err.stderr.strip().splitlines() or [""])[-1][:200]}
         row |= json.loads(out.stdout.strip().splitlines()[-1])
-        synth = pd.read_csv(f"{d}/synth.csv", dtype=str, keep_default_na=False)
+        synth = as_levels(pd.read_csv(f"{d}/synth.csv", dtype=str, keep_default_na=False), train.columns)
     return row | scores(train, synth) | (extra(synth) if extra else {})
 
 

@@ -42,7 +42,14 @@ UTILITY_COMMAND = ("U='nice -n 19 python3 benchmarks/bench_release_utility.py --
                    "--no-privgraph --peers opendp:aim --timeout 1500; $U --tables gss --no-privgraph --peers opendp:aim "
                    "--timeout 1200; $U --tables fair --seeds 2 --first-seed 1 --peers opendp:aim opendp:mst dpmm:mst "
                    "--timeout 1200; $U --tables mpls --no-privgraph --peers opendp:aim --timeout 1200 (the last three "
-                   "beside the first)")
+                   "beside the first); then (issue 46: fair settled, peak RSS from VmHWM, synthetic levels read as level "
+                   "texts) privgraph's fair rows dropped and rerun, the package at commit 7d7afcd: nice -n 19 python3 "
+                   "benchmarks/bench_release_utility.py --tables fair --epsilon 1 --seeds 10 --out "
+                   "benchmarks/results/release_utility.jsonl, and again with --epsilon 0.3 3 --seeds 5; the peers: $U "
+                   "--tables fair --peers dpmm:mst opendp:mst opendp:aim --first-seed 3 --seeds 4 (stopped after seed 5 for time) "
+                   "& $U --tables fair "
+                   "--peers dpmm:mst opendp:mst opendp:aim --first-seed 7 --seeds 3 (their privgraph rows dropped: run "
+                   "before the level fix)")
 #: The command that wrote each result file that does not record its own command.
 COMMANDS = {
     "authors_privpc.csv": "python3 benchmarks/bench_authors_privpc.py --authors CHECKOUT --python PY --seeds 20",
@@ -724,10 +731,38 @@ def settings_label(row: dict) -> str:
     return "privgraph" + ("".join(f" ({k.rsplit('.', 1)[1]} {v:g})" for k, v in settings) or " (default)")
 
 
+def mean_se(values, digits: int = 3) -> str:
+    """The mean of ``values`` and, from two on, its standard error (sample sd over root n).
+
+    >>> mean_se([0.70, 0.72, 0.74]), mean_se([0.7])
+    ('0.720 ± 0.012', '0.700')
+    """
+    values = [v for v in values if v is not None]
+    if len(values) < 2:
+        return num(mean(values), digits)
+    return f"{statistics.fmean(values):.{digits}f} ± {statistics.stdev(values) / math.sqrt(len(values)):.{digits}f}"
+
+
+def peak_cell(runs: list[dict]) -> str:
+    """The most peak RSS (MiB) over ``runs``: those read from ``VmHWM`` (``"peak_from"``) where
+    any are, else the older rows' ``ru_maxrss`` (which a forked child inherits: a floor), said.
+
+    >>> peak_cell([{"peak_mib": 253.2}, {"peak_mib": 90.4, "peak_from": "VmHWM"}])
+    '90'
+    >>> peak_cell([{"peak_mib": 253.2}])
+    '253 (ru_maxrss)'
+    """
+    exact = [r["peak_mib"] for r in runs if r.get("peak_from") == "VmHWM"]
+    if exact:
+        return f"{max(exact):.0f}"
+    return f"{max(r['peak_mib'] for r in runs):.0f} (ru_maxrss)"
+
+
 def release_utility(name: str = "release_utility.jsonl") -> str:
-    """Per table, epsilon and tool: the downstream classifier's AUC and accuracy on the real 20%
-    (means over seeds), the synthetic rows' TVD against the 80%, CPU s and peak RSS; the
-    classifier trained on the real 80% first (the ceiling); a run that did not finish says so."""
+    """Per table, epsilon and tool: the downstream classifier's AUC (mean over seeds ± its
+    standard error) and accuracy on the real 20%, the synthetic rows' TVD against the 80%, CPU s
+    and peak RSS (:func:`peak_cell`); the classifier trained on the real 80% first (the
+    ceiling); a run that did not finish says so."""
     rows = read_jsonl(name)
     targets = {r["table"]: r["target"] for r in rows if "target" in r}
     groups: dict[tuple, list[dict]] = {}
@@ -743,13 +778,33 @@ def release_utility(name: str = "release_utility.jsonl") -> str:
         unfinished = "; ".join(dict.fromkeys(r["status"] for r in g if "status" in r))
         runs = f"{len(done)} (and {len(g) - len(done)} that {unfinished})" if unfinished else len(done)
         private = "tvd2" in done[0]
-        body.append(where + [runs, num(mean(r["auc"] for r in done), 3), num(mean(r["accuracy"] for r in done), 3),
+        body.append(where + [runs, mean_se(r["auc"] for r in done), num(mean(r["accuracy"] for r in done), 3),
                              f"{mean(r['train_positive'] for r in done):.3f}"] +
                     ([num(mean(r[k] for r in done), 4) for k in ("tvd1", "tvd2", "tvd3")] +
-                     [num(mean(r["cpu_s"] for r in done), 1), f"{max(r['peak_mib'] for r in done):.0f}"]
+                     [num(mean(r["cpu_s"] for r in done), 1), peak_cell(done)]
                      if private else ["-"] * 5))
-    return markdown(["table", "target", "epsilon", "tool", "runs", "AUC", "accuracy", "train share positive",
+    return markdown(["table", "target", "epsilon", "tool", "seeds", "AUC (mean ± s.e.)", "accuracy",
+                     "train share positive",
                      "1-way TVD", "2-way TVD", "3-way TVD", "CPU s", "peak RSS MiB"], body)
+
+
+def release_utility_paired(name: str = "release_utility.jsonl", tool: str = "privgraph",
+                           peer: str = "opendp:aim") -> str:
+    """Per table and epsilon: ``tool``'s AUC less ``peer``'s over the seeds both finished (the
+    same split and seed, so the same private input and test rows): the mean difference, its
+    standard error, the seeds where ``tool`` was higher, and each seed's difference."""
+    auc: dict[tuple, dict] = {}
+    for r in read_jsonl(name):
+        if r["tool"] in (tool, peer) and r.get("auc") is not None:
+            auc.setdefault((r["table"], r["epsilon"], r["seed"]), {})[r["tool"]] = r["auc"]
+    pairs: dict[tuple, dict] = {}
+    for (table, eps, seed), a in auc.items():
+        if tool in a and peer in a:
+            pairs.setdefault((table, eps), {})[seed] = a[tool] - a[peer]
+    body = [[table, f"{eps:g}", len(d), mean_se(d.values()), f"{sum(v > 0 for v in d.values())} of {len(d)}",
+             ", ".join(f"{d[s]:+.3f}" for s in sorted(d))] for (table, eps), d in sorted(pairs.items())]
+    return markdown(["table", "epsilon", "paired seeds", f"AUC {tool} - {peer} (mean ± s.e.)",
+                     f"{tool} higher", "by seed"], body)
 
 
 def release_rounds(name: str = "release_real_rounds.jsonl") -> str:
@@ -969,12 +1024,20 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "ceiling). Peers: dpmm 0.1.9 (`/work/venv-dpmm`) and OpenDP 0.16's `opendp.extras.mbi` (Private-PGM "
               "mbi 1.1.0, `/work/venv-opendp`): `dp.unit_of(contributions=1)`, every column's levels as public keys, "
               "the algorithms' defaults, rho the largest whose OpenDP conversion is within (epsilon, delta). TVD of the "
-              "synthetic rows against the 80% as in the first table; CPU seconds in the tool's own process; peak RSS a "
-              "floor as well as a measure (the tool's process is a fork of the benchmark's, whose peak Linux keeps in "
-              "the child's `ru_maxrss` across exec: 250 to 380 MB here); a run "
+              "synthetic rows against the 80% as in the first table; CPU seconds in the tool's own process; peak RSS "
+              "the tool's process' `VmHWM` (`/proc/self/status`, which exec starts afresh) at its end, the most over "
+              "the runs; rows older than that read `ru_maxrss`, marked so: a floor as well as a measure (the tool's "
+              "process is a fork of the benchmark's, whose peak Linux keeps in the child's `ru_maxrss` across exec: "
+              "250 to 380 MB here), shown only where a group has no `VmHWM` row; a run "
               "past its wall-clock limit says so. A shared 2-core machine under a load of 8 to 11: compare ratios, "
-              "not seconds.",
+              "not seconds. AUC's standard error: the sample sd over the seeds over root n (the split fixed, so "
+              "it is the releases' noise only: the test rows' own sampling error, shared by every tool, is not in it).",
               release_utility),
+        Table("Utility downstream: privgraph against OpenDP's AIM, seed by seed", "release_utility.jsonl",
+              "The runs of the table above where both privgraph and OpenDP's AIM finished on the same split and "
+              "seed (the same private 80% and test 20%): privgraph's AUC less AIM's, its mean and standard error "
+              "over the seeds, and the seeds where privgraph's was higher.",
+              release_utility_paired),
         Table("Where the error is: pairs by what the release did with them", "release_error_anatomy.jsonl",
               "privgraph on the six tables at epsilon 1 and 3, the first table's runs repeated (noise seeds "
               "1000-1002, the same draws) with the fitted release kept: every pair's TVD against its own sampling "

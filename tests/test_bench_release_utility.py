@@ -54,3 +54,47 @@ def test_utility_of_one_class_has_no_auc():
     f = frame()
     u = utility_bench.utility(f.assign(y="1"), f, "y", "1", "0")
     assert u["auc"] is None and u["accuracy"] == pytest.approx((f["y"] == "1").mean())
+
+
+real_bench = pytest.importorskip("bench_release_real")
+
+
+def test_peak_reads_the_high_water_mark_and_falls_back_to_ru_maxrss(tmp_path):
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython\nVmPeak:\t  9000 kB\nVmHWM:\t    2048 kB\nVmRSS:\t 1024 kB\n")
+    assert real_bench.peak_mib(str(status)) == (2.0, "VmHWM")
+    peak, how = real_bench.peak_mib(str(tmp_path / "absent"))
+    assert how == "ru_maxrss" and peak > 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is Linux's")
+def test_a_child_reports_its_own_peak_not_its_parents():
+    import resource
+    import subprocess
+
+    ballast = bytearray(400 * 2**20)  # the parent's peak above 400 MiB, the pages touched
+    ballast[::4096] = b"\1" * len(ballast[::4096])
+    del ballast
+    parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert parent > 400
+    code = real_bench.script("import json, resource\nprint(json.dumps([*peak_mib(), "
+                             "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    import json
+
+    peak, how, inherited = json.loads(out.stdout)
+    # a bare interpreter's high-water mark is tens of MiB; ru_maxrss carries the parent's 400 through exec
+    assert how == "VmHWM" and peak < 200 and inherited > 400
+
+
+def test_synthetic_levels_written_as_floats_are_the_tables_levels():
+    synth = pd.DataFrame({"age": ["22.0", "17.5", "22"], "y": ["1", "0", "1.0"], "extra": ["a", "b", "c"]})
+    before = synth.copy()
+    out = real_bench.as_levels(synth, ["age", "y"])
+    assert out.to_dict("list") == {"age": ["22", "17.5", "22"], "y": ["1", "0", "1"]}
+    pd.testing.assert_frame_equal(synth, before)
+    # the classifier then sees the test rows' "22" as a level it was trained on
+    train = pd.DataFrame({"age": ["22.0", "30.0"] * 50, "y": ["1", "0"] * 50})
+    test = pd.DataFrame({"age": ["22", "30"] * 10, "y": ["1", "0"] * 10})
+    assert utility_bench.utility(train, test, "y", "1", "0")["auc"] == 0.5  # "22.0" unseen in the test rows
+    assert utility_bench.utility(real_bench.as_levels(train, ["age", "y"]), test, "y", "1", "0")["auc"] == 1.0
