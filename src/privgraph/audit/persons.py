@@ -176,10 +176,10 @@ def release_fit(epsilon: float, relation: str):
 ESTIMATORS = {
     "mrf": (lambda: np.array([[a, b] for _ in range(2) for a in range(2) for b in range(2)]), "ab", (1, 1),
             (0, 0), mrf_fit, 1.0, threshold_events, 20_000, 1_000),
-    "pc": (lambda: pc_rows_pair()[0], "ab", (1, 0), (0, 1), pc_fit, 12.0, value_events, 4_000, 50),
+    "pc": (lambda: pc_rows_pair()[0], "ab", (1, 0), (0, 1), pc_fit, 12.0, value_events, 4_000, 100),
     "anm": (lambda: np.column_stack(anm_record_test_pair()[0]), "xy", (1.0, 1.0), (1.0, 0.0), anm_fit, 12.0,
-            orthant_events, 2_000, 50),
-    "release": (lambda: tree_pair()[0], "abc", (1, 1, 0), (0, 0, 0), release_fit, 3.0, threshold_events, 2_000, 50),
+            orthant_events, 2_000, 100),
+    "release": (lambda: tree_pair()[0], "abc", (1, 1, 0), (0, 0, 0), release_fit, 3.0, threshold_events, 2_000, 100),
 }
 
 
