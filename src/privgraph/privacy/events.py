@@ -101,7 +101,7 @@ class DiscreteLaplaceCurve:
         """The PLD at sampling probability ``rate``, or None above :data:`PLD_MAX_SHIFT`."""
         if self.sensitivity > PLD_MAX_SHIFT:
             return None
-        from dp_accounting.pld import privacy_loss_distribution as pl  # lazy (scipy)
+        from dp_accounting.pld import privacy_loss_distribution as pl  # lazy: dp_accounting.pld imports scipy
 
         return pl.from_discrete_laplace_mechanism(self.parameter, sensitivity=int(self.sensitivity),
                                                   sampling_prob=rate)
@@ -122,7 +122,7 @@ class DiscreteGaussianCurve:
     sensitivity: int
 
     def pld(self, rate: float):
-        from dp_accounting.pld import privacy_loss_distribution as pl  # lazy (scipy)
+        from dp_accounting.pld import privacy_loss_distribution as pl  # lazy: dp_accounting.pld imports scipy
 
         return pl.from_discrete_gaussian_mechanism(self.sigma, sensitivity=int(self.sensitivity),
                                                    sampling_prob=rate)
@@ -143,7 +143,7 @@ class GaussianCurve:
     noise_multiplier: float
 
     def pld(self, rate: float):
-        from dp_accounting.pld import privacy_loss_distribution as pl  # lazy (scipy)
+        from dp_accounting.pld import privacy_loss_distribution as pl  # lazy: dp_accounting.pld imports scipy
 
         return pl.from_gaussian_mechanism(self.noise_multiplier, sampling_prob=rate)
 
