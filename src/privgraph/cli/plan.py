@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 import privgraph.declarations as declarations
+from privgraph.cli.guarantee import RELATIONS
 from privgraph.cli.params import EstimatorOptions
 
 
@@ -92,7 +93,7 @@ def plan(
              if result.structure != "tree" else "its own shares")
     relation = "replace-one, n public" if neighbours == "replace_one" else "add/remove, n private: a public guess"
     if unit is not None:
-        relation = (f"{unit.describe()} under {neighbours.replace('_', '-').replace('add-remove', 'add/remove')}: "
+        relation = (f"{unit.describe()} under {RELATIONS[neighbours]}: "
                     f"epsilon={row_epsilon:.4g}, delta={row_delta or 0:.3g} per row under add/remove, n private: "
                     "a public guess of the rows kept")
     console.print(f"release of {rows} rows at epsilon={epsilon:g}, delta={delta:g} ({relation}); "
