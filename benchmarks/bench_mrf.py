@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data import NumpyEngine, count_tables
-from privgraph.mrf import cgm as cgm_module, junction, junction_calibration as calibration
+from privgraph.caches import clear_caches
 from privgraph.mrf.baselines import naive_mle, nonprivate_mle, random_estimator
 from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
@@ -77,9 +77,7 @@ def noisy_release(model, counts, epsilon: float, seed: int, noise: str = "laplac
 
 
 def timed(fit, *args, **kwargs):
-    junction.junction_tree.cache_clear()  # every fit is cold for privgraph
-    calibration.flat_plan.cache_clear()
-    cgm_module._inference.cache_clear()
+    clear_caches("privgraph.mrf")  # every fit is cold for privgraph (junction trees, plans, inference)
     t0 = time.perf_counter()
     model = fit(*args, **kwargs)
     return model, time.perf_counter() - t0

@@ -47,7 +47,8 @@ import numpy as np
 
 from privgraph.data import NumpyEngine, count_tables
 from privgraph.datasets import load_network, sample as network_sample
-from privgraph.mrf import cgm, junction, junction_calibration as calibration
+from privgraph.caches import clear_caches
+from privgraph.mrf import cgm, junction
 from privgraph.mrf.evaluation import kl_divergence, log_likelihood
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.noisy_tables import release_tables
@@ -102,10 +103,7 @@ def warm_fits(fit, noisy, repeats: int):
 
 
 def privgraph_rows(model, noisy, test, rows: int, repeats: int) -> dict:
-    junction.junction_tree.cache_clear()
-    calibration.flat_plan.cache_clear()
-    calibration.scaled_plan.cache_clear()
-    cgm._inference.cache_clear()
+    clear_caches("privgraph.mrf")  # cold: junction trees, calibration plans, inference structures
     fitted, cold = cpu(cgm.cgm_em, noisy)
     fitted, warm = warm_fits(cgm.cgm_em, noisy, repeats)
     _, sampling = cpu(sample_model, fitted, rows, rng=np.random.default_rng(5))

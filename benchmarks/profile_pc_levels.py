@@ -4,7 +4,7 @@ One run of privgraph's stable PC (G test, alpha 0.05, default convention) on
 ``sample(network, rows, default_rng(0))`` to ``--depth`` (default: the default rule), and
 
 * per level: CPU seconds and the edges left when it starts;
-* with ``--count``, the set-by-set path's work (:meth:`privgraph.data.pc_counting.Covers.set_verdicts`): for each
+* with ``--count``, the set-by-set path's work (:meth:`privgraph.causal.pc_counting.Covers.set_verdicts`): for each
   conditioning size, the sets counted, the mean distinct cover rows a set passes over, the
   share of those rows in strata where x varies (the rest are degenerate strata, which
   carry nothing for any v), and the verdicts computed against those a test reads;
@@ -31,7 +31,7 @@ import numpy as np
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
 from privgraph.causal.estimators import default_max_cond_size
 from privgraph.data import NumpyEngine
-from privgraph.data import pc_counting as C
+from privgraph.causal import pc_counting as C
 from privgraph.datasets import load_network, sample
 from privgraph.stats import GTest
 

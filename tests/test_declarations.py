@@ -23,12 +23,12 @@ def registries():
     from privgraph.data.frontdoor import INVALID_POLICIES
     from privgraph.mrf.estimator import METHODS as MRF_METHODS, TABLE_METHODS
     from privgraph.mrf.noisy_tables import NOISES
-    from privgraph.release.planner import STRUCTURES
+    from privgraph.release.stage import STRUCTURES
     from privgraph.stats.strata import CONVENTIONS
 
     return [(PrivPC, "ci_test", ("auto", *CI_TESTS, FISHER_Z, RANK)), (PrivPC, "method", (AUTO, *METHODS)),
             (PrivPC, "orient", ORIENTS), (PrivPC, "degenerate", CONVENTIONS),
-            (PrivateRelease, "method", tuple(TABLE_METHODS)), (PrivateRelease, "structure", STRUCTURES),
+            (PrivateRelease, "method", tuple(TABLE_METHODS)), (PrivateRelease, "structure", ("auto", *STRUCTURES)),
             (PrivateMRF, "method", MRF_METHODS), (PrivateMRF, "noise", NOISES), (PrivateMRF, "invalid", INVALID_POLICIES),
             (PrivateANM, "score", scores.SCORES), (PrivateANM, "privacy", PRIVACY_MODES)]
 

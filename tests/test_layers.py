@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "privgraph"
 #: Each top-level part of the package and its layer, bottom (0) to top (DESIGN.md): a module
 #: may import from its own part and from parts of a lower layer only.
 LAYERS = {
-    "validation": 0, "threads": 0, "heartbeat": 0, "timecap": 1, "outputs": 1, "inputs": 1,
+    "validation": 0, "heartbeat": 0, "registry": 0, "caches": 0, "threads": 1, "timecap": 1, "outputs": 1, "inputs": 1,
     "privacy": 2,
     "data": 3,
     "datasets": 4, "stats": 4, "graphs": 4, "estimator": 4,

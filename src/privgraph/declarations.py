@@ -20,8 +20,9 @@ to the signature.
 from __future__ import annotations
 
 from privgraph.estimator import Param, privacy_params
-from privgraph.privacy.neighbours import check_share
-from privgraph.validation import InvalidInput, count, positive_count
+from privgraph.registry import Names
+from privgraph.validation import (InvalidInput, check_share, choice, count, count_or_auto, function_or_none,
+                                  positive_count, positive_finite, positive_number)
 
 
 def check_abstain(abstain_below, name: str = "abstain_below") -> float:
@@ -37,6 +38,16 @@ def check_abstain(abstain_below, name: str = "abstain_below") -> float:
     if not isinstance(abstain_below, (int, float)) or not (0.5 <= abstain_below < 1):
         raise InvalidInput(f"{name} must be in [0.5, 1), got {abstain_below!r}")
     return float(abstain_below)
+
+
+#: ``ci_test``'s choices: "auto" and the names of :data:`privgraph.causal.estimators.CI_TESTS`, fisher-z and rank.
+CI_TEST_CHOICES = ("auto", "kendall", "kendall-ties", "spearman", "g", "g-test", "chi-square", "chisq", "fisher-z", "rank")
+
+
+#: ``structure``'s choices: "auto" (the planner's choice) and the names of the release's structures, which
+#: :data:`privgraph.release.stage.STRUCTURES` registers, and any structure registered there later
+#: (:mod:`privgraph.registry`: ``release --structure`` then accepts it).
+RELEASE_STRUCTURES = Names("auto", "gauss-pc", "priv-pc", "tree")
 
 
 #: The contribution bound, the same declaration on every estimator (``--max-rows-per-person``):
@@ -63,9 +74,7 @@ PRIVPC = (
                      "levels); fisher-z: continuous columns with codebook bounds, one private covariance and PC "
                      "on it for free; rank: continuous (no bounds needed) and ordinal columns, one private "
                      "release of Kendall's tau and PC on its Gaussian-copula correlation for free.",
-          choices=("auto", "kendall", "kendall-ties", "spearman", "g", "g-test", "chi-square", "chisq", "fisher-z",
-                   "rank"),
-          default="auto"),
+          choices=CI_TEST_CHOICES, kind=choice(CI_TEST_CHOICES, auto=True), default="auto"),
     Param("max_cond_size", "Largest conditioning set (default: min(d-2, log2(n)-5)).", kind=count, default=None),
     Param("method", "The PC variant: gauss-pc for wide tables; pc is not private.",
           choices=("auto", "priv-pc", "svt-pc", "em-pc", "laplace-pc", "sg-pc", "gauss-pc", "tables-pc", "pc"),
@@ -82,7 +91,7 @@ PRIVPC = (
                         "edge, independent is causal-learn's convention.", choices=("dependent", "independent"),
           default="dependent"),
     Param("record_norm", "With --ci-test fisher-z: the L2 norm each record's scaled vector is shrunk to "
-                         "(default: a quarter of the box's, sqrt(d)/4).", default=None),
+                         "(default: a quarter of the box's, sqrt(d)/4).", kind=positive_number, default=None),
     MAX_ROWS_PER_PERSON,
 )
 
@@ -102,19 +111,24 @@ RELEASE = (
     Param("cap", "Largest number of cells of one model table (public).", kind=positive_count, default=5_000),
     Param("alpha", "Level of Priv-PC's tests.", kind=check_share, default=0.05),
     Param("max_rounds", "Priv-PC's cap of rounds, or auto (its default if the budget affords it, else the "
-                        "largest cap the planner finds affordable).", default="auto"),
+                        "largest cap the planner finds affordable).", kind=count_or_auto, default="auto"),
     Param("method", "The model's fit from the released tables (from Python also a function).",
-          choices=("cgm-em", "naive-mle"), default="cgm-em"),
+          choices=("cgm-em", "naive-mle"), kind=choice(("cgm-em", "naive-mle"), function=True), default="cgm-em"),
     Param("orientation", "A hook orientation(cpdag, engine, budget) -> cpdag for a private orientation step (from "
-                         "Python); None: colliders and Meek's rules only.", default=None),
+                         "Python); None: colliders and Meek's rules only.", kind=function_or_none, default=None),
     Param("tree_cap", "Public model-size cap: the most cells the model's junction tree may hold, so that the "
                       "model is fitted and sampled exactly (at least the domain's one-way cells).",
           kind=positive_count, default=200_000),
     Param("structure", "Stage 1; auto: Gauss-PC where the planner finds it affordable and delta > 0, else "
                        "Priv-PC where affordable, else a private spanning tree.",
-          choices=("auto", "gauss-pc", "priv-pc", "tree"), default="auto"),
+          choices=RELEASE_STRUCTURES, default="auto"),
     MAX_ROWS_PER_PERSON,
 )
+
+#: The names of :class:`privgraph.mrf.PrivateMRF`'s fits: the built-in ones, which
+#: :data:`privgraph.mrf.fits.FITS` registers, and any fit registered there later
+#: (:mod:`privgraph.registry`: ``fit-mrf --method`` then accepts it).
+MRF_FITS = Names("cgm-em", "naive-mle", "psgd")
 
 #: :class:`privgraph.mrf.PrivateMRF`'s parameters (``fit-mrf``'s options).
 MRF = (
@@ -126,7 +140,7 @@ MRF = (
         default_delta=None, default_neighbours="add_remove"),
     Param("cliques", 'Cliques as "a,b;b,c" (columns within a clique by commas).', default=None),
     Param("method", "The model's fit (from Python also a function of the released tables).",
-          choices=("cgm-em", "naive-mle", "psgd"), default="cgm-em"),
+          choices=MRF_FITS, kind=choice(MRF_FITS, function=True), default="cgm-em"),
     Param("noise", "The tables' noise: laplace (pure DP) or gaussian (needs delta).", choices=("laplace", "gaussian"),
           default="laplace"),
     Param("individual", "Column naming the individual (the privacy unit).", default=None),
@@ -137,6 +151,11 @@ MRF = (
     Param("options", "Extra keywords for the method (e.g. {'discrepancy': 1.5} for cgm-em).", default=None),
     MAX_ROWS_PER_PERSON,
 )
+
+#: The names of :class:`privgraph.causal.direction.PrivateANM`'s scores: the built-in ones, which
+#: :data:`privgraph.causal.direction.scores.SCORES` registers, and any score registered there later
+#: (:mod:`privgraph.registry`: ``direction --score`` then accepts it).
+DIRECTION_SCORES = Names("spearman", "kendall", "hsic", "iqr", "reci")
 
 #: :class:`privgraph.causal.direction.PrivateANM`'s parameters (``direction``'s options).
 ANM = (
@@ -149,19 +168,22 @@ ANM = (
         default_delta=1e-6, default_neighbours="replace_one"),
     Param("score", "The dependence score; reci: regression errors, with an agreement probability (the most "
                    "accurate on the real pairs); hsic: the only one under privacy train+test.",
-          choices=("spearman", "kendall", "hsic", "iqr", "reci"), default="reci"),
+          choices=DIRECTION_SCORES, default="reci"),
     Param("privacy", "record: every record protected; test: test records only (NOT private for the training "
                      "part); train+test: every record, hsic only, needs ~1e7 rows.",
           choices=("record", "test", "train+test"), default="record"),
     Param("bounds", "Public clipping bounds ((x_low, x_high), (y_low, y_high)), instead of a domain.", default=None),
     Param("test_fraction", "Share of the rows in the test part (public).", kind=check_share, default=0.5),
-    Param("ridge", "The Fourier ridge of the 'test' and 'train+test' modes (default per mode).", default=None),
-    Param("lengthscale", "The Fourier features' lengthscale of the 'test' and 'train+test' modes.", default=1.0),
-    Param("bins", "Grid of the 'record' mode's training table (default: from the training size and epsilon).",
+    Param("ridge", "The Fourier ridge of the 'test' and 'train+test' modes (default per mode).", kind=positive_finite,
           default=None),
+    Param("lengthscale", "The Fourier features' lengthscale of the 'test' and 'train+test' modes.",
+          kind=positive_finite, default=1.0),
+    Param("bins", "Grid of the 'record' mode's training table (default: from the training size and epsilon).",
+          kind=positive_count, default=None),
     Param("abstain_below", "Answer 'undecided' when P(noise-free agrees) (reci) or P(causal, SIM) (kendall) is below "
                            "this public threshold in [0.5, 1); 0.5 never abstains.", kind=check_abstain, default=0.6),
     MAX_ROWS_PER_PERSON,
 )
 
-__all__ = ["ANM", "MAX_ROWS_PER_PERSON", "MRF", "PRIVPC", "RELEASE", "check_abstain"]
+__all__ = ["ANM", "DIRECTION_SCORES", "MAX_ROWS_PER_PERSON", "MRF", "MRF_FITS", "PRIVPC", "RELEASE", "RELEASE_STRUCTURES",
+           "check_abstain"]

@@ -2,7 +2,7 @@
 
 * **Parameters** are the constructor's keywords, keyword-only and led by the privacy ones
   (``__init__(self, *, epsilon, delta, neighbours, random_state, ...)``), stored verbatim
-  (checked in ``fit``, never rewritten), and read from its signature: ``get_params`` /
+  (never rewritten), and read from its signature: ``get_params`` /
   ``set_params``, a repr and ``sklearn.base.clone`` behave as scikit-learn's do, without
   importing it.
 * **Fitted or not**: fitted attributes end in ``_``; before ``fit`` they raise
@@ -15,6 +15,13 @@
   ``plan.epsilon(delta)``, ``plan.check(budget)``) from public facts only, before any data is
   read, and equal to the ledger ``fit`` then charges (``plan == est.fit(X).ledger_``;
   ``n_rows`` is a public guess under add/remove, None where the plan needs no n).
+* **Checked once**: ``fit`` and ``privacy_plan`` (and any method of ``CHECKED_METHODS``) first
+  run :meth:`PrivateEstimator.check_params`: every declared parameter by its declaration's
+  check (its kind, of :mod:`privgraph.validation`, one message a kind), then the estimator's
+  rules across parameters (``_check_rules``), before any data is read; once per estimator
+  object in a call (a fit's own plan, the add/remove form's clone planned then fitted: each
+  checked once). The estimator's code does not check a
+  declared parameter again, nor does the command line (``tests/test_checks_once.py``).
 * **Declarations**: ``PARAMS``, one :class:`Param` per constructor parameter (its one-line
   help, its default, its closed set of choices, its kind of check), kept in
   :mod:`privgraph.declarations`, which imports no numerical stack: the command line builds its
@@ -43,7 +50,8 @@ outside Budget); an estimator adds keywords of its own after these:
 **Methods inside an estimator** are objects, not strings branched on: PrivPC's skeleton
 methods are :data:`privgraph.causal.methods.METHODS` (each with ``relations``,
 ``composition``, ``plan`` and ``run``), which its ``fit`` and ``privacy_plan`` and the
-release's planner all read. **Add/remove**: any estimator with this contract (a replace-one
+release's planner all read; PrivateMRF's fits are :data:`privgraph.mrf.fits.FITS` (a fit
+registered there is a ``--method`` choice too: :mod:`privgraph.registry`). **Add/remove**: any estimator with this contract (a replace-one
 ``fit`` and ``privacy_plan``) gets its add/remove form from
 :class:`privgraph.privacy.add_remove.AddRemove` (the size released, the data resized secretly
 to the public size it gives, the replace-one fit on it, its ledger relabelled). **The person
@@ -55,7 +63,11 @@ target, its ledger carrying the unit).
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import inspect
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Callable
@@ -91,8 +103,10 @@ class Param:
 
     def check(self, value, name: str | None = None):
         """``value`` checked by ``kind``, else against ``choices``; the message names ``name``
-        (default: the parameter's)."""
+        (default: the parameter's). None passes where the default is None (not given)."""
         name = name or self.name
+        if value is None and self.default is None:  # "not given": the estimator's own default
+            return None
         if self.kind is not None:
             return self.kind(value, name)
         return one_of(name, value, self.choices) if self.choices else value
@@ -148,6 +162,42 @@ class PrivateEstimator:
     #: One :class:`Param` per constructor parameter, from :mod:`privgraph.declarations` (a test
     #: holds the names and defaults equal to the signature's).
     PARAMS: tuple[Param, ...] = ()
+    #: The methods that read the parameters from outside: each runs :meth:`check_params` first.
+    CHECKED_METHODS: tuple[str, ...] = ("fit", "privacy_plan")
+
+    def __init_subclass__(cls, **kwargs):
+        """Each method of :attr:`CHECKED_METHODS` (``fit``, ``privacy_plan``) a subclass defines
+        runs :meth:`check_params` first (:func:`_checked_first`), as scikit-learn's
+        ``_fit_context`` runs its ``_parameter_constraints``."""
+        super().__init_subclass__(**kwargs)
+        for name in cls.CHECKED_METHODS:
+            if callable(method := cls.__dict__.get(name)) and not getattr(method, "checks_params", False):
+                setattr(cls, name, _checked_first(method))
+
+    def check_params(self) -> None:
+        """Check every declared parameter once, by its declaration (:meth:`Param.check`, the
+        message naming the parameter), then the rules across parameters (:meth:`_check_rules`).
+        Reads the parameters only: ``fit`` and ``privacy_plan`` call it before any data is read
+        or any plan is made, and the command line before it opens a file.
+
+        >>> class Toy(PrivateEstimator):
+        ...     PARAMS = (Param("epsilon", "Total privacy budget epsilon.", kind=check_epsilon, default=1.0),)
+        ...     def __init__(self, *, epsilon=1.0):
+        ...         self.epsilon = epsilon
+        ...     def fit(self, X):
+        ...         return self
+        >>> Toy(epsilon=0).fit(None)
+        Traceback (most recent call last):
+        ...
+        privgraph.validation.InvalidInput: epsilon must be positive and finite, got 0
+        """
+        for param in self.PARAMS:
+            param.check(getattr(self, param.name))
+        self._check_rules()
+
+    def _check_rules(self) -> None:
+        """The rules across parameters (each parameter is already checked by its declaration);
+        a subclass's refusals of combinations (none here). Reads the parameters only."""
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
@@ -205,14 +255,56 @@ class PrivateEstimator:
 
         return Tags(estimator_type=None, target_tags=TargetTags(required=False), non_deterministic=True)
 
-    def _noise_sampler(self):
+    def noise_sampler(self):
         """The sampler of ``random_state``, warning when it is seeded (not private)."""
         from privgraph.privacy.samplers import resolve_sampler  # lazy: numpy, not for the declarations
 
         sampler = resolve_sampler(self.random_state)
         if not sampler.is_secure:
-            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=3)
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=_caller_level())
         return sampler
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning that points at the first frame outside privgraph (the
+    user's line that called ``fit``), however deep inside the package it is raised (the checked
+    wrappers and stages add frames)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1  # the caller of this function: the warning's own frame
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+#: The estimators checked in the outermost checked call now running (by id, each held so that
+#: its id is not reused meanwhile); None outside any.
+_CHECKED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("privgraph_checked", default=None)
+
+
+def _checked_first(method):
+    """``method`` (an estimator's ``fit`` or ``privacy_plan``) running
+    :meth:`~PrivateEstimator.check_params` first, once per estimator object and outermost call:
+    a call nested in a checked call (a fit calling its own plan or predictions, a subclass's fit
+    calling its parent's, the add/remove form planning and then fitting its replace-one clone)
+    checks an object already checked in it nothing again; an object the call makes (that
+    clone) is checked once, at its first call."""
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        done = _CHECKED.get()
+        token = _CHECKED.set({}) if done is None else None
+        done = _CHECKED.get()
+        try:
+            if id(self) not in done:
+                self.check_params()
+                done[id(self)] = self
+            return method(self, *args, **kwargs)
+        finally:
+            if token is not None:
+                _CHECKED.reset(token)
+
+    checked.checks_params = True
+    return checked
 
 
 def _same(value, default) -> bool:

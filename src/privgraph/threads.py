@@ -21,7 +21,11 @@ from __future__ import annotations
 import contextlib
 import sys
 
+import privgraph.caches as caches
+
 _CONTROLLER: dict = {}  # {which BLAS-bringing packages were loaded: ThreadpoolController}
+caches.register(f"{__name__}.controller", "1 controller (of the BLAS libraries loaded now)", _CONTROLLER.clear,
+                _CONTROLLER)
 _HELD: list = []  # the `loaded` keys of the limits entered and not yet left, outermost first
 _BLAS_PACKAGES = ("numpy", "scipy.linalg", "sklearn")
 

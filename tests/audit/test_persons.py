@@ -11,15 +11,17 @@ from privgraph.privacy import SeededSampler
 ALPHA = 1e-6
 CASES = {c.name: c for c in person_cases()}
 
-# name: (runs per side, least fraction of the claim the fixed seed must reach). The MRF cases are
-# tight (the cell moves by k at row epsilon epsilon / k); the others run the truncation and the
-# conversion behind an add/remove fit that sees little of its claim (as priv_pc_rows does).
-REDUCED = {"mrf_person_k": (3_000, 0.4), "mrf_person_more": (3_000, 0.4), "mrf_person_replace": (3_000, 0.3),
-           **{f"{e}_person_{kind}": (300, 0.0) for e in ("pc", "anm", "release") for kind in ("k", "more", "replace")}}
+# Each person case's audit at its quick size (1,000 runs for the MRF cases, which are tight: 0.5-0.7
+# of the claim; 100 for the others, which run the truncation and the conversion behind an add/remove
+# fit that sees little, as priv_pc_rows does) is tests/audit/test_cli.py's quick audit, with each
+# case's least share of its claim; running them here again at 3,000 / 300 runs cost the slow run
+# about 390 s on a loaded 2-core machine.
+NAMES = ("mrf_person_k", "mrf_person_more", "mrf_person_replace",
+         *(f"{e}_person_{kind}" for e in ("pc", "anm", "release") for kind in ("k", "more", "replace")))
 
 
 def test_every_person_case_is_registered_and_tested():
-    assert sorted(CASES) == sorted(REDUCED)
+    assert sorted(CASES) == sorted(NAMES)
     assert {c.name for c in find_cases(None, group="persons")} == set(CASES)
     assert all(c.group == "persons" and not c.is_broken for c in CASES.values())
     assert {c.neighbours.value for c in CASES.values()} == {"add_remove", "replace_one"}
@@ -32,14 +34,6 @@ def test_rows_beyond_k_change_nothing(estimator):
     k, more = CASES[f"{estimator}_person_k"], CASES[f"{estimator}_person_more"]
     assert len(more.right) == len(k.right) + 3 and more.left.equals(k.left)
     np.testing.assert_array_equal(k.run(k.right, 3, SeededSampler(2)), more.run(more.right, 3, SeededSampler(2)))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(REDUCED))
-def test_each_estimator_passes_its_person_audit(name):
-    case, (runs, least) = CASES[name], REDUCED[name]
-    result = case.audit(seed=0, alpha=ALPHA, runs=runs)
-    assert least * case.epsilon <= result.epsilon_bound <= case.epsilon, result
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """PrivPC under add/remove neighbours: the size released, the data resized, replace-one PC on it.
 
 The reduction and its proof are in :mod:`privgraph.privacy.resize`; the engines in
-:mod:`privgraph.data.resized`.
+:mod:`privgraph.data.subset`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scipy.stats import hypergeom
 
 from privgraph.causal import PrivPC
 from privgraph.data import Domain, NumpyEngine, open_engine
-from privgraph.data.resized import SelectedRows, WeightedRows, resize_engine
+from privgraph.data.subset import SelectedRows, WeightedRows, resize_engine
 from privgraph.datasets import load_network, sample_frame
 from privgraph.privacy import Budget, Neighbours, SeededSampler
 from privgraph.privacy.resize import as_add_remove, public_size, size_epsilons

@@ -6,7 +6,7 @@ import pytest
 
 from privgraph.causal import NonPrivate, Tables
 from privgraph.data import Domain, NumpyEngine
-from privgraph.data.pc_counting import Covers
+from privgraph.causal.pc_counting import Covers
 from privgraph.data.rowsets import grouped_grams
 from privgraph.stats import ChiSquareTest, GTest
 from privgraph.stats.gtest import ColumnBlocks, chi_square_by_stratum, g_by_stratum

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from privgraph.causal import NonPrivate, Tables, stable_pc_skeleton
-from privgraph.data import pc_counting as covers_module
+from privgraph.causal import pc_counting as covers_module
+from privgraph.causal.pc_counting import Covers, cover, covers_of, set_verdicts
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 from privgraph.stats import ChiSquareTest, GTest, KendallTest
@@ -29,7 +30,7 @@ def run(engine: NumpyEngine, test, depth: int):
 
 
 def without_set_verdicts(monkeypatch):
-    monkeypatch.setattr(Tables, "set_verdicts", lambda *a: np.zeros(0, dtype=bool))
+    monkeypatch.setattr(Covers, "set_verdicts", lambda *a: np.zeros(0, dtype=bool))
 
 
 @pytest.mark.parametrize("test", TESTS, ids=lambda t: f"{t.name}-{t.degenerate}")
@@ -55,7 +56,7 @@ def test_small_budgets_change_nothing(monkeypatch):
     tables = Tables.from_engine(engine)
     sk = stable_pc_skeleton(engine.domain.names, NonPrivate(tables, GTest(), 0.05), max_cond_size=4)
     assert ({frozenset(e) for e in sk.graph.edges}, sk.sepsets, sk.n_tests) == want
-    assert tables._covers._verdicts.size <= 3
+    assert covers_of(tables)._verdicts.size <= 3
 
 
 @pytest.mark.parametrize("test", TESTS, ids=lambda t: f"{t.name}-{t.degenerate}")
@@ -65,16 +66,16 @@ def test_set_verdicts_equal_deciding_each_table(test):
     tables = Tables.from_engine(engine)
     decide = NonPrivate(tables, test, 0.05)
     x, rest = names[5], names[10:19]
-    assert tables.cover((x, *rest))
+    assert cover(tables, (x, *rest))
     for y in rest[:3]:
         others = [v for v in rest if v != y]
         for level in (1, 3, 5):
             sets = list(combinations(others, level))
-            got = tables.set_verdicts(x, y, sets, decide._batch)
+            got = set_verdicts(tables, x, y, sets, decide._batch)
             want = [test.decide(engine.counts((x, y, *S)), 0.05).is_independent for S in sets]
             assert 0 < len(got) <= len(sets) and got.tolist() == want[:len(got)]
             assert got[-1] or len(got) == len(sets)  # stops at the first independent one
-    assert len(tables.set_verdicts(names[0], names[1], [(names[2],)], decide._batch)) == 0  # no cover
+    assert len(set_verdicts(tables, names[0], names[1], [(names[2],)], decide._batch)) == 0  # no cover
 
 
 def plain_by_stratum(strata, pearson):

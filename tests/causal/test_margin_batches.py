@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from privgraph.causal import PrivPC, RankMargin, Tables
+from privgraph.causal.pc_counting import cover
 from privgraph.data import NumpyEngine
 from privgraph.datasets import load_network, sample
 from privgraph.stats import KendallTest, SpearmanTest
@@ -27,7 +28,7 @@ def test_batch_margins_equal_margins_set_by_set(tables, test, noise):
     margin.expect_noise(noise, rows=tables.n)  # the degenerate shift and the tie floor
     names = NET.domain.names
     x, y, rest = names[2], names[5], [names[i] for i in (0, 7, 13, 21, 24, 30)]
-    tables.cover((x, y, *rest))
+    cover(tables, (x, y, *rest))
     for level in (0, 1, 2, 3):
         sets = list(combinations(rest, level))
         one_by_one = np.array([margin(tables, x, y, S) for S in sets])

@@ -10,6 +10,7 @@ from privgraph.data import (
     Domain, DuckDBEngine, NumpyEngine, SparkEngine, count_tables, group_by_query, table_without_replacement,
 )
 from privgraph.data.engines import numpy_engine
+from privgraph.causal.pc_counting import cover  # PC's covers: held by the Tables, reaching it weakly
 from privgraph.data.tables import Tables
 from privgraph.privacy import SeededSampler
 from tests.data.conftest import requires_spark
@@ -287,7 +288,7 @@ def test_a_sub_sample_is_freed_without_the_garbage_collector():
         for draw in (lambda: whole.subsample(500, SeededSampler(0)), lambda: whole.blocks(4, SeededSampler(1))):
             made = draw()
             for part in getattr(made, "parts", [made]):
-                assert part.cover(("v0", "v1", "v2")) and part.table(("v0", "v2")).sum() == part.n
+                assert cover(part, ("v0", "v1", "v2")) and part.table(("v0", "v2")).sum() == part.n
             gone = [weakref.ref(part) for part in getattr(made, "parts", [made])]
             del made, part
             assert [ref() for ref in gone] == [None] * len(gone)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from privgraph.data import Domain, NumpyEngine
-from privgraph.data.resized import resize_engine
+from privgraph.data.subset import resize_engine
 from privgraph.privacy import Budget, Ledger, Neighbours, SeededSampler, laplace_mechanism
 from privgraph.privacy.mechanisms import laplace_charge
 from privgraph.privacy.add_remove import AddRemove

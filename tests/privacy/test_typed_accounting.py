@@ -47,7 +47,6 @@ OWN_OBJECTS = {
     ("graphs/cpdag.py", "other", "_directed"),  # another CPDAG (__eq__)
     ("graphs/cpdag.py", "other", "_nodes"),
     ("graphs/cpdag.py", "other", "_undirected"),
-    ("privacy/person.py", "estimator", "_noise_sampler"),  # our PrivateEstimator's sampler
 }
 
 #: Private names of a library read on purpose, each version-gated with a public fallback (reviewed):

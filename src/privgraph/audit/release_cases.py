@@ -98,6 +98,10 @@ RELEASE_EPSILON, RELEASE_SPLIT = 4.0, 0.5
 GAUSS_DELTA = 1e-6
 
 
+#: The release's options in the PC cases, by structure: Gauss-PC at GAUSS_DELTA, Priv-PC pure with one round.
+_PC_OPTIONS = {"gauss-pc": {"delta": GAUSS_DELTA}, "priv-pc": {"delta": 0.0, "max_rounds": 1}}
+
+
 def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = RELEASE_SPLIT,
                    structure: str = "priv-pc", neighbours: str = "replace_one", level: int = 2,
                    a_level: int | None = None) -> Runner:
@@ -112,7 +116,7 @@ def release_runner(view: str, epsilon: float = RELEASE_EPSILON, split: float = R
     (2,)
     """
     domain = Domain(("a", "b"), (2, 3), (Kind.ORDINAL, Kind.ORDINAL))  # Kendall, as in the PC cases
-    options = {"delta": GAUSS_DELTA} if structure == "gauss-pc" else {"delta": 0.0, "max_rounds": 1}
+    options = _PC_OPTIONS[structure]
 
     def run(codes: np.ndarray, n: int, sampler: NoiseSampler) -> np.ndarray:
         engine = NumpyEngine(domain, codes)

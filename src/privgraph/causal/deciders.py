@@ -25,6 +25,8 @@ from typing import Sequence
 
 import numpy as np
 
+import privgraph.caches as caches
+from privgraph.causal import pc_counting
 from privgraph.causal.margins import RO, noise_needed
 from privgraph.data.tables import Tables
 from privgraph.privacy.composition import composition_for
@@ -56,7 +58,10 @@ FIRST_BATCH = 4
 #: Smallest sub-sample the sieve or the sub-sampled Gaussian will test on.
 MIN_SAMPLE = 100
 
+#: Per-round epsilons kept (:meth:`_Capped._plan`, by public parameters), the oldest out beyond.
+ROUND_PLANS_KEPT = 1024
 _PLANS: dict = {}  # per-round epsilons already fitted, by public parameters
+caches.register(f"{__name__}.round_plans", f"{ROUND_PLANS_KEPT} entries", _PLANS.clear, _PLANS)
 
 
 class NonPrivate:
@@ -120,24 +125,25 @@ class NonPrivate:
     def first_independent(self, x: str, y: str, sets: Sequence[tuple]) -> int | None:
         """Index of the first S in ``sets`` (all of one size) with ``self(x, y, S)`` True, or
         None: first the verdicts that grams give (levels 1 and 2, every table of a gram
-        decided at once: :meth:`Tables.verdicts`), then those of x's cover set by set
-        (every table of the cover given S decided at once and kept for x's other edges:
-        :meth:`Tables.set_verdicts`), then the tables counted and tested in
-        batches of growing size (4, 16, 64, ..., at most ``tables.sets_per_batch``), so
+        decided at once: :func:`~privgraph.causal.pc_counting.verdicts`), then those of x's cover
+        set by set (every table of the cover given S decided at once and kept for x's other
+        edges: :func:`~privgraph.causal.pc_counting.set_verdicts`), then the tables counted and
+        tested in batches of growing size (4, 16, 64, ..., at most
+        :func:`~privgraph.causal.pc_counting.sets_per_batch`), so
         that an edge removed early wastes little."""
         if sets == [()] and (x, y) in self._marginal:
             return 0 if self._marginal[(x, y)] else None
         start = 0
         if self._batch is not None:
-            for verdicts in (self.tables.verdicts, self.tables.set_verdicts):
-                known = verdicts(x, y, sets[start:], self._batch)
+            for verdicts in (pc_counting.verdicts, pc_counting.set_verdicts):
+                known = verdicts(self.tables, x, y, sets[start:], self._batch)
                 if (hits := np.flatnonzero(known)).size:
                     return start + int(hits[0])
                 start += len(known)
-        size, most = FIRST_BATCH, self.tables.sets_per_batch(x, y)
+        size, most = FIRST_BATCH, pc_counting.sets_per_batch(self.tables, x, y)
         while start < len(sets):
             batch = sets[start:start + min(size, most)]
-            strata, owner = self.tables.strata(x, y, batch)
+            strata, owner = pc_counting.strata(self.tables, x, y, batch)
             hits = np.flatnonzero(self.test.decide_strata(strata, owner, len(batch), self.alpha))
             if hits.size:
                 return start + int(hits[0])
@@ -158,7 +164,7 @@ class NonPrivate:
                 self._marginal.update(zip(pairs, verdicts.tolist()))
 
     def focus(self, x: str, adjacent) -> None:
-        self.tables.cover((x, *adjacent))
+        pc_counting.cover(self.tables, (x, *adjacent))
 
 
 class _Capped:
@@ -174,6 +180,8 @@ class _Capped:
                getattr(self, "sample_size", None), getattr(self, "test_delta", None),
                getattr(getattr(self, "tables", None), "n", None))
         if key not in _PLANS:  # a pure function of public parameters: safe to remember
+            if len(_PLANS) >= ROUND_PLANS_KEPT:
+                del _PLANS[next(iter(_PLANS))]
             _PLANS[key] = fit_rounds_to_budget(self.charges_of, self.rounds, epsilon, delta, self.method)
         return _PLANS[key]
 

@@ -4,7 +4,8 @@
 finds the skeleton with the chosen method (an object of the registry
 :data:`privgraph.causal.methods.METHODS`: a decider of :mod:`privgraph.causal.deciders`, or
 Gauss-PC's or EM-PC's own loop), orients it (:func:`privgraph.graphs.orient`, post-processing, no budget), and
-keeps the ledger. Parameters are stored verbatim and checked in :meth:`PrivPC.fit`, so
+keeps the ledger. Parameters are stored verbatim and checked once by their declarations
+(:data:`privgraph.declarations.PRIVPC`) before :meth:`PrivPC.fit`, its plan and its predictions, so
 ``sklearn.base.clone`` works (``get_params``/``set_params``, no sklearn import).
 
 Privacy: replace-one neighbours, n public. ``random_state=None`` draws noise and
@@ -28,7 +29,7 @@ from privgraph.causal.direction.orient import orient_by_direction, pair_records
 from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
 from privgraph.causal.power import Detectable, fisher_z_detectable, method_detectable, rank_detectable
 from privgraph.causal.rank_pc import (
-    RANK, RankRecords, check_relation as check_rank_relation, rank_correlation, rank_plan, rank_records,
+    RANK, RankRecords, rank_correlation, rank_plan, rank_records,
     rank_reduction, resize_records,
 )
 from privgraph.causal.methods import (
@@ -43,7 +44,7 @@ from privgraph.data.frontdoor import (
 from privgraph.data.moments import moment_scaling, moment_sums
 from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.data.relation import is_duckdb_relation, is_spark_frame
-from privgraph.data.resized import resize_engine
+from privgraph.data.subset import resize_engine
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
 from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine, resolve_domain
 from privgraph.declarations import PRIVPC
@@ -51,11 +52,8 @@ from privgraph.estimator import PrivateEstimator
 from privgraph.graphs import orient
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, resolve_sampler
 from privgraph.privacy.add_remove import AddRemove
-from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
-from privgraph.stats.ci_test import check_alpha
-from privgraph.stats.strata import check_convention
-from privgraph.validation import InvalidInput, one_of, positive_int
+from privgraph.validation import InvalidInput
 
 #: CI tests by name.
 CI_TESTS = {"kendall": KendallTest, "kendall-ties": partial(KendallTest, tie_corrected=True),
@@ -209,6 +207,8 @@ class PrivPC(PrivateEstimator):
 
     #: The parameters' declarations (the CLI's ``discover`` options are built from them).
     PARAMS = PRIVPC
+    #: Its predictions (:meth:`test_noise`, :meth:`detectable`) read the parameters too: checked first.
+    CHECKED_METHODS = ("fit", "privacy_plan", "test_noise", "detectable")
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, neighbours="replace_one", random_state=None, alpha=0.05,
                  ci_test="auto", max_cond_size=None, method="auto", max_rounds=None, forbidden=(), required=(),
@@ -272,7 +272,7 @@ class PrivPC(PrivateEstimator):
         tables = Tables.from_engine(engine)
         check_data(tables)
         method, test = self._method(tables.domain), self.ci_test_for(tables.domain)
-        sampler = self._noise_sampler() if method.is_private else resolve_sampler(None)
+        sampler = self.noise_sampler() if method.is_private else resolve_sampler(None)
         self.composition_ = self._composition(tables.domain)
         raw = None
         if self.orient == "direction":  # a table with continuous columns: their own values where X has them
@@ -316,7 +316,7 @@ class PrivPC(PrivateEstimator):
             raise InvalidInput(f"{int(moments.count)} rows are fewer than the {d} variables")
         if neighbours is Neighbours.REPLACE_ONE:  # n public: said before any noise
             self._say_power(lambda: self.detectable(domain, int(moments.count)))
-        sampler = self._noise_sampler() if private else resolve_sampler(None)
+        sampler = self.noise_sampler() if private else resolve_sampler(None)
         outer = budget
         if private:
             budget = budget if budget is not None else Budget(self._structure_epsilon(), self.delta,
@@ -352,16 +352,12 @@ class PrivPC(PrivateEstimator):
     def _check_one_release(self, released: str) -> bool:
         """The checks every test on ONE Gaussian release (Fisher-z, rank) shares (parameters only);
         whether the fit is private. ``released`` names what is released, in the errors."""
-        check_alpha(self.alpha)
         if self.method not in (AUTO, *FISHER_Z_METHODS):
             raise InvalidInput(f"ci_test={self.ci_test!r} releases {released} once and runs PC on it for free: "
                                f"method={self.method!r} does not apply; use method='priv-pc' (the default) or 'pc' "
                                "(not private)")
-        positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
         private = self._method().is_private
         if private:
-            check_epsilon(self.epsilon)
-            check_delta(self.delta)
             if self.delta <= 0:
                 raise InvalidInput(f"ci_test={self.ci_test!r} releases {released} with the Gaussian mechanism and "
                                    f"needs delta > 0, got delta={self.delta!r}")
@@ -373,18 +369,14 @@ class PrivPC(PrivateEstimator):
         if self.orient == "direction" and Neighbours.parse(self.neighbours) is not Neighbours.REPLACE_ONE:
             raise InvalidInput("ci_test='fisher-z' with orient='direction' runs the direction tests on the records "
                                "under replace-one (n public): use neighbours='replace_one', or orient='cpdag'")
-        if self.record_norm is not None and not (isinstance(self.record_norm, (int, float))
-                                                 and not isinstance(self.record_norm, bool) and self.record_norm > 0):
-            raise InvalidInput(f"record_norm must be a positive number (math.inf: no norm clip) or None, got "
-                               f"{self.record_norm!r}")
         return Neighbours.parse(self.neighbours)
 
     def _fit_rank(self, X, *, names, domain: Domain, budget, on_level, private: bool) -> "PrivPC":
         """Rank PC: Kendall's tau of every pair, ONE private release of it (the only charge), then
         stable PC on its Gaussian-copula correlation as post-processing (:mod:`privgraph.causal.rank_pc`)."""
-        if private and check_rank_relation(self.neighbours) is AR:
+        if private and Neighbours.parse(self.neighbours) is AR:
             return self._fit_rank_add_remove(X, names=names, domain=domain, budget=budget, on_level=on_level)
-        sampler = self._noise_sampler() if private else resolve_sampler(None)
+        sampler = self.noise_sampler() if private else resolve_sampler(None)
         if private and budget is None:
             budget = Budget(self._structure_epsilon(), self.delta, composition="rdp")
         if private:  # n public (replace-one): said before any noise
@@ -404,7 +396,7 @@ class PrivPC(PrivateEstimator):
         (:func:`~privgraph.causal.rank_pc.rank_reduction`; the proof is in :mod:`privgraph.causal.rank_pc`)."""
         wrapper = rank_reduction(self.epsilon, self.delta, domain)
         inner, self.ledger_, m, n_hat = wrapper.fit(self._replace_one, rank_records(X, domain, names),
-                                                    resize=resize_records, sampler=self._noise_sampler(),
+                                                    resize=resize_records, sampler=self.noise_sampler(),
                                                     budget=budget, domain=domain, on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
                      "ci_test_", "sampler_", "covariance_", "detectable_", "is_informative_"):
@@ -418,8 +410,6 @@ class PrivPC(PrivateEstimator):
         private = self._check_one_release("Kendall's tau")
         if self.orient != "cpdag":
             raise InvalidInput("ci_test='rank' orients by colliders and Meek's rules only: use orient='cpdag'")
-        if private:
-            check_rank_relation(self.neighbours)
         return private
 
     def _record_norm(self, d: int) -> float | None:
@@ -447,7 +437,7 @@ class PrivPC(PrivateEstimator):
         check_columns(engine.domain)
         wrapper = self._add_remove(engine.domain)
         inner, self.ledger_, m, n_hat = wrapper.fit(self._replace_one, engine, resize=resize_engine,
-                                                    sampler=self._noise_sampler(), budget=budget, on_level=on_level)
+                                                    sampler=self.noise_sampler(), budget=budget, on_level=on_level)
         for name in ("graph_", "skeleton_", "sepsets_", "n_tests_", "complete_", "rounds_", "rounds_used_",
                      "ci_test_", "sampler_", "detectable_", "is_informative_"):
             setattr(self, name, getattr(inner, name))
@@ -496,7 +486,7 @@ class PrivPC(PrivateEstimator):
         if one_release_test(self.ci_test, domain, self.orient) == RANK:
             if not self._check_rank():
                 return Ledger()
-            if check_rank_relation(self.neighbours) is AR:  # the size's charge, then the plan at m, relabelled
+            if Neighbours.parse(self.neighbours) is AR:  # the size's charge, then the plan at m, relabelled
                 return rank_reduction(self.epsilon, self.delta, domain).plan(self._replace_one, domain, n_rows)
             return rank_plan(domain, int(n_rows), epsilon=self._structure_epsilon(), delta=self.delta,
                              neighbours=self.neighbours)
@@ -571,7 +561,7 @@ class PrivPC(PrivateEstimator):
             if not self._check_rank():
                 return None
             self._plan_ledger(domain, n_rows)  # its refusals first
-            if check_rank_relation(self.neighbours) is AR:
+            if Neighbours.parse(self.neighbours) is AR:
                 m, rest = rank_reduction(self.epsilon, self.delta, domain).at_guess(n_rows)
                 return self._replace_one(rest, None).detectable(domain, m)
             return rank_detectable(len(domain.names), int(n_rows), epsilon=self._structure_epsilon(),
@@ -639,8 +629,7 @@ class PrivPC(PrivateEstimator):
         """The skeleton method ``method`` names (:data:`~privgraph.causal.methods.METHODS`); "auto"
         resolved from public facts on ``domain`` (:func:`~privgraph.causal.methods.resolve_method`;
         without a domain, the checks and relations "auto" has whichever it resolves to)."""
-        name = one_of("method", self.method, (AUTO, *METHODS))
-        return resolve_method(name, None if domain is None else len(domain.discrete_names), self.delta)
+        return resolve_method(self.method, None if domain is None else len(domain.discrete_names), self.delta)
 
     def _composition(self, domain: Domain | None = None) -> str:
         return self._method(domain).composition(self.delta)
@@ -655,21 +644,10 @@ class PrivPC(PrivateEstimator):
         if self.ci_test in (FISHER_Z, RANK):
             raise InvalidInput(f"ci_test={self.ci_test!r} needs the records' values (a DataFrame, an array with names, a "
                                "CSV/Parquet file or a DuckDB relation), not a count engine")
-        if self.ci_test != "auto" and self.ci_test not in CI_TESTS:
-            raise InvalidInput(f"ci_test must be 'auto' or one of {sorted([*CI_TESTS, FISHER_Z, RANK])}, got {self.ci_test!r}")
-        check_alpha(self.alpha)
         if method.is_private:
-            check_epsilon(self.epsilon)
-            check_delta(self.delta)
             method.check(self.delta)
-        positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True)
-        check_convention(self.degenerate)
-        one_of("orient", self.orient, ORIENTS)
-        if self.orient == "direction":
-            if not method.is_private:
-                raise InvalidInput("orient='direction' spends budget on private direction tests: use a private method")
-            if not 0 < self.orient_share < 1:
-                raise InvalidInput(f"orient_share must lie in (0, 1), got {self.orient_share!r}")
+        if self.orient == "direction" and not method.is_private:
+            raise InvalidInput("orient='direction' spends budget on private direction tests: use a private method")
         return self._relation()
 
     def _relation(self) -> Neighbours:
@@ -684,8 +662,8 @@ class PrivPC(PrivateEstimator):
         return neighbours
 
     def _max_cond_size(self, tables: Tables) -> int | None:
-        if self.max_cond_size is not None:
-            return positive_int("max_cond_size", self.max_cond_size, 0, or_none=True, whole_floats=True)
+        if self.max_cond_size is not None:  # checked by its declaration (a whole number >= 0)
+            return int(self.max_cond_size)
         return default_max_cond_size(tables.n, len(tables.names))
 
 def orientation_values(X, names, domain: Domain) -> tuple[dict, dict]:

@@ -53,6 +53,7 @@ from typing import Callable, Iterable
 import networkx as nx
 import numpy as np
 
+from privgraph.causal import pc_counting
 from privgraph.causal.deciders import BudgetTooSmall
 from privgraph.causal.margins import (
     RO,
@@ -333,7 +334,7 @@ def _run_level(graph: nx.Graph, level: int, tables: Tables, view, margin, keep: 
     found = {}
     for a in sorted(sides, key=order.get):  # a node's sides together: its cover and grams serve them all
         if view is tables:
-            tables.cover((a, *snapshot[a]))
+            pc_counting.cover(tables, (a, *snapshot[a]))
         for b, side in sides[a].items():
             found[a, b] = margin.batch(view, a, b, side)
     scores = [np.concatenate([found[ab] for ab in dict.fromkeys(c[:2] for c in cands)]) for cands in sets]

@@ -50,6 +50,7 @@ from typing import Sequence
 
 import numpy as np
 
+from privgraph.causal import pc_counting
 from privgraph.data.tables import BlockView, Tables
 from privgraph.privacy import Neighbours, NoiseSampler
 from privgraph.stats import CITest
@@ -136,7 +137,8 @@ class RankMargin:
 
     def batch(self, view: Tables, x: str, y: str, sets: Sequence[tuple]) -> np.ndarray:
         """``[self(view, x, y, S) for S in sets]`` (the sets all of one size), the tables
-        counted together (:meth:`Tables.strata`, in batches of ``view.sets_per_batch``) and
+        counted together (:func:`~privgraph.causal.pc_counting.strata`, in batches of
+        :func:`~privgraph.causal.pc_counting.sets_per_batch`) and
         the test's statistics and thresholds computed for a batch at once
         (``statistics_strata``, ``thresholds_strata``): the same margins, up to the order
         in which a table's strata are summed. A test that cannot take strata is asked set
@@ -156,10 +158,10 @@ class RankMargin:
         if not hasattr(self.test, "statistics_strata"):
             return np.array([self(view, x, y, S) for S in sets], dtype=float)
         out = np.empty(len(sets))
-        step = max(1, view.sets_per_batch(x, y))
+        step = max(1, pc_counting.sets_per_batch(view, x, y))
         for start in range(0, len(sets), step):
             part = sets[start:start + step]
-            strata, owner = view.strata(x, y, part)
+            strata, owner = pc_counting.strata(view, x, y, part)
             out[start:start + len(part)] = self._batch_margins(view, x, y, part, strata, owner)
         return out
 

@@ -123,7 +123,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from functools import lru_cache
 from itertools import combinations
 from typing import Callable, Iterable
 
@@ -131,6 +130,7 @@ import networkx as nx
 import numpy as np
 from scipy.stats import chi2
 
+import privgraph.caches as caches
 from privgraph.causal.skeleton import Skeleton, checked_pairs, start_graph
 from privgraph.privacy import Budget, Ledger, Neighbours, NoiseSampler, histogram_l2_sensitivity, reserve_plan
 from privgraph.privacy.zcdp import rho_for_budget, zcdp_charge, zcdp_gaussian_scale, zcdp_gaussian_vector
@@ -416,7 +416,7 @@ def _project(x: np.ndarray, F: tuple) -> np.ndarray:
     return x
 
 
-@lru_cache(maxsize=32)
+@caches.lru(32)
 def _covariance(shape: tuple, precisions: tuple) -> np.ndarray:
     """``C = sum_F P_F / precision_F`` as a matrix (cells in C order); ``precisions`` in the
     order of ``itertools.product((False, True), repeat=len(shape))``."""

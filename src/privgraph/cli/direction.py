@@ -191,7 +191,7 @@ def direction(
 ) -> None:
     """Decide X -> Y or Y -> X for one or many pairs from privately released dependence scores."""
     console = Console()
-    from privgraph.causal.direction import PrivateANM, check_settings
+    from privgraph.causal.direction import PrivateANM
     from privgraph.data import DomainRequired
     from privgraph.data.frontdoor import how_to_get_a_domain
 
@@ -200,7 +200,8 @@ def direction(
     check_options(seed=seed)
     if x == y:
         raise InvalidInput(f"--x and --y name the same column {x!r}: a direction needs two variables")
-    check_settings(score, privacy, epsilon, delta)
+    PrivateANM(epsilon=epsilon, delta=delta, neighbours=neighbours, score=score, privacy=privacy,
+               abstain_below=abstain_below).check_params()  # the estimator's own checks, before any file is read
     check_outputs({"--out": (out, (".json", ".csv"))}, overwrite=overwrite)
     bounds = None if x_bounds is None and y_bounds is None else (x_bounds, y_bounds)
     if domain is not None and (infer_domain or bounds is not None):

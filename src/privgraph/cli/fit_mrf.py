@@ -59,8 +59,8 @@ def fit_mrf(
     check_options(seed=seed, synthetic=synthetic[0] if synthetic else None)
     check_outputs({"--out": (out, (".json", ".uai")), "--synthetic": (synthetic[1] if synthetic else None, (".csv",))},
                   overwrite=overwrite)
-    if engine == "spark" and (method == "psgd" or individual is not None):
-        raise InvalidInput("--engine spark counts tables: psgd and --individual need --engine duckdb")
+    if engine == "spark":
+        _check_spark(method, individual)
     data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
     from privgraph.data.frontdoor import open_file
     from privgraph.mrf import PrivateMRF
@@ -111,6 +111,16 @@ def fit_mrf(
             console.print(f"not in any clique, so not modelled and left out of the synthetic records: {left}")
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+def _check_spark(method: str, individual: str | None) -> None:
+    """Spark counts tables: a fit that reads the records in memory (:data:`privgraph.mrf.fits.FITS`'
+    ``in_memory``), or ``--individual``, needs DuckDB."""
+    from privgraph.mrf.fits import FITS
+
+    if FITS[method].in_memory or individual is not None:
+        in_memory = ", ".join(name for name, fit in FITS.items() if fit.in_memory)
+        raise InvalidInput(f"--engine spark counts tables: {in_memory} and --individual need --engine duckdb")
 
 
 #: What ``fit-mrf`` prints as each stage starts off a terminal (:mod:`privgraph.cli.progress`).

@@ -15,14 +15,18 @@ from __future__ import annotations
 import os
 
 from privgraph.cli.params import flag
-from privgraph.privacy.neighbours import check_delta, check_epsilon, check_share
-from privgraph.validation import InvalidInput, count, positive_count
+from privgraph.validation import InvalidInput, check_delta, check_epsilon, check_share, choice, count, positive_count
+
+#: ``release --sampling``'s choices: the names of :data:`privgraph.mrf.sampling.SAMPLE_METHODS`
+#: (written out: this module imports no numerical stack; ``tests/test_checks_once.py`` holds them equal).
+SAMPLING = ("sample", "round")
 
 #: The kind of each option of the command line alone, by its parameter name.
 KINDS = {
     "samples": positive_count, "rows": positive_count, "synthetic": positive_count,
     "seed": count, "data_seed": count,
     "effect": check_share, "cell": check_share, "alpha": check_share, "delta": check_delta, "epsilon": check_epsilon,
+    "sampling": choice(SAMPLING),
 }
 
 

@@ -88,9 +88,9 @@ def plan(
                                "stages": result.rows(), **person_json}, default=float))
         return
     console = Console()
-    of = {"gauss-pc": " of rho (one zCDP budget)", "priv-pc": " of epsilon"}.get(result.structure, "")
-    share = (f"structure share {result.split:g}{of} (recommended {result.recommended_split:g})"
-             if result.structure != "tree" else "its own shares")
+    from privgraph.release.stage import STRUCTURES
+
+    share = STRUCTURES[result.structure].share_text(result)
     relation = "replace-one, n public" if neighbours == "replace_one" else "add/remove, n private: a public guess"
     if unit is not None:
         relation = (f"{unit.describe()} under {RELATIONS[neighbours]}: "

@@ -25,7 +25,6 @@ from privgraph.cli.guarantee import COMPOSITIONS
 from privgraph.cli.inputs import SPARK_MASTER
 import privgraph.declarations as declarations
 from privgraph.cli.params import EstimatorOptions
-from privgraph.validation import one_of
 
 
 #: The declarations of the estimator's parameters that the options named after them are read from.
@@ -60,7 +59,7 @@ def release(
     from privgraph.cli.options import check_options
     from privgraph.timecap import check_seconds, time_cap
 
-    check_options(rows=rows, seed=seed)
+    check_options(rows=rows, seed=seed, sampling=sampling)
     check_seconds(max_seconds)
     data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
     from privgraph.cli.guarantee import print_privacy
@@ -71,14 +70,12 @@ def release(
 
     console = Console()
     from privgraph.privacy import Neighbours
-    from privgraph.release.planner import check_splittable
 
-    check_splittable(epsilon, delta, sized=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE and structure != "tree")
+    asked = PrivateRelease(epsilon=epsilon, delta=delta, neighbours=neighbours, structure=structure, split=split,
+                           cap=cap, tree_cap=tree_cap, max_rows_per_person=max_rows_per_person)
+    asked.check_params()  # its rules, unread
     out, created = output_directory(out, flag="--out", overwrite=overwrite)  # before any data is read
     with removed_on_failure(out, created):
-        from privgraph.mrf.sampling import SAMPLE_METHODS
-
-        one_of("--sampling", sampling, SAMPLE_METHODS)
         paths = release_outputs(out, data_format)
         check_outputs({f"--out ({p.name})": (p, (p.suffix,)) for p in paths.values()}, overwrite=True)
         data, public = public_file(data, domain, infer_domain, engine)
@@ -89,19 +86,12 @@ def release(
             columns = len(public.names) if public is not None else len(file_columns(data))
             check_sample_memory(rows, columns, "release", flag="--rows")
         if public is not None:
-            from privgraph.data.domain import check_countable, default_bins_notice
-            from privgraph.release.model_size import check_tree_cap
+            from privgraph.data.domain import default_bins_notice
 
             if notice := default_bins_notice(public):  # the codebook only: one line, before any row is read
                 console.print(notice)
-            public = check_countable(public)  # every column is counted: bounds-only ones in their default bins
-            check_tree_cap(tree_cap, public)  # the codebook's sizes only: refused before any row is read
-            if structure == "tree" or (structure == "auto" and Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE):
-                # the tree's pair tables within the memory cap, before any row or spend (under replace-one
-                # "auto" passes the tree over; under add/remove it may choose it once the size is spent)
-                from privgraph.release.model_size import check_tree_memory
-
-                check_tree_memory(public)
+            # every column countable (bounds-only ones in their default bins), the caps: before any row or spend
+            public = asked.check_public(public, add_remove=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE)
         if infer_domain:
             console.print("[bold red]--infer-domain: the domain is read from the data; the result is NOT private[/]")
         est = PrivateRelease(epsilon=epsilon, delta=delta, split=split, cap=cap, random_state=seed, structure=structure,

@@ -31,11 +31,12 @@ from __future__ import annotations
 import codecs
 import gzip
 import os
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+import privgraph.caches as caches
 
 #: Longest record line (bytes, line break not counted: 4 MiB); a longer line is an invalid record.
 MAX_LINE_BYTES = 1 << 22
@@ -79,7 +80,7 @@ def unread_lines(path, *, header: bool, encoding: str) -> np.ndarray:
     return _unread(str(path), stat.st_size, stat.st_mtime_ns, header, MAX_LINE_BYTES, is_utf8).copy()
 
 
-@lru_cache(maxsize=32)
+@caches.lru(32)
 def _unread(path: str, size: int, mtime: int, header: bool, limit: int, is_utf8: bool) -> np.ndarray:
     """:func:`unread_lines`, once per file version (size and mtime: the arguments only key the cache)."""
     opener = gzip.open if path.lower().endswith(".gz") else open

@@ -15,11 +15,11 @@ conditioning variables, as (x by y) slices, one per cell of S).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
+import privgraph.caches as caches
 from privgraph.threads import single_threaded_blas
 
 #: Largest dense index space (cells) counted by ``bincount``; larger ones are compressed
@@ -167,7 +167,7 @@ def grouped_counts(columns: Sequence[np.ndarray], weights: np.ndarray | None, gr
     return [counts[:, a:b] for a, b in zip(offsets, offsets[1:])]
 
 
-@lru_cache(maxsize=256)
+@caches.lru(256)
 def _summing(sizes: tuple[int, ...]) -> np.ndarray:
     """The 0/1 matrix that sums the joint cells of columns of ``sizes`` (row-major) out to
     each column's cells, laid out column after column.

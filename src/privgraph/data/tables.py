@@ -2,7 +2,10 @@
 
 The one place that counts a batch of tables once and serves them as marginals, with one
 bounded cache: PC's tests (:mod:`privgraph.causal`), the MRF's clique tables
-(:func:`privgraph.data.count_tables`) and every secret sub-sample go through it.
+(:func:`privgraph.data.count_tables`) and every secret sub-sample go through it. PC's own
+counting (covers, batches of strata, verdicts by set) lives with PC
+(:mod:`privgraph.causal.pc_counting`); a Tables holds its row sets (``row_sets``) and counts
+from them.
 
 Every test of a PC run reads a table over ``(x, y, *S)``. When the joint table over all
 variables is small enough (:data:`MAX_JOINT_CELLS`), it is counted once and every table
@@ -12,18 +15,18 @@ tests. Otherwise (wide tables):
 * **all pairs at once** (level 0): with an in-memory engine, the d (d - 1) / 2 two-way
   tables are one product of one-hot code matrices, counted in chunks of rows
   (:data:`privgraph.data.rowsets.PAIR_CHUNK_ROWS`), ``sum(sizes)^2`` cells in all;
-* **covers** (levels >= 1): before testing the edges of x, stable PC names x and its
-  adjacencies (:meth:`Tables.cover`); the tests of x count from a *row set* holding them
-  (distinct rows with multiplicities, :mod:`privgraph.data.rowsets`): levels 1 and 2 as
-  blocks of grams given x, later levels set by set (every table ``(x, v, *S)`` of the cover
-  decided at once and kept for x's other edges, :meth:`Tables.set_verdicts`) or in batches
-  of many sets per pass (:meth:`Tables.strata`, :class:`privgraph.data.pc_counting.Covers`);
+* **row sets** (PC's covers, levels >= 1): before testing the edges of x, stable PC names x
+  and its adjacencies (:func:`privgraph.causal.pc_counting.cover`); the tests of x count from
+  a *row set* holding them (distinct rows with multiplicities, :mod:`privgraph.data.rowsets`):
+  levels 1 and 2 as blocks of grams given x, later levels set by set or in batches of many
+  sets per pass (:mod:`privgraph.causal.pc_counting`), and :meth:`Tables.table` from the row
+  set that holds its columns (``row_sets.holding(columns)``);
 * otherwise the engine counts the table.
 
 **Memory budget**, whatever the number of tests: the joint table (at most
 :data:`MAX_JOINT_CELLS`, 32 MB), the pair tables, a least-recently-used cache of at most
 :data:`CACHE_BUDGET_CELLS` cells of tables (8 MB), the covers' rows and grams (64 + 32 MB,
-:mod:`privgraph.data.pc_counting`) and one batch's temporaries (a few int64 arrays of
+:mod:`privgraph.causal.pc_counting`) and one batch's temporaries (a few int64 arrays of
 max(2^20, rows of the cover) elements, a dense index of at most 2^22 cells), and for the
 verdicts by set at most 2^16 sets' verdicts (a bool per cover column each), the stratum
 ids of one set's prefixes and one cover's columns as int64 (32 MB each) and 2 MB of strata
@@ -45,23 +48,19 @@ round's sub-sample is freed as soon as the next replaces it.
 from __future__ import annotations
 
 from typing import Sequence
-import weakref
 
 import numpy as np
 
 from privgraph.data.domain import Domain
 from privgraph.data.engines.base import JOINT_TABLE_CELLS, CountEngine, check_columns, marginal
 from privgraph.data.engines.numpy_engine import bincount_codes
-from privgraph.data.pc_counting import LRU, Covers
-from privgraph.data.rowsets import cell_ids, count_rows, distinct_rows, nonempty_strata, pair_tables
+from privgraph.data.lru import LRU
+from privgraph.data.rowsets import cell_ids, count_rows, distinct_rows, pair_tables
 from privgraph.data.sampling import block_label_chunks, rows_without_replacement_chunks, table_without_replacement
 from privgraph.privacy import NoiseSampler
-from privgraph.validation import InvalidInput
 
 #: Largest joint table (cells) counted once and kept in memory.
 MAX_JOINT_CELLS = JOINT_TABLE_CELLS  # the package's one limit (privgraph.data.engines.base)
-#: A joint table this small serves batches as marginals, one table at a time.
-SMALL_JOINT_CELLS = 1 << 12
 #: Tables kept by the per-table cache (cells): least recently used evicted first.
 CACHE_BUDGET_CELLS = 1 << 20
 #: Most tables counted by one grouped query of an out-of-core engine (:meth:`Tables.tables`).
@@ -127,7 +126,10 @@ class Tables:
         self.engine, self.domain, self.n = engine, engine.domain, int(n)
         self._joint, self._rows = joint, rows
         self._cache = LRU(CACHE_BUDGET_CELLS)
-        self._covers = Covers(self.domain, _whole_rows_of(weakref.ref(self)))
+        #: Row sets that hold some columns (``holding(columns)``: ``(names, rows, weights)`` or
+        #: None), set by an algorithm that narrows the data: PC's covers
+        #: (:func:`privgraph.causal.pc_counting.covers_of`). None: none yet.
+        self.row_sets = None
         self._whole = None  # the whole data as a row set (names, rows, weights), once
         self._pairs: dict | None = None
         self._distinct = None  # (distinct rows, their counts), or False: see _count
@@ -196,7 +198,7 @@ class Tables:
             return marginal(self._joint, self.names, key)
         if len(key) == 2 and self._pairs is not None:
             return self._pairs[key] if key in self._pairs else self._pairs[key[::-1]].T
-        held = self._covers.holding(key) if key else None
+        held = self.row_sets.holding(key) if key and self.row_sets is not None else None
         if held is not None:
             return count_rows(held[1], held[2], [held[0].index(c) for c in key], self.shape(key))
         out = self._cache.get(key)
@@ -226,66 +228,10 @@ class Tables:
                 self._cache.put(key, out, out.size)
         return [np.transpose(found[frozenset(k)], [canonical[frozenset(k)].index(c) for c in k]) for k in keys]
 
-    def cover(self, columns: Sequence[str]) -> bool:
-        """Name the data over ``columns`` as ``columns[0]``'s cover
-        (:class:`~privgraph.data.pc_counting.Covers`): tables over subsets that start with
-        ``columns[0]`` count from it. False if there are no rows (an out-of-core engine
-        with too many distinct rows) or it is over budget."""
-        key = tuple(columns)
-        return bool(key) and self._covers.keep(key)
-
-    def strata(self, x: str, y: str, sets: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
-        """The tables over ``(x, y, *S)`` for each S of ``sets`` (all of one size), as their
-        nonempty strata: ``(strata, owner)``, int64 counts of shape (K, r, c) and the index
-        in ``sets`` of each stratum's table. Counted in batches from x's cover
-        (:class:`~privgraph.data.pc_counting.Covers`), from the pair tables, or one by one.
-
-        >>> from privgraph.data import Domain, NumpyEngine
-        >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]]))
-        >>> strata, owner = Tables.from_engine(e).strata("a", "b", [("c",)])
-        >>> strata.tolist(), owner.tolist()
-        ([[[0, 2], [0, 0]], [[0, 0], [0, 1]]], [0, 0])
-        """
-        sets = [tuple(S) for S in sets]
-        if len({len(S) for S in sets}) > 1:
-            raise InvalidInput(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
-        if not sets:
-            return np.zeros((0, *self.shape((x, y))), dtype=np.int64), np.zeros(0, dtype=np.int64)
-        found = None if not sets[0] or self._small_joint else self._covers.strata(x, y, sets)
-        if found is None:
-            return nonempty_strata([self.table((x, y, *S)) for S in sets])
-        return found
-
-    def verdicts(self, x: str, y: str, sets: Sequence[Sequence[str]], decide) -> np.ndarray:
-        """``decide(strata, owner, count)``'s verdicts on the tables over ``(x, y, *S)`` for
-        the leading sets of ``sets`` that grams of x's cover serve (levels 1 and 2; every
-        table of a gram decided at once and kept with it:
-        :meth:`privgraph.data.pc_counting.Covers.verdicts`); empty if none. ``decide`` must be
-        hashable, equal for equal verdicts."""
-        sets = [tuple(S) for S in sets]
-        if not sets or self._small_joint:
-            return np.zeros(0, dtype=bool)
-        return self._covers.verdicts(x, y, sets, decide)
-
-    def set_verdicts(self, x: str, y: str, sets: Sequence[Sequence[str]], decide) -> np.ndarray:
-        """The same verdicts, set by set from x's cover, for the leading sets (all of one size
-        >= 1) up to the first independent one: every table ``(x, v, *S)`` of the cover
-        decided at once and kept for x's other edges
-        (:meth:`privgraph.data.pc_counting.Covers.set_verdicts`); empty if x has no cover holding
-        them, or the joint table is small enough to serve every table as a marginal."""
-        if self._small_joint:
-            return np.zeros(0, dtype=bool)
-        return self._covers.set_verdicts(x, y, [tuple(S) for S in sets], decide)
-
     @property
-    def _small_joint(self) -> bool:
-        """A joint table so small that its marginals are cheaper than any batch."""
-        return self._joint is not None and self._joint.size <= SMALL_JOINT_CELLS
-
-    def sets_per_batch(self, x: str, y: str) -> int:
-        """Most sets one :meth:`strata` call should hold to keep its strata within budget
-        (:meth:`privgraph.data.pc_counting.Covers.sets_per_batch`)."""
-        return self._covers.sets_per_batch(x, y)
+    def joint_cells(self) -> int | None:
+        """Cells of the joint table held (counted once when it fits), or None."""
+        return None if self._joint is None else int(self._joint.size)
 
     def whole_rows(self) -> tuple | None:
         """The whole data as a row set ``(names, rows, weights)``: the joint table's nonzero
@@ -400,17 +346,6 @@ class Tables:
         tables = Tables(self.engine, m, None)
         tables._distinct = (np.asfortranarray(self._distinct[0][kept]), counts[kept].astype(np.float64))
         return tables
-
-
-def _whole_rows_of(tables: "weakref.ref[Tables]"):
-    """:meth:`Tables.whole_rows` of the Tables behind a weak reference, for its covers.
-
-    A Tables and its covers then hold no reference cycle, so a secret sub-sample (and its
-    blocks) is freed as soon as the next round's replaces it. With the bound method the
-    pair was a cycle that only the garbage collector frees, late: Priv-PC's discover at 1e8
-    rows through DuckDB kept some 30 rounds of sub-samples alive, 7 GB.
-    """
-    return lambda: tables().whole_rows()
 
 
 def _in_blocks(label_chunks, count: int):

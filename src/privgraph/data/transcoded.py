@@ -20,11 +20,23 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import privgraph.caches as caches
 from privgraph.data.long_lines import BLOCK_BYTES
 
 _COPIES: dict[str, tuple[int, int, Path]] = {}  # a file's path: its size and mtime, and its copy
 _FOLDER: list[Path] = []
 _NUMBERS = itertools.count()
+
+
+def _clear_copies() -> None:
+    """Remove the copies made so far (the next read of a file copies it again)."""
+    for _, _, copy in _COPIES.values():
+        copy.unlink(missing_ok=True)
+    _COPIES.clear()
+
+
+caches.register(f"{__name__}.copies", "one UTF-8 copy per Latin-1 file read (on disk; removed at exit)",
+                _clear_copies, _COPIES)
 
 
 def utf8_copy(path) -> Path:

@@ -57,7 +57,6 @@ iterations); or after ``max_iter`` iterations. ``discrepancy`` was settled on se
 from __future__ import annotations
 
 import collections
-import functools
 import math
 
 import numpy as np
@@ -71,11 +70,12 @@ except ImportError:  # pragma: no cover - scipy moved it
     _lbfgsb = None
 
 import privgraph.heartbeat as heartbeat
+import privgraph.caches as caches
 from privgraph.threads import single_threaded_blas
 from privgraph.timecap import check_time
 from privgraph.mrf.inference import flat_inference
 from privgraph.mrf.junction import junction_tree
-from privgraph.mrf.junction_calibration import clear_plans
+from privgraph.mrf.junction_calibration import PLAN_CACHES
 from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.noisy_tables import NoisyMarginals
 from privgraph.validation import InvalidInput
@@ -260,13 +260,16 @@ def _expected_and_log_z(noisy: NoisyMarginals, theta, max_cells: int):
 #: built once per fit and dropped before the next is built.
 INFERENCE_CACHE_CELLS = 400_000
 _RUNS: collections.OrderedDict = collections.OrderedDict()
+#: The name :data:`_RUNS` is registered under (:mod:`privgraph.caches`).
+INFERENCE_CACHE = f"{__name__}.inference"
+caches.register(INFERENCE_CACHE, f"{INFERENCE_CACHE_CELLS:,} junction-tree cells (the newest structure always kept)",
+                _RUNS.clear, _RUNS)
 
 
 def clear_inference_cache() -> None:
     """Drop every structure :func:`_inference` keeps, and the calibration plans behind them (a
     caller done fitting: the release, before it samples and after each adaptive round)."""
-    _RUNS.clear()
-    clear_plans()
+    caches.clear_caches(INFERENCE_CACHE, *PLAN_CACHES)
 
 
 def _inference(domain, cliques, ties, max_cells: int):
@@ -422,7 +425,7 @@ def lbfgsb(fun, x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, *, max_ite
 _LBFGSB_MEMORY, _LBFGSB_MAXLS, _LBFGSB_MAXFUN = 10, 20, 15000
 
 
-@functools.lru_cache(maxsize=1)
+@caches.lru(1)
 def _setulb():
     """scipy's L-BFGS-B routine when its calling convention is the one :func:`lbfgsb`
     follows (scipy 1.15 to 1.17, the versions it was checked against: a private routine may

@@ -21,7 +21,6 @@ from privgraph.data import (
     Domain,
     NumpyEngine,
     check_invalid,
-    count_tables,
     open_engine,
     resolve_domain,
 )
@@ -29,24 +28,19 @@ from privgraph.data.bins import decode_codes
 from privgraph.data.domain import check_countable
 from privgraph.data.frontdoor import encode_public, public_codes, read_frame
 from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
-from privgraph.mrf.baselines import naive_mle
-from privgraph.mrf.cgm import cgm_em
-from privgraph.mrf.individuals import individual_tables
+from privgraph.mrf.fits import FITS, FitData, MRFFit, Setting, TableFit, fit_of
 from privgraph.mrf.inference import infer, is_exact
 from privgraph.mrf.model import MarkovRandomField, check_cliques, parse_cliques
 from privgraph.declarations import MRF
 from privgraph.estimator import PrivateEstimator
-from privgraph.mrf.psgd import psgd, psgd_plan
-from privgraph.mrf.noisy_tables import group_tables, plan_release, release_tables
 from privgraph.mrf.sampling import sample_model, sampling_path
 from privgraph.privacy import Budget, Neighbours, PrivacyPlan
-from privgraph.privacy.neighbours import check_delta, check_epsilon
-from privgraph.timecap import start_clock
-from privgraph.validation import InvalidInput, UnknownName, one_of
+from privgraph.validation import InvalidInput, UnknownName
 
-#: Estimators that post-process released noisy tables, by name.
-TABLE_METHODS: dict[str, Callable] = {"cgm-em": cgm_em, "naive-mle": naive_mle}
-METHODS = tuple(TABLE_METHODS) + ("psgd",)
+#: The fits' names (:data:`privgraph.mrf.fits.FITS`; open: a fit registered there is one more).
+METHODS = FITS.names
+#: The built-in fits of released noisy tables, as functions by name (the release's choices).
+TABLE_METHODS: dict[str, Callable] = {name: fit.fit for name, fit in FITS.items() if isinstance(fit, TableFit)}
 
 
 class PrivateMRF(PrivateEstimator):
@@ -58,7 +52,8 @@ class PrivateMRF(PrivateEstimator):
         Total privacy budget.
     cliques : sequence of column-name sequences, or ``"a,b;b,c"``
         The model's cliques (fixed in advance, as in the text).
-    method : ``"cgm-em"`` (default), ``"naive-mle"`` or ``"psgd"``, or a function of a
+    method : ``"cgm-em"`` (default), ``"naive-mle"`` or ``"psgd"`` (or the name of any fit
+        registered in :data:`privgraph.mrf.fits.FITS`), or a function of a
         :class:`~privgraph.mrf.noisy_tables.NoisyMarginals` returning a model.
     neighbours : ``"add_remove"`` (default) or ``"replace_one"``
         The neighbouring relation of the guarantee. Under add/remove the number of units
@@ -167,8 +162,8 @@ class PrivateMRF(PrivateEstimator):
         neighbours = Neighbours.parse(self.neighbours)
         invalid = check_invalid(self.invalid, neighbours)
         self._check_parameters(len(self._cliques()))
-        options = dict(self.options or {})
-        in_memory = self.method == "psgd" or self.individual is not None
+        fit = self._fit()
+        in_memory = fit.in_memory or self.individual is not None
         if in_memory:
             codes, ids, domain = self._encode(data, domain, infer_domain, invalid)
         else:
@@ -184,31 +179,10 @@ class PrivateMRF(PrivateEstimator):
             engine = open_engine(data, domain, neighbours=neighbours, invalid=invalid)
             domain = engine.domain
         cliques = check_cliques(domain, self._cliques())
-        sampler = self._noise_sampler()
-        if self.method == "psgd":
-            self.model_, self.ledger_ = psgd(
-                codes, domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
-                sampler=sampler, neighbours=neighbours, individuals=ids, ties=self.ties, budget=budget, **options,
-            )
-            self.marginals_, self.composition_ = None, "rdp"
-            self.is_exact_ = is_exact(self.model_.domain, self.model_.cliques)
-            self._caveat(domain)
-            return self
-        ties = tuple(range(len(cliques))) if self.ties is None else tuple(self.ties)
-        if in_memory:
-            tables = individual_tables(codes, ids, domain=domain, cliques=cliques, ties=ties, null=self.null)
-            units = len(np.unique(ids))
-        else:
-            tables = group_tables(count_tables(engine, cliques), ties)
-            start_clock()  # the data pass is done: a public time cap counts from here (privgraph.timecap)
-            units = int(engine.counts([])) if neighbours is Neighbours.REPLACE_ONE else None  # public only there
-        self.marginals_, self.ledger_ = release_tables(
-            tables, domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=neighbours,
-            sampler=sampler, noise=self.noise, delta=self.delta, ties=ties, records=units,
-            unit=self._unit(), budget=budget,
-        )
-        fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
-        self.model_, self.composition_ = fit(self.marginals_, **options), "basic"
+        sampler = self.noise_sampler()
+        data = FitData(domain, cliques, codes=codes, ids=ids) if in_memory else FitData(domain, cliques, engine=engine)
+        self.model_, self.marginals_, self.ledger_ = fit.run(data, self._setting(), sampler=sampler, budget=budget)
+        self.composition_ = fit.composition
         fitted = self.model_ if self.model_ is not None else self.marginals_  # a custom method may return none
         self.is_exact_ = is_exact(fitted.domain, fitted.cliques)
         self._caveat(domain)
@@ -230,16 +204,20 @@ class PrivateMRF(PrivateEstimator):
         domain = resolve_domain(None, domain)
         self._check_parameters(len(self._cliques()))
         cliques = check_cliques(domain, self._cliques())
-        relation = Neighbours.parse(self.neighbours)
-        if self.method == "psgd":
-            ledger = psgd_plan(domain=domain, cliques=cliques, epsilon=self.epsilon, delta=self.delta,
-                               neighbours=self.neighbours, ties=self.ties,
-                               records=n_rows if relation is Neighbours.REPLACE_ONE else None,
-                               individuals=self.individual is not None, **dict(self.options or {}))
-            return PrivacyPlan.of_ledger(ledger, relation, "rdp", self.delta)
-        ledger = plan_release(domain=domain, cliques=cliques, epsilon=self.epsilon, neighbours=self.neighbours,
-                              noise=self.noise, delta=self.delta, ties=self.ties, unit=self._unit())
-        return PrivacyPlan.of_ledger(ledger, relation, "basic", self.delta)
+        fit = self._fit()
+        ledger = fit.plan(domain, cliques, self._setting(), n_rows)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), fit.composition, self.delta)
+
+    def _fit(self) -> MRFFit:
+        """The fit ``method`` names (:data:`privgraph.mrf.fits.FITS`), or a custom function's."""
+        return fit_of(self.method)
+
+    def _setting(self) -> Setting:
+        """The public parameters the fit reads (:class:`privgraph.mrf.fits.Setting`)."""
+        return Setting(epsilon=self.epsilon, delta=self.delta, neighbours=self.neighbours,
+                       relation=Neighbours.parse(self.neighbours), noise=self.noise, ties=self.ties,
+                       individual=self.individual, null=self.null, unit=self._unit(),
+                       options=dict(self.options or {}))
 
     def _cliques(self):
         if self.cliques is None:
@@ -284,17 +262,12 @@ class PrivateMRF(PrivateEstimator):
         return public_codes(data, domain, invalid), None, domain
 
     def _check_parameters(self, n_cliques: int) -> None:
-        check_epsilon(self.epsilon)
-        Neighbours.parse(self.neighbours)  # raises on an unknown relation
-        if isinstance(self.method, str):
-            one_of("method", self.method, METHODS, alternatives=" or a function")
-        if self.delta is not None:
-            check_delta(self.delta)
-        if (self.noise == "gaussian" or self.method == "psgd") and not self.delta:
+        """The rules across parameters (each parameter is checked by its declaration first:
+        :meth:`~privgraph.estimator.PrivateEstimator.check_params`)."""
+        fit = self._fit()
+        if fit.needs_delta(self.noise) and not self.delta:
             raise InvalidInput(f"method {self.method!r} with {self.noise} noise needs delta > 0")
-        if self.method == "psgd" and self.null is not None:
-            raise InvalidInput(f"null={self.null!r} applies to the marginal methods' normalised tables; psgd fits "
-                               "the likelihood of whole records (a null code is an ordinary level): drop null")
+        fit.check(self._setting())
         if self.ties is not None and len(self.ties) != n_cliques:
             raise InvalidInput(f"ties has {len(self.ties)} labels for {n_cliques} cliques")
 

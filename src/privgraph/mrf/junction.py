@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import privgraph.caches as caches
 from privgraph.data.domain import Domain
 
 Clique = tuple[str, ...]
@@ -48,7 +49,7 @@ class JunctionTree:
 
 
 
-@functools.lru_cache(maxsize=256)
+@caches.lru(256)
 def junction_tree(domain: Domain, cliques: tuple[Clique, ...]) -> JunctionTree:
     """Build (and cache) a junction tree covering every column of ``domain``.
 

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+import privgraph.caches as caches
 from privgraph.data.domain import Domain
 from privgraph.mrf.junction import JunctionTree, junction_tree
 
@@ -28,6 +29,8 @@ from privgraph.mrf.junction import JunctionTree, junction_tree
 #: tracemalloc on the gss release): a fitter reuses the newest, and a release builds a new
 #: structure every adaptive round, so more plans are only memory.
 PLANS_KEPT = 2
+#: The names the plans' caches are registered under (:mod:`privgraph.caches`).
+PLAN_CACHES = (f"{__name__}.flat_plan", f"{__name__}.scaled_plan")
 
 
 def _center(nbrs: dict[int, list[int]]) -> int:
@@ -125,7 +128,7 @@ def _run_lengths(starts: np.ndarray, total: int) -> np.ndarray:
     return np.diff(np.append(starts, total))
 
 
-@functools.lru_cache(maxsize=PLANS_KEPT)
+@caches.lru(PLANS_KEPT)
 def flat_plan(tree: JunctionTree) -> FlatPlan:
     """The flat layout and depth-by-depth index maps of ``tree`` (built once per tree),
     re-rooted at its centre so that calibration passes as few depths as possible.
@@ -284,11 +287,10 @@ def clique_offsets(tree: JunctionTree) -> np.ndarray:
 
 def clear_plans() -> None:
     """Drop the plans :func:`flat_plan` and :func:`scaled_plan` keep (a caller done with its trees)."""
-    flat_plan.cache_clear()
-    scaled_plan.cache_clear()
+    caches.clear_caches(*PLAN_CACHES)
 
 
-@functools.lru_cache(maxsize=PLANS_KEPT)
+@caches.lru(PLANS_KEPT)
 def scaled_plan(tree: JunctionTree) -> ScaledPlan:
     """The layout and index maps of :func:`calibrate_scaled` for ``tree`` (built once).
 

@@ -6,7 +6,7 @@ once for every estimator with the contract of :mod:`privgraph.estimator`: a repl
 ``privacy_plan(domain, n_rows)`` from public facts, and ``fit(data, budget=...)`` that
 leaves its ledger in ``ledger_`` and charges what the plan said. It knows nothing of what
 the estimator computes. The data's secret resize (``resize(engine, m, sampler)``,
-:func:`privgraph.data.resized.resize_engine`) is passed in, so this module stays in the
+:func:`privgraph.data.subset.resize_engine`) is passed in, so this module stays in the
 privacy layer.
 
 * :class:`AddRemove` is the whole wrapper (:meth:`AddRemove.plan`, :meth:`AddRemove.fit`):

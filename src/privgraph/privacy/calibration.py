@@ -6,8 +6,8 @@ Pure functions of public parameters; nothing here touches data or randomness.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
+import privgraph.caches as caches
 from privgraph.privacy.samplers import power_of_two_at_most
 
 #: Grid resolution: the grid is a power of two at most 2**-GRID_BITS of the (per-coordinate)
@@ -90,7 +90,7 @@ def _gauss_delta(epsilon: float, sensitivity: float, sigma: float) -> float:
     return max(0.0, first - second)
 
 
-@lru_cache(maxsize=4096)
+@caches.lru(4096)
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Smallest sigma for which N(0, sigma^2) noise is (epsilon, delta)-DP at this L2 sensitivity.
 
@@ -145,7 +145,7 @@ def discrete_gaussian_delta_bound(epsilon: float, sigma: float, shift: int) -> f
     return max(0.0, first_hi - math.exp(epsilon) * second_lo)
 
 
-@lru_cache(maxsize=4096)
+@caches.lru(4096)
 def discrete_gaussian_sigma(epsilon: float, delta: float, shift: int) -> float:
     """sigma (grid units) for the 1-D discrete Gaussian with an integer shift bound.
 
@@ -173,7 +173,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return min(1.0, math.exp(min(res.fun, log_delta(0.0))))
 
 
-@lru_cache(maxsize=4096)
+@caches.lru(4096)
 def zcdp_sigma(epsilon: float, delta: float, l2_shift: float) -> float:
     """Smallest sigma (grid units) whose rho = shift^2 / (2 sigma^2) meets (epsilon, delta)."""
     lo, hi = 1e-9, max(1.0, l2_shift)

@@ -42,11 +42,11 @@ Each charge also states a per-step (epsilon, delta): one step's RDP bound at
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
+import privgraph.caches as caches
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.composition import rdp_epsilon
 from privgraph.privacy.events import GaussianCurve, PoissonSampling, Sampling, WithoutReplacementSampling, as_sampling
@@ -120,7 +120,7 @@ def _curve_cost(multiplier: float, sampling: Sampling, steps: int, delta: float,
     return rdp_epsilon((c,), delta)
 
 
-@functools.lru_cache(maxsize=256)
+@caches.lru(256)
 def sampled_gaussian_multiplier(
     epsilon: float, delta: float, *, sampling: Sampling | tuple, steps: int, neighbours: Neighbours,
     max_multiplier: float = 50.0,
@@ -152,7 +152,7 @@ def sampled_gaussian_multiplier(
     return hi
 
 
-@functools.lru_cache(maxsize=256)
+@caches.lru(256)
 def sampled_gaussian_charge(
     multiplier: float, *, sampling: Sampling | tuple, steps: int, delta: float, neighbours: Neighbours,
     sensitivity: float, note: str = "",

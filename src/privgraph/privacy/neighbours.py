@@ -17,7 +17,9 @@ from __future__ import annotations
 import enum
 import math
 
-from privgraph.validation import InvalidInput, in_range, is_real
+from privgraph.validation import InvalidInput
+# the scalar checks live in privgraph.validation (one per kind); re-exported here, where callers import them
+from privgraph.validation import check_delta, check_epsilon, check_rate, check_sensitivity, check_share  # noqa: F401
 
 
 class Neighbours(enum.Enum):
@@ -79,65 +81,5 @@ def histogram_l2_sensitivity(neighbours: Neighbours) -> float:
     ]
 
 
-# --- argument checks shared by every mechanism (one place, one wording: privgraph.validation) ---
-
-
-def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    """Return epsilon as a float if it is positive and finite, else raise InvalidInput.
-
-    >>> check_epsilon(0.5)
-    0.5
-    >>> check_epsilon(0)
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: epsilon must be positive and finite, got 0
-    """
-    if not is_real(epsilon) or not (0 < epsilon < math.inf):
-        raise InvalidInput(f"{name} must be positive and finite, got {epsilon!r}")
-    return float(epsilon)
-
-
-def check_delta(delta: float, name: str = "delta") -> float:
-    """Return delta as a float if it lies in [0, 1), else raise InvalidInput.
-
-    >>> check_delta(1)
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: delta must lie in [0, 1), got 1
-    """
-    return in_range(name, delta, 0, 1, high_open=True)
-
-
-def check_sensitivity(sensitivity: float, name: str = "sensitivity") -> float:
-    """Return the sensitivity as a float if it is non-negative and finite.
-
-    >>> check_sensitivity(-1)
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: sensitivity must be non-negative and finite, got -1
-    """
-    if not is_real(sensitivity) or not (0 <= sensitivity < math.inf):
-        raise InvalidInput(f"{name} must be non-negative and finite, got {sensitivity!r}")
-    return float(sensitivity)
-
-
-def check_rate(rate: float, name: str = "rate") -> float:
-    """Return a sampling rate as a float if it lies in (0, 1].
-
-    >>> check_rate(1.5, "sampling rate")
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: sampling rate must lie in (0, 1], got 1.5
-    """
-    return in_range(name, rate, 0, 1, low_open=True)
-
-
-def check_share(share: float, name: str = "share") -> float:
-    """Return a share or probability as a float if it lies strictly between 0 and 1.
-
-    >>> check_share(0, "split")
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: split must lie in (0, 1), got 0
-    """
-    return in_range(name, share, 0, 1, low_open=True, high_open=True)
+# The checks every mechanism shares (epsilon, delta, a sensitivity, a rate, a share) live in
+# privgraph.validation, one per kind; re-exported here, where mechanisms and tests import them.

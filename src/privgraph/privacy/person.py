@@ -237,7 +237,7 @@ def fit_by_person(estimator, unit: PersonUnit, data, *, truncate: Callable, budg
     if budget is not None:
         raise InvalidInput(f"budget= is spent row by row, but {PARAMETER} makes the person the unit: fit without "
                            "an outside budget (each fit's guarantee is per person)")
-    sampler = estimator._noise_sampler()
+    sampler = estimator.noise_sampler()
     inner = row_estimator(estimator, unit, sampler)
     rows = truncate(data, unit.column, unit.k, truncation_salt(sampler))
     with per_person(estimator.epsilon, unit):

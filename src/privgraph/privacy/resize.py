@@ -11,7 +11,7 @@ here turns any replace-one mechanism ``M`` into an add/remove one:
    probability ``TAIL``.
 3. **Resize the data to exactly m rows**: m rows drawn uniformly without replacement
    when ``n >= m``; all n rows and ``m - n`` copies of one fixed public row otherwise
-   (:func:`privgraph.data.resized.resize_engine`; the secret draw comes from the
+   (:func:`privgraph.data.subset.resize_engine`; the secret draw comes from the
    mechanism's sampler).
 4. **Run M** on the resized data with ``m`` public.
 

@@ -22,12 +22,12 @@ coordinate. The multivariate discrete Gaussian with an integer shift of L2 norm 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 
+import privgraph.caches as caches
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, zcdp_delta
 from privgraph.privacy.events import ZCDPCurve
@@ -57,7 +57,7 @@ def check_rho(rho: float) -> float:
     return float(rho)
 
 
-@lru_cache(maxsize=1024)
+@caches.lru(1024)
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """Smallest epsilon with ``zcdp_delta(rho, epsilon) <= delta`` (CKS Corollary 13), by bisection.
 
@@ -102,7 +102,7 @@ def rdp_epsilon(rho: float, delta: float) -> float:
     return Ledger.of(c).total("rdp", delta).epsilon
 
 
-@lru_cache(maxsize=256)
+@caches.lru(256)
 def rho_for_budget(epsilon: float, delta: float, what: str = "zCDP") -> float:
     """Largest rho whose ``("zcdp", rho)`` charge the RDP accountant totals to at most epsilon.
 

@@ -35,11 +35,16 @@ The whole plan is checked against the budget before the first noise is drawn: Pr
 ledger plus the parameters' charge must fit, or nothing is spent (under add/remove the
 size's charge is checked first, and the rest once the plan at m is known; every stage's
 share is fixed so that the rest fits).
+
+The release is a sequence of stages, as OpenDP's ``Sequential``: stage 0 (the size, under
+add/remove when the structure plans at a public n), then the structure (stages 1 to 3), an
+object of the registry :data:`~privgraph.release.stage.STRUCTURES` that holds its plan, its run
+spending exactly that plan and the report's words on it (:mod:`privgraph.release.structures`);
+this class only joins them. Adding a structure is one class and one registry line.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Callable
 
 import numpy as np
@@ -50,38 +55,25 @@ from privgraph.privacy.person import row_estimator
 from privgraph.data.domain import check_countable
 from privgraph.declarations import RELEASE
 from privgraph.estimator import PrivateEstimator
-from privgraph.mrf import PrivateMRF, inference
+from privgraph.mrf import inference
 from privgraph.mrf.estimator import TABLE_METHODS
-from privgraph.mrf.noisy_tables import estimate_records, plan_release as plan_tables
-from privgraph.privacy import (
-    Budget, Charge, Ledger, Neighbours, PrivacyPlan, check_affordable, histogram_l1_sensitivity,
-)
-from privgraph.privacy.composition import composition_for
+from privgraph.privacy import Budget, Ledger, Neighbours, PrivacyPlan, check_affordable
 from privgraph.data.bins import decode_codes
-from privgraph.data.resized import resize_engine
-from privgraph.privacy.neighbours import check_delta, check_epsilon
-from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP, extend_to_dag, tractable_cliques
+from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP
 from privgraph.mrf.cgm import clear_inference_cache
 from privgraph.release.levels import identity_levels
-from privgraph.release.model_size import check_tree_cap, check_tree_memory, model_cells
-from privgraph.release.tree import fit_tree_structure, joined, plan_tree
+from privgraph.release.model_size import check_tree_cap, model_cells
 from privgraph.timecap import check_time
-from privgraph.privacy.add_remove import AddRemove, fit_resized, resized_plan
-from privgraph.privacy.resize import RESIZED, as_add_remove, size_charge
+from privgraph.privacy.add_remove import AddRemove
+from privgraph.privacy.resize import size_charge
 from privgraph.release.planner import (
-    ReleasePlan, check_split, check_structure, gauss_epsilons, plan_release, size_composition,
-    structure_estimator,
+    ReleasePlan, check_splittable, plan_release, size_composition,
 )
-from privgraph.validation import InvalidInput, positive_int
+from privgraph.release.stage import StageFit, checked_before_data, needs_size, progress
+from privgraph.release.structures import STRUCTURES  # the registry, the built-in structures in it
+from privgraph.validation import positive_int
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
-#: Progress lines, one per stage (the CLI shows them on stderr when it is not a terminal).
-#: They name stages and public or released facts only (counts of tables, rows, cells).
-LOG = logging.getLogger("privgraph.release")
-
-
-def _progress(*parts) -> None:
-    LOG.info(" ".join(str(p) for p in parts))
 
 
 class PrivateRelease(PrivateEstimator):
@@ -125,7 +117,9 @@ class PrivateRelease(PrivateEstimator):
         (:func:`~privgraph.release.planner.plan_release`; public facts only). The tree ignores
         ``split``, ``max_rounds``, ``alpha``, ``cap`` and ``orientation`` (its shares are
         :data:`~privgraph.release.tree.SELECTION_SHARE` and ``RESIDUAL_SHARE``; its graph is
-        undirected) and needs at least three columns.
+        undirected) and needs at least three columns. Each is a registered
+        :class:`~privgraph.release.stage.Structure` (:mod:`privgraph.release.structures`); a
+        structure registered in :data:`~privgraph.release.stage.STRUCTURES` is a choice too.
     orientation : callable or None
         Hook ``orientation(cpdag, engine, budget) -> cpdag`` for a private orientation step
         charged to ``budget``; None: colliders and Meek only. (Not ``orient``: PrivPC's
@@ -161,7 +155,8 @@ class PrivateRelease(PrivateEstimator):
     structure_, parameters_ : PrivPC (Gauss-PC or Priv-PC) or TreeStructure, PrivateMRF
         The fitted stages.
     structure_kind_ : str
-        ``"gauss-pc"``, ``"priv-pc"`` or ``"tree"``, the planner's choice.
+        ``"gauss-pc"``, ``"priv-pc"``, ``"tree"`` (the planner's choice under ``"auto"``) or another
+        registered structure's name: the :data:`~privgraph.release.stage.STRUCTURES` entry that ran.
     composition_ : str
         How the ledger composes (``"rdp"`` for Gauss-PC, ``"optimal"``/``"basic"`` for
         Priv-PC, ``"rdp"``/``"basic"`` for the tree).
@@ -246,15 +241,12 @@ class PrivateRelease(PrivateEstimator):
         """
         if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
             return plan_per_person(self, unit, domain, n_rows)
-        domain, prediction = self._predict(domain, n_rows)
+        domain, prediction = self.checked_prediction(domain, n_rows)
         size = Ledger.of(size_charge(prediction.size_epsilon)) if prediction.size_epsilon else Ledger()
-        if prediction.structure == "tree":
-            ledger = size + prediction.tree.charges(domain)
-        else:
-            ledger = size + self._structure_plan(self._structure(prediction), domain, prediction) + \
-                self._parameters_plan(domain, prediction)
-        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), self._composition(prediction),
-                                     self.delta)
+        structure = STRUCTURES[prediction.structure]
+        ledger = size + structure.plan(self, domain, prediction)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours),
+                                     structure.composition(self, prediction), self.delta)
 
     def release_plan(self, domain, n_rows: int) -> ReleasePlan:
         """The planner's prediction for this release, stage by stage: the noise each stage
@@ -262,7 +254,7 @@ class PrivateRelease(PrivateEstimator):
         its charges are :meth:`privacy_plan`'s (with a person unit: the row-level release's)."""
         if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
             return row_estimator(self, unit, None).release_plan(resolve_domain(None, domain), n_rows)
-        return self._predict(domain, n_rows)[1]
+        return self.checked_prediction(domain, n_rows)[1]
 
     def fit(self, X, *, domain=None, infer_domain: bool = False, budget: Budget | None = None) -> "PrivateRelease":
         """Release the graph and the model of ``X`` (DataFrame, CSV/Parquet path, count engine).
@@ -277,18 +269,15 @@ class PrivateRelease(PrivateEstimator):
         neighbours = self._check()
         engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
 
-        check_tree_cap(self.tree_cap, engine.domain)  # the codebook's sizes: before any count or spend
-        if self.structure == "auto" and neighbours is not RO:  # the tree may be chosen after the size is spent
-            check_tree_memory(engine.domain)
-        if neighbours is not RO and self.structure == "tree":  # n is private: the tree's plan needs no n
-            return self._fit_tree(engine, *self._predict(engine.domain, None), budget)
+        domain = self.check_public(engine.domain, add_remove=neighbours is not RO)  # before any count or spend
+        if neighbours is not RO and not needs_size(self.structure):  # n is private: the tree's plan needs no n
+            return self._fitted(STRUCTURES[self.structure].run(self, engine, domain, None, budget), domain)
         if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
-            return self._fit_sized(engine, budget)
+            return self._fit_sized(engine, domain, budget)
         n = int(engine.counts([]))  # public under replace-one
-        domain, prediction = self._predict(engine.domain, n)
-        return self._fit_planned(engine, domain, prediction, budget)
+        return self._fit_planned(engine, domain, self.prediction(domain, n), budget)
 
-    def _fit_sized(self, engine, budget: Budget | None) -> "PrivateRelease":
+    def _fit_sized(self, engine, domain, budget: Budget | None) -> "PrivateRelease":
         """Add/remove with a PC structure possible: the size released (its charge checked
         first), the plan made at the public m it gives, then stages 1 to 3 with the rest
         (:class:`~privgraph.privacy.add_remove.AddRemove`'s steps: the structure alone runs on the
@@ -296,63 +285,40 @@ class PrivateRelease(PrivateEstimator):
         stage0 = AddRemove(self.epsilon, self.delta, size_composition(self.delta),
                            minimum=max(3, len(engine.domain.names)))
         check_affordable([size_charge(stage0.epsilons[0])], budget or Budget(self.epsilon, self.delta))
-        sampler = self._noise_sampler()
+        sampler = self.noise_sampler()
         m, _, sized = stage0.release_size(engine, sampler=sampler, budget=budget)
-        domain, prediction = self._predict(engine.domain, m)
+        prediction = self.prediction(domain, m)
         if budget is None:
-            budget = Budget(self.epsilon, self.delta, composition=self._composition(prediction))
+            budget = Budget(self.epsilon, self.delta,
+                            composition=STRUCTURES[prediction.structure].composition(self, prediction))
             budget.reserve(sized.charges[0])
         return self._fit_planned(engine, domain, prediction, budget, sized=sized, sampler=sampler)
 
     def _fit_planned(self, engine, domain, prediction: ReleasePlan, budget: Budget | None, *,
                      sized: Ledger | None = None, sampler=None) -> "PrivateRelease":
-        """Stages 1 to 3 as ``prediction`` plans them. ``sized`` (add/remove): the size's ledger;
-        the structure then runs on the data resized to ``prediction.n_rows`` rows, its
-        replace-one charges relabelled (reserved whole, before its noise)."""
-        if prediction.structure == "tree":
-            return self._fit_tree(engine, domain, prediction, budget, sized=sized, sampler=sampler)
+        """Stages 1 to 3 as ``prediction`` plans them, by its structure
+        (:meth:`~privgraph.release.stage.Structure.run`). ``sized`` (add/remove): the size's
+        ledger; a structure that needs n then runs on the data resized to
+        ``prediction.n_rows`` rows, its replace-one charges relabelled (reserved whole, before its
+        noise)."""
+        fit = STRUCTURES[prediction.structure].run(self, engine, domain, prediction, budget, sized=sized,
+                                                   sampler=sampler)
+        return self._fitted(fit, domain)
 
-        structure = self._structure(prediction, self.random_state if sized is None else sampler)
-        structure_plan = (structure.privacy_plan(domain, prediction.n_rows) if sized is None else
-                          resized_plan(structure, domain, prediction.n_rows, prediction.size_epsilon))
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta,
-                                                          composition=self._composition(prediction))
-        check_affordable((structure_plan + self._parameters_plan(domain, prediction)).charges, budget)  # before noise
-        if sized is None:
-            structure.fit(engine, budget=budget)
-            structure_ledger = structure.ledger_
-        else:
-            structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, resize=resize_engine,
-                                                   sampler=sampler, budget=budget,
-                                                   size_epsilon=prediction.size_epsilon, plan=structure_plan)
-        graph = structure.graph_
-        _progress(f"stage 1 ({prediction.structure}):", len(graph.directed_edges) + len(graph.undirected_edges), "edges")
-        if self.orientation is not None:
-            graph = self.orientation(graph, engine, budget)
-        self.graph_ = graph
-        self.dag_, self.is_consistent_extension_ = extend_to_dag(graph, domain.names)
-        self.cliques_ = tractable_cliques(self.dag_, domain, prediction.cap, self.tree_cap)
-        _progress("stage 2 (orientation) and the model's cliques", len(self.cliques_), "tables")
-
-        params = PrivateMRF(epsilon=self._parameters_epsilon(prediction), cliques=self.cliques_, method=self.method,
-                            neighbours=prediction.neighbours, random_state=self._mrf_seed(),
-                            options=self._exact_options(), **self._parameters_noise(prediction))
-        params.fit(engine, budget=budget)
-        n = prediction.n_rows if sized is None else self._estimated_rows(params.marginals_)
-        return self._fitted(structure, params, structure_ledger, prediction, self._composition(prediction), n, domain)
-
-    def _fitted(self, structure, params, structure_ledger: Ledger, prediction: ReleasePlan, composition: str,
-                n: int, domain) -> "PrivateRelease":
+    def _fitted(self, fit: StageFit, domain) -> "PrivateRelease":
         """Record the fitted stages and the release's one ledger (with the caveat of a domain
         read from the data)."""
         clear_inference_cache()  # the fits are done: their inference structures are not needed to sample
-        ledger = structure_ledger + params.ledger_
+        structure, params, prediction, n = fit.structure, fit.parameters, fit.prediction, fit.n_rows
+        self.graph_, self.dag_, self.is_consistent_extension_ = fit.graph, fit.dag, fit.is_consistent_extension
+        self.cliques_ = fit.cliques
+        ledger = fit.ledger + params.ledger_
         levels = getattr(structure, "levels", None)
         self.levels_ = levels if levels is not None else identity_levels(domain)
         if not domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
-        self.structure_kind_, self.composition_ = prediction.structure, composition
+        self.structure_kind_, self.composition_ = prediction.structure, fit.composition
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         fitted = params.model_ if params.model_ is not None else params.marginals_  # a custom fit may return none
         self.model_cells_ = model_cells(fitted.domain, fitted.cliques)
@@ -360,61 +326,9 @@ class PrivateRelease(PrivateEstimator):
             raise RuntimeError(f"the model's junction tree holds {self.model_cells_} cells, above tree_cap "
                                f"{self.tree_cap}: the release's model-size cap was not enforced")
         self.is_exact_ = True
-        _progress("stage 3 (parameters): fitted exactly on a junction tree of", self.model_cells_,
-                  f"cells (cap {self.tree_cap})")
+        progress("stage 3 (parameters): fitted exactly on a junction tree of", self.model_cells_,
+                 f"cells (cap {self.tree_cap})")
         return self
-
-    def _fit_tree(self, engine, domain, prediction: ReleasePlan | None, budget: Budget | None, *,
-                  sized: Ledger | None = None, sampler=None) -> "PrivateRelease":
-        """Stage 1 as a private spanning tree (:mod:`privgraph.release.tree`), then its pair
-        tables. ``prediction`` None (add/remove, the tree asked for): the tree's plan, which
-        needs no n, is made here, and the planner's prediction afterwards from the released
-        estimate of n (post-processing), for the report. ``sized``: the size's ledger when
-        stage 0 released it (add/remove; the tree was then the planner's choice at m)."""
-        plan = prediction.tree if prediction is not None else plan_tree(
-            domain, None, epsilon=self.epsilon, delta=self.delta, neighbours=self.neighbours)
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=plan.composition)
-        check_affordable(plan.charges(domain).charges, budget)  # the whole plan, before any noise
-        seed = self._mrf_seed()
-        rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else None)  # post-processing draws
-        sampler = sampler if sampler is not None else self._noise_sampler()
-        structure = fit_tree_structure(engine, plan, sampler=sampler, budget=budget, rng=rng, tree_cap=self.tree_cap)
-        merged = structure.levels.merged_text()
-        rounds = structure.adaptive
-        _progress("stage 1 (private spanning tree):", len(structure.edges), "edges,",
-                  *([] if rounds is None else [f"{rounds.rounds} adaptive rounds ({len(set(rounds.pairs))} pairs),"]),
-                  f"{len(structure.extras)} pairs beyond the tree, rare levels merged in {len(merged)} columns")
-        self.graph_ = structure.graph
-        self.dag_, self.is_consistent_extension_ = extend_to_dag(self.graph_, domain.names)
-        self.cliques_ = structure.edges + structure.extras
-        params = PrivateMRF(epsilon=plan.extra_epsilon, cliques=structure.last, method=self._tree_fit(structure, plan),
-                            neighbours=plan.neighbours, noise=plan.noise, delta=plan.delta or None,
-                            random_state=self._mrf_seed())
-        params.fit(structure.merged, budget=budget)
-        if plan.neighbours is not RO:  # add/remove: n is estimated from every noisy table, as the model's fit does
-            n = self._estimated_rows(joined(structure.tables, params.marginals_, plan.neighbours))
-            prediction = prediction if prediction is not None else self._predict(domain, n)[1]
-        else:
-            n = prediction.n_rows
-        ledger = structure.ledger if sized is None else sized + structure.ledger
-        return self._fitted(structure, params, ledger, prediction, plan.composition, n, domain)
-
-    @staticmethod
-    def _estimated_rows(tables) -> int:
-        """n from noisy tables (add/remove; post-processing: their totals by inverse variance,
-        each table by its own noise)."""
-        return max(1, int(round(estimate_records(tables.tables, tables.group_scales))))
-
-    def _tree_fit(self, structure, plan):
-        """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
-        fit = TABLE_METHODS[self.method] if isinstance(self.method, str) else self.method
-        options = self._exact_options()
-
-        def fit_with_the_tree(extras):
-            return fit(joined(structure.tables, extras, plan.neighbours), **options)
-
-        fit_with_the_tree.__name__ = f"{getattr(fit, '__name__', 'custom')} (with the tree's tables)"
-        return fit_with_the_tree
 
     def sample(self, n: int | None = None, *, random_state=None, method: str = "round"):
         """``n`` synthetic rows (default: :attr:`n_rows_`) from the fitted model: ``method="round"``
@@ -423,14 +337,14 @@ class PrivateRelease(PrivateEstimator):
         :func:`~privgraph.mrf.sample_model`), ``"sample"`` i.i.d."""
         n = self.n_rows_ if n is None else n
         n = positive_int("the number of synthetic rows", n, whole_floats=True)
-        seed = self._mrf_seed()  # as the model's own sampler: its seed when an integer, else fresh
+        seed = self.model_seed()  # as the model's own sampler: its seed when an integer, else fresh
         rng = np.random.default_rng(random_state if random_state is not None
                                     else seed if isinstance(seed, (int, np.integer)) else None)
         check_time("sampling")
         codes = self.parameters_.sample_codes(n, rng=rng, method=method, max_cells=self.tree_cap)
         rows = decode_codes(self.domain_, self.levels_.expand_codes(codes, rng), rng=rng)
         self.sampling_ = self.parameters_.sampling_
-        _progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
+        progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
         return rows
 
     def marginal(self, columns) -> np.ndarray:
@@ -441,90 +355,56 @@ class PrivateRelease(PrivateEstimator):
         return self.levels_.expand_table(table, columns)
 
     # -- internals -------------------------------------------------------------------
-    def _exact_options(self) -> dict:
+    def exact_options(self) -> dict:
         """The model fit's keywords that keep its inference exact up to ``tree_cap`` cells
         (the built-in table fits; a custom ``method`` is the caller's)."""
         return {"max_cells": self.tree_cap} if isinstance(self.method, str) and self.method in TABLE_METHODS else {}
 
     def _check(self) -> Neighbours:
-        """The release's relation, once every parameter is checked."""
-        check_epsilon(self.epsilon)
-        check_tree_cap(self.tree_cap)
-        check_delta(self.delta)
-        if self.split is not None:
-            check_split(self.split)
-        if self.max_rounds != "auto":
-            positive_int("max_rounds", self.max_rounds, or_none=True, whole_floats=True, alternatives=" or 'auto'")
-        check_structure(self.structure)
-        if self.orientation is not None and not callable(self.orientation):
-            raise InvalidInput(f"orientation must be a function (cpdag, engine, budget) -> cpdag or None, got {self.orientation!r}")
+        """The release's relation (every parameter is checked by its declaration first:
+        :meth:`~privgraph.estimator.PrivateEstimator.check_params`)."""
         return Neighbours.parse(self.neighbours)
 
-    def _predict(self, domain, n_rows: int | None):
-        """(domain, the planner's prediction); ``n_rows`` None (add/remove, before the release):
-        no prediction, only the checks."""
-        neighbours = self._check()
-        domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
+    def _check_rules(self) -> None:
+        """The rule across parameters: a budget (epsilon, delta) that splits into the release's
+        stages, the size's among them under add/remove when the structure plans at a public size."""
+        sized = Neighbours.parse(self.neighbours) is Neighbours.ADD_REMOVE and needs_size(self.structure)
+        check_splittable(self.epsilon, self.delta, sized=sized)
 
-        check_tree_cap(self.tree_cap, domain)  # public: the codebook's sizes, before any data is read
-        if self.structure == "tree":  # its pair tables within the memory cap ("auto" passes the tree over)
-            check_tree_memory(domain)
-        if n_rows is None:
-            return domain, None
+    def check_public(self, domain, *, add_remove: bool = False):
+        """The domain, resolved and checked from the public codebook alone, before any row is
+        read or any budget spent: every column countable, the model-size cap against its one-way
+        cells, and the limits of each structure that may run
+        (:func:`~privgraph.release.stage.checked_before_data`: the one asked for; with
+        ``add_remove`` and ``"auto"`` every registered one, since the planner chooses once the size
+        is spent)."""
+        domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
+        check_tree_cap(self.tree_cap, domain)
+        for stage in checked_before_data(self.structure, add_remove):
+            stage.check_domain(domain)
+        return domain
+
+    def checked_prediction(self, domain, n_rows: int | None):
+        """(domain, the planner's prediction), the domain checked first (:meth:`check_public`);
+        ``n_rows`` None (add/remove, before the release): no prediction, only the checks."""
+        domain = self.check_public(domain)
+        return domain, (None if n_rows is None else self.prediction(domain, n_rows))
+
+    def prediction(self, domain, n_rows: int):
+        """The planner's prediction for this release at ``n_rows`` public rows, on a domain
+        :meth:`check_public` has checked (public facts only)."""
         n_rows = positive_int("the number of rows", n_rows, whole_floats=True)
         rounds = None if self.max_rounds == "auto" else self.max_rounds
         plan = plan_release(domain, int(n_rows), epsilon=self.epsilon, delta=self.delta, split=self.split,
                             cap=self.cap, alpha=self.alpha, rounds=rounds, structure=self.structure,
-                            neighbours=neighbours)
+                            neighbours=self._check())
         if self.max_rounds is None:
             plan = plan.__class__(**{**vars(plan), "rounds": None})
-        return domain, plan
+        return plan
 
-    def _structure(self, plan: ReleasePlan, random_state=None):
-        """Stage 1's replace-one estimator (under add/remove it runs on the resized data)."""
-        rest = self._stages_epsilon(plan)
-        epsilon = gauss_epsilons(rest, self.delta, plan.split)[0] if plan.structure == "gauss-pc" else plan.split * rest
-        return structure_estimator(plan.structure, epsilon, self.delta, self.alpha, rounds=plan.rounds,
-                                   random_state=random_state)
-
-    def _structure_plan(self, structure, domain, plan: ReleasePlan) -> Ledger:
-        """Stage 1's charges at ``plan.n_rows`` rows (relabelled add/remove after a size)."""
-        charges = structure.privacy_plan(domain, plan.n_rows)
-        return as_add_remove(charges, RESIZED) if plan.size_epsilon else charges
-
-    @staticmethod
-    def _stages_epsilon(plan: ReleasePlan) -> float:
-        """The epsilon stages 1 to 3 share: the whole budget, or what the size leaves them
-        (the planner's, by the chosen structure's composition)."""
-        return plan.epsilon if plan.stages_epsilon is None else plan.stages_epsilon
-
-    def _composition(self, plan: ReleasePlan) -> str:
-        if plan.structure == "tree":
-            return plan.tree.composition
-        return "rdp" if plan.structure == "gauss-pc" else composition_for(self.delta)
-
-    def _parameters_epsilon(self, plan: ReleasePlan) -> float:
-        if plan.structure == "gauss-pc":
-            return gauss_epsilons(self._stages_epsilon(plan), self.delta, plan.split)[1]
-        return (1 - plan.split) * self._stages_epsilon(plan)
-
-    def _parameters_noise(self, plan: ReleasePlan) -> dict:
-        return {"noise": "gaussian", "delta": self.delta} if plan.structure == "gauss-pc" else {}
-
-    def _parameters_plan(self, domain, plan: ReleasePlan) -> Ledger:
-        """The parameters' charge, fixed before the graph is known: its epsilon (and delta) are
-        fixed now; the sensitivity (per table) is known once the graph is. Gaussian: one
-        release of every table's counts, charged on stand-in cliques (its cost does not
-        depend on which tables)."""
-        relation = Neighbours.parse(plan.neighbours)
-        if plan.structure == "gauss-pc":
-            return plan_tables(domain=domain, cliques=[(v,) for v in domain.names],
-                               epsilon=self._parameters_epsilon(plan), neighbours=relation, noise="gaussian",
-                               delta=self.delta)
-        return Ledger.of(Charge("laplace", self._parameters_epsilon(plan), 0.0, relation,
-                                note=f"clique tables (sensitivity {histogram_l1_sensitivity(relation)} per table)"))
-
-    def _mrf_seed(self):
+    def model_seed(self):
+        """The seed of the model's fit and sampler: None (fresh) with secure noise, else the
+        noise seed + 1 (a Generator or sampler as given)."""
         if self.random_state is None:
             return None
         if isinstance(self.random_state, (int, np.integer)):

@@ -31,9 +31,8 @@ import numpy as np
 
 from privgraph.mrf.inference import infer
 from privgraph.mrf.noisy_tables import coarsen
-from privgraph.privacy import Neighbours
 from privgraph.release.model_size import fits
-from privgraph.release.tree import joined
+from privgraph.release.stage import stage_of
 
 #: A measured table is flagged when the model's distance to it passes the noise's expected
 #: distance by this many of the noise's standard deviations (Cantelli: at most 1 / (1 + 3^2)
@@ -191,10 +190,7 @@ def unmeasured_pairs(domain, measured, *, tree_cap: int, binned=(), merged=(),
 def release_tables(release):
     """Every noisy table a fitted release's model was fitted to (one NoisyMarginals): the
     tree's tables and its rounds' with the last round's, or the parameters' tables."""
-    last = release.parameters_.marginals_
-    if release.structure_kind_ == "tree":
-        return joined(release.structure_.tables, last, Neighbours.parse(release.neighbours))
-    return last
+    return stage_of(release).released_tables(release)
 
 
 def release_misfits(release, limit: int | None = None) -> tuple[list[Misfit], list[Unmeasured], int]:

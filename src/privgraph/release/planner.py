@@ -84,9 +84,11 @@ from privgraph.privacy import BudgetTooSmall, Neighbours, gaussian_calibration, 
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import TAIL, round_up, size_epsilons
 from privgraph.privacy.zcdp import MARGIN, rdp_epsilon, total_rho, zcdp_epsilon
+from privgraph.declarations import RELEASE_STRUCTURES
 from privgraph.release.model_size import BASE_BYTES, MEMORY_CAP_BYTES, tree_stage_bytes
+from privgraph.release.stage import STRUCTURES, needs_size
 from privgraph.release.tree import pair_score_sensitivity, plan_tree
-from privgraph.validation import InvalidInput, one_of
+from privgraph.validation import InvalidInput, check_share, one_of
 
 #: The structure's share of epsilon when the planner cannot recommend one (measured, docs/release.md).
 DEFAULT_SPLIT = 0.5
@@ -96,9 +98,6 @@ _POST_PROCESSING = "orientation (colliders, Meek's rules, DAG extension) and sam
 #: The tree's counterpart: nothing is oriented (an undirected dependence structure, no causal claim).
 _TREE_POST_PROCESSING = ("the tree is not oriented (an undirected dependence structure, no causal claim); the model's "
                          "fit and sampling are post-processing: no budget")
-
-#: Stage-1 algorithms of a release (``"auto"``: chosen by the planner from public facts).
-STRUCTURES = ("auto", "gauss-pc", "priv-pc", "tree")
 
 #: Structure shares the planner tries, smallest first.
 SPLIT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -139,7 +138,7 @@ class ReleasePlan:
     recommended_split: float
     notes: tuple[str, ...] = field(default=())
     structure: str = "priv-pc"  # the chosen stage 1: "gauss-pc", "priv-pc" or "tree"
-    tree: object = None  # the tree's TreePlan when structure == "tree"
+    tree: object = None  # the tree's TreePlan, in a plan of the tree
     neighbours: str = "replace_one"  # the release's relation
     size_epsilon: float = 0.0  # add/remove with a PC structure possible: the size's epsilon (stage 0)
     stages_epsilon: float | None = None  # what stages 1 to 3 share after the size (None: epsilon)
@@ -212,11 +211,12 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
     check_structure(structure)
 
     relation = Neighbours.parse(neighbours)
-    check_splittable(epsilon, delta, sized=relation is Neighbours.ADD_REMOVE and structure != "tree")
+    sized = relation is Neighbours.ADD_REMOVE and needs_size(structure)  # the tree needs no size stage
+    check_splittable(epsilon, delta, sized=sized)
 
     options = dict(split=split, cap=cap, alpha=alpha, effect=effect, cell=cell, miss=miss,
                    max_relative_error=max_relative_error, rounds=rounds, usefulness=usefulness, structure=structure)
-    if relation is Neighbours.REPLACE_ONE or structure == "tree":  # the tree needs no size stage
+    if not sized:
         return _plan(domain, int(n_rows), epsilon=epsilon, delta=delta, tables=relation, **options)
     return _sized(domain, int(n_rows), epsilon=epsilon, delta=delta, **options)
 
@@ -303,41 +303,69 @@ def size_composition(delta: float) -> str:
     return "rdp" if delta > 0 else "basic"
 
 
-def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, cap, alpha, effect, cell, miss,
-          max_relative_error, rounds, usefulness, structure, tables, pure_epsilon: float | None = None
-          ) -> ReleasePlan:
+def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, structure, tables,
+          pure_epsilon: float | None = None, **options) -> ReleasePlan:
     """Stages 1 to 3 at ``n_rows`` public rows, the tables' sensitivities under ``tables``:
     Gauss-PC and the tree with ``epsilon``, Priv-PC with ``pure_epsilon`` (default: the same).
-    The plan's ``epsilon`` is the chosen structure's. The tree, when asked for, is planned alone,
-    under either relation (it needs no n: under add/remove ``n_rows`` is only a guess)."""
+    The plan's ``epsilon`` is the chosen structure's. A structure asked for by name is planned
+    alone (:meth:`~privgraph.release.stage.Structure.predict`; the tree under either relation:
+    it needs no n, under add/remove ``n_rows`` is only a guess); ``"auto"``: :func:`_choose`."""
     pure = epsilon if pure_epsilon is None else pure_epsilon
-    if structure == "tree":  # asked for: Priv-PC's plan (a split search) would be neither used nor true
-        notes = (_POST_PROCESSING,) + (() if tables is Neighbours.REPLACE_ONE else (
-            "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the structure "
-            "stage that needs no n",))
-        base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes, neighbours=tables.value)
-        return _tree_release(base, domain, effect, cell, miss, max_relative_error, None, tables)
-    if structure == "gauss-pc" or (structure == "auto" and delta > 0):
-        gauss = _gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
-                               effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
-                               usefulness=usefulness, tables=tables)
-        if structure == "gauss-pc" or gauss.stages[0].affordable:
+    asked = STRUCTURES.get(structure)
+    if asked is not None:
+        return asked.predict(domain, int(n_rows), epsilon=epsilon, pure_epsilon=pure, delta=delta, tables=tables,
+                             **options)
+    return _choose(domain, int(n_rows), epsilon=epsilon, pure=pure, delta=delta, tables=tables, **options)
+
+
+def _choose(domain: Domain, n_rows: int, *, epsilon: float, pure: float, delta: float, tables, split, cap, alpha,
+            effect, cell, miss, max_relative_error, rounds, usefulness) -> ReleasePlan:
+    """``structure="auto"``: Gauss-PC when delta > 0 and its stage 1 is affordable; else
+    Priv-PC when its stage 1 is affordable at its default cap or the domain has fewer than
+    three columns; else the tree, when its tables fit the memory cap (public facts only)."""
+    if delta > 0:
+        gauss = gauss_release(domain, int(n_rows), epsilon=epsilon, delta=delta, share=split, cap=cap, alpha=alpha,
+                              effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
+                              usefulness=usefulness, tables=tables)
+        if gauss.stages[0].affordable:
             return gauss  # Priv-PC's recommended split is not needed
-        if structure == "auto" and not tree_fits_memory(domain):
+        if not tree_fits_memory(domain):
             return replace(gauss, notes=gauss.notes + (TREE_MEMORY_NOTE,))
-    recommended = recommend_split(domain, n_rows, epsilon=pure, delta=delta, alpha=alpha, effect=effect, miss=miss)
+    plan = priv_pc_release(domain, n_rows, epsilon=pure, delta=delta, split=split, cap=cap, alpha=alpha, effect=effect,
+                           cell=cell, miss=miss, max_relative_error=max_relative_error, rounds=rounds,
+                           usefulness=usefulness, tables=tables)
+    stage1 = plan.stages[0]
+    if stage1.affordable or len(domain.names) < 3:
+        return plan
+    if not tree_fits_memory(domain):
+        return replace(plan, notes=plan.notes + (TREE_MEMORY_NOTE,))
+    return tree_release(replace(plan, epsilon=epsilon), domain, effect, cell, miss, max_relative_error, stage1,
+                        tables)
+
+
+def priv_pc_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float, split, cap, alpha, effect, cell,
+                    miss, max_relative_error, rounds, usefulness, tables) -> ReleasePlan:
+    """The plan of a release with Priv-PC as stage 1 (``epsilon``: its pure budget, composed
+    exactly) at ``split`` (None: :func:`recommend_split`) and Laplace tables as stage 3."""
+    recommended = recommend_split(domain, n_rows, epsilon=epsilon, delta=delta, alpha=alpha, effect=effect, miss=miss)
     share = recommended if split is None else check_split(split)
-    stage1, chosen = _structure(domain, n_rows, share * pure, delta, alpha, effect, miss, rounds)
-    parameters, useful = _parameters(domain, n_rows, (1 - share) * pure, cap, cell, max_relative_error, usefulness,
+    stage1, chosen = _structure(domain, n_rows, share * epsilon, delta, alpha, effect, miss, rounds)
+    parameters, useful = _parameters(domain, n_rows, (1 - share) * epsilon, cap, cell, max_relative_error, usefulness,
                                      tables)
     notes = (_POST_PROCESSING,)
-    plan = ReleasePlan(pure, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
-    if structure == "priv-pc" or (structure == "auto" and (stage1.affordable or len(domain.names) < 3)):
-        return plan
-    if structure == "auto" and not tree_fits_memory(domain):
-        return replace(plan, notes=plan.notes + (TREE_MEMORY_NOTE,))
-    return _tree_release(replace(plan, epsilon=epsilon), domain, effect, cell, miss, max_relative_error, stage1,
-                         tables)
+    return ReleasePlan(epsilon, delta, int(n_rows), share, chosen, (stage1, parameters), useful, recommended, notes)
+
+
+def tree_alone(domain: Domain, n_rows: int, *, epsilon: float, delta: float, cap, effect, cell, miss,
+               max_relative_error, tables) -> ReleasePlan:
+    """The plan of a release with the tree asked for (not chosen: Priv-PC's plan, a split
+    search, would be neither used nor true), under ``tables`` (it needs no n: under add/remove
+    ``n_rows`` is only a guess)."""
+    notes = (_POST_PROCESSING,) + (() if tables is Neighbours.REPLACE_ONE else (
+        "add/remove neighbours: n is private (estimated from the noisy tables); the tree is the structure "
+        "stage that needs no n",))
+    base = ReleasePlan(epsilon, delta, int(n_rows), 0.0, None, (), cap, 0.0, notes, neighbours=tables.value)
+    return tree_release(base, domain, effect, cell, miss, max_relative_error, None, tables)
 
 
 #: The note of a plan that did not choose the tree because its pair tables would pass the cap.
@@ -374,9 +402,9 @@ def gauss_epsilons(epsilon: float, delta: float, share: float) -> tuple[float, f
     return rdp_epsilon(share * rho, delta), zcdp_epsilon((1 - share) * rho, delta)
 
 
-def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, share: float | None, cap: int,
-                   alpha: float, effect: float, cell: float, miss: float, max_relative_error: float,
-                   usefulness: float, tables) -> ReleasePlan:
+def gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, share: float | None, cap: int,
+                  alpha: float, effect: float, cell: float, miss: float, max_relative_error: float,
+                  usefulness: float, tables) -> ReleasePlan:
     """The plan of a release with Gauss-PC as stage 1 and Gaussian tables as stage 3 (zCDP),
     the tables' sensitivity under ``tables``."""
     if delta <= 0:
@@ -385,9 +413,9 @@ def _gauss_release(domain: Domain, n: int, *, epsilon: float, delta: float, shar
                    max_relative_error=max_relative_error, usefulness=usefulness, tables=tables)
     if share is None:
         grid = [s for s in SPLIT_GRID if s >= GAUSS_SPLIT]
-        plans = (_gauss_release(domain, n, share=s, **options) for s in grid)
+        plans = (gauss_release(domain, n, share=s, **options) for s in grid)
         first = next((p for p in plans if p.stages[0].affordable), None)
-        chosen = first if first is not None else _gauss_release(domain, n, share=GAUSS_SPLIT, **options)
+        chosen = first if first is not None else gauss_release(domain, n, share=GAUSS_SPLIT, **options)
         return replace(chosen, recommended_split=chosen.split)
     share = check_split(share)
     eps_s, eps_p = gauss_epsilons(epsilon, delta, share)
@@ -430,8 +458,8 @@ def _adaptive_note(tree) -> str:
             f"the first measurements at sigma about {first:.4g} per unit of sensitivity, annealed as they go")
 
 
-def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float, miss: float,
-                  max_relative_error: float, priv_pc: StagePlan | None, neighbours=None) -> ReleasePlan:
+def tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float, miss: float,
+                 max_relative_error: float, priv_pc: StagePlan | None, neighbours=None) -> ReleasePlan:
     """``plan`` with the spanning tree as stage 1 and its pair tables as the parameters
     (``priv_pc``: Priv-PC's refused stage, named in the notes; None under add/remove)."""
     neighbours = neighbours or Neighbours.REPLACE_ONE
@@ -460,7 +488,8 @@ def _tree_release(plan: ReleasePlan, domain: Domain, effect: float, cell: float,
 def structure_estimator(structure: str, epsilon: float, delta: float, alpha: float, *, rounds: int | None = None,
                         random_state=None) -> PrivPC:
     """Stage 1's replace-one estimator, as the release fits it and the planner predicts it:
-    Gauss-PC (``structure="gauss-pc"``) or Priv-PC with its cap of ``rounds``, at the
+    the PC method ``structure`` names (``"gauss-pc"``, whose rounds are its levels: ``rounds``
+    None, or ``"priv-pc"`` with its cap of ``rounds``), at the
     structure's ``epsilon``; the method named, never PrivPC's ``"auto"`` (which picks
     tables-pc on wide tables: the planner predicts Priv-PC's rounds); every other parameter
     PrivPC's default, so a changed default changes the plan and the fit alike.
@@ -468,23 +497,20 @@ def structure_estimator(structure: str, epsilon: float, delta: float, alpha: flo
     >>> structure_estimator("gauss-pc", 0.5, 1e-6, 0.05).method, structure_estimator("priv-pc", 0.5, 1e-6, 0.05).method
     ('gauss-pc', 'priv-pc')
     """
-    if structure == "gauss-pc":
-        return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, method="gauss-pc", random_state=random_state)
-    return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, method="priv-pc", max_rounds=rounds,
+    return PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, method=structure, max_rounds=rounds,
                   random_state=random_state)
 
 
 def check_structure(structure: str) -> str:
-    """``structure`` if it names a stage-1 algorithm of :data:`STRUCTURES`."""
-    one_of("structure", structure, STRUCTURES)
+    """``structure`` if it names ``"auto"`` or a registered structure (:data:`~privgraph.release.stage.STRUCTURES`)."""
+    one_of("structure", structure, RELEASE_STRUCTURES)
     return structure
 
 
 def check_split(split: float) -> float:
-    """The structure's share of epsilon, strictly between 0 and 1."""
-    if isinstance(split, bool) or not (0 < float(split) < 1):
-        raise InvalidInput(f"split must lie strictly between 0 and 1 (the structure's share of epsilon), got {split!r}")
-    return float(split)
+    """The structure's share of epsilon, strictly between 0 and 1 (the one share kind,
+    :func:`~privgraph.validation.check_share`, as the ``split`` declaration checks it)."""
+    return check_share(split, "split")
 
 
 def recommend_split(domain: Domain, n_rows: int, *, epsilon: float, delta: float, alpha: float = 0.05,
@@ -573,5 +599,6 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness, t
     return StagePlan("parameters", epsilon, b, expected, error, error <= max_relative_error, note), cap
 
 
-__all__ = ["DEFAULT_SPLIT", "GAUSS_SPLIT", "ReleasePlan", "SPLIT_GRID", "STRUCTURES", "StagePlan", "check_split", "gauss_epsilons",
-           "marginal_margin", "size_composition", "structure_estimator", "useful_cap", "plan_release", "recommend_split", "size_epsilon"]
+__all__ = ["DEFAULT_SPLIT", "GAUSS_SPLIT", "ReleasePlan", "SPLIT_GRID", "StagePlan", "check_split", "gauss_epsilons",
+           "gauss_release", "marginal_margin", "priv_pc_release", "size_composition", "structure_estimator",
+           "tree_alone", "tree_release", "useful_cap", "plan_release", "recommend_split", "size_epsilon"]

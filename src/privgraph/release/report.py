@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from privgraph.data.frontdoor import column_codes
-from privgraph.graphs.export import drawing_writer, graph_writer, tree_writer
+from privgraph.graphs.export import drawing_writer
 from privgraph.mrf.noisy_tables import coarsen
 from privgraph.release.figures import bin_names, budget_figure, marginals_figure, png_writer, svg_writer
 from privgraph.mrf.sampling import SAMPLING_PATHS
@@ -26,6 +26,8 @@ from privgraph.release.levels import RARE_SIGMAS
 from privgraph.release.misfit import BEYOND_SDS, release_misfits
 from privgraph.release.page import page_writer
 from privgraph.release.planner import size_composition
+from privgraph.release.stage import stage_of
+from privgraph.release.structures import adaptive_text  # the report's words on AIM's rounds, re-exported
 from privgraph.release.tree import proportions
 from privgraph.validation import InvalidInput
 
@@ -77,8 +79,9 @@ def release_writers(release, synthetic, paths: dict[str, Path]) -> dict:
             "recommended_split": release.plan_.recommended_split, "tree_cap": release.tree_cap,
             "model_cells": release.model_cells_}
     checks = marginal_checks(release, synthetic)
-    graph = tree_writer if release.structure_kind_ == "tree" else graph_writer
-    title = f"released graph ({_STAGE_NAMES[release.structure_kind_]}, {relation(release).replace('_', '-')})"
+    stage = stage_of(release)
+    graph = stage.writer
+    title = f"released graph ({stage.label}, {relation(release).replace('_', '-')})"
     budget, marginals, report = budget_figure(budget_rows(release)), marginals_figure(checks), \
         report_markdown(release, checks, paths, missing=missing_caveats(release, synthetic))
     figures = {paths["budget_png"].name: svg_writer(budget), paths["graph_png"].name:
@@ -123,9 +126,6 @@ def _text(text: str):
     return lambda tmp: Path(tmp).write_text(text + "\n")
 
 
-_STAGE_NAMES = {"gauss-pc": "Gauss-PC", "priv-pc": "Priv-PC", "tree": "private spanning tree"}
-
-
 def budget_rows(release) -> list[tuple[str, str, float]]:
     """``(stage, what it paid for, epsilon)`` for every part of the ledger, each composed alone
     by the release's composition: the size (when stage 0 released it), the structure's
@@ -138,16 +138,7 @@ def budget_rows(release) -> list[tuple[str, str, float]]:
 
     rows = [("0 size", "the number of rows (Laplace, sensitivity 1)", release.plan_.size_epsilon)] \
         if release.plan_.size_epsilon else []
-    if release.structure_kind_ == "tree":
-        rows += [("1 structure", what, alone(ledger)) for what, ledger in release.structure_.paid]
-        last = len(release.structure_.last)
-        paid = f"the last round's {last} residual pair tables" if release.structure_.last[0][1:] else \
-            "the one-way tables again (no residual pair fitted the cap)"
-    else:
-        s = release.structure_
-        rows.append(("1 structure", f"{_method_name(s)}'s tests ({s.ci_test_})", alone(s.ledger_)))
-        paid = f"the model's {len(release.cliques_)} tables"
-    return rows + [("3 parameters", paid, alone(release.parameters_.ledger_))]
+    return rows + [(stage, what, alone(ledger)) for stage, what, ledger in stage_of(release).budget(release)]
 
 
 def _size_row(release) -> str:
@@ -160,69 +151,23 @@ def _size_row(release) -> str:
     share = (f"{SIZE_SHARE:.0%} of rho, the zCDP budget (epsilon, delta) converts to (epsilon {eps:.4g} alone, "
              f"{100 * eps / release.epsilon:.3g}% of epsilon {release.epsilon:g})" if zcdp
              else f"{SIZE_SHARE:.0%} of epsilon ({eps:.4g})")
-    m = release.plan_.n_rows
-    if release.structure_kind_ == "tree":
-        use = (f"released because the structure was chosen (`{release.structure}`) by the planner from a public "
-               f"size, {m} rows (the released size less its noise's 1e-6 tail); the tree then ran on all rows and "
-               f"reads no size")
-    else:
-        use = (f"the structure ran on a secret uniform subset of {m} rows, the released size less its noise's "
-               f"1e-6 tail")
+    use = stage_of(release).size_use(release)
     return f"| 0 size | the number of rows with Laplace noise (sensitivity 1), {share}; {use} |\n"
 
 
-#: What each private CI test of a PC path releases (the structure's row of the report).
-_TEST_RELEASES = {
-    "fisher-z": "one private covariance matrix, PC on it for free",
-    "rank": "one private matrix of Kendall's tau, PC on its Gaussian-copula correlation for free",
-}
-
-
-def _method_name(structure) -> str:
-    """The PC variant that ran (PrivPC's ``method_``; its Fisher-z path names none)."""
-    method = getattr(structure, "method_", None)
-    return {"gauss-pc": "Gauss-PC", "priv-pc": "Priv-PC", "tables-pc": "Tables-PC", None: "PC"}.get(method, method)
-
-
 def _structure_row(release) -> str:
-    """What stage 1 did, in one table cell."""
-    s = release.structure_
-    if release.structure_kind_ == "tree":
-        return (f"private spanning tree: {len(s.tables.domain.names)} noisy one-way tables, {len(s.edges)} edges by "
-                f"the exponential mechanism, their tables, {adaptive_text(s.adaptive)}then {len(s.last)} pairs the "
-                f"model explains worst, in {len(release.plan_.tree.batches)} round{'s' * (len(release.plan_.tree.batches) != 1)} (the tables of every round "
-                f"but the last)")
-    name, test = _method_name(s), s.ci_test_
-    if test in _TEST_RELEASES:
-        return f"{name} ({test} test: {_TEST_RELEASES[test]})"
-    if getattr(s, "method_", None) == "tables-pc":
-        return f"{name} (Gaussian releases of the tables of levels 0-2's tests, each a chi-square test, zCDP)"
-    if getattr(s, "method_", None) == "gauss-pc":
-        return f"{name} ({test} test, one Gaussian release per level of PC, zCDP)"
-    return (f"{name} ({test} test, cap {s.rounds_} rounds, "
-            f"{'complete' if s.complete_ else 'stopped at the cap: untested edges kept'})")
+    """What stage 1 did, in one table cell (the structure's words)."""
+    return stage_of(release).structure_row(release)
 
 
 def _orientation_row(release) -> str:
     """What stage 2 did, in one table cell: nothing for the tree (no orientation claim)."""
-    if release.structure_kind_ == "tree":
-        return ("none: the tree is an undirected dependence structure (its edges are pairs that depend, with no "
-                "direction and no causal claim; `graph.json` is a tree, not a CPDAG)")
-    hook = (f", then the private orientation hook {getattr(release.orientation, '__name__', 'given')}"
-            if release.orientation is not None else "")
-    extension = "consistent" if release.is_consistent_extension_ else "none consistent: a DAG with the same skeleton"
-    return (f"colliders and Meek's rules on {_method_name(release.structure_)}'s separating sets{hook}; the model's "
-            f"tables from a DAG extension of the CPDAG ({extension})")
+    return stage_of(release).orientation_row(release)
 
 
 def _parameters_row(release) -> str:
     """What stage 3 released, in one table cell."""
-    if release.structure_kind_ == "tree":
-        return (f"the last round's {len(release.structure_.last)} residual pairs' tables "
-                f"({release.plan_.tree.noise}), CGM-EM on every released table")
-    noise = "Gaussian (RDP composition with stage 1)" if release.structure_kind_ == "gauss-pc" else "Laplace"
-    return (f"{len(release.cliques_)} tables (families of the DAG extension merged within a cap of "
-            f"{release.plan_.cap} cells), {noise}, CGM-EM")
+    return stage_of(release).parameters_row(release)
 
 
 def distinct_tables(cliques) -> list[tuple[str, ...]]:
@@ -282,7 +227,7 @@ def what_ran(release) -> str:
     cliques = distinct_tables(release.parameters_.model_.cliques)
     rounds = getattr(release.structure_, "adaptive", None)
     adaptive = f"- Adaptive rounds: {adaptive_text(rounds).rstrip(', ')}.\n" if rounds is not None else ""
-    return (f"- Structure: {_STAGE_NAMES[release.structure_kind_]} (asked for: {release.structure}).\n"
+    return (f"- Structure: {stage_of(release).label} (asked for: {release.structure}).\n"
             f"{adaptive}"
             f"- Model: {len(cliques)} distinct tables (a table measured more than once counted once), "
             f"{model_cliques_text(cliques)}.\n"
@@ -293,29 +238,6 @@ def what_ran(release) -> str:
             f"- Model's inference: exact (junction tree), in the fit and in sampling; never loopy belief "
             f"propagation or Gibbs sampling.\n"
             f"- Synthetic rows: drawn {SAMPLING_PATHS[release.sampling_]}.")
-
-
-def adaptive_text(rounds) -> str:
-    """What AIM's adaptive rounds did (released facts), or nothing when they did not run.
-
-    >>> from privgraph.release.adaptive import AdaptiveRounds
-    >>> adaptive_text(AdaptiveRounds((("a", "b"), ("a", "b"), ("b", "c")), 3, 1)), adaptive_text(None)
-    ("3 adaptive rounds (AIM's, one zCDP filter; 1 annealed) measuring 2 pairs, ", '')
-    >>> adaptive_text(AdaptiveRounds((("a", "b"), ("b", "c")), 2, 0, bins=(((0, 0, 1), None), None)))
-    "2 adaptive rounds (AIM's, one zCDP filter; 0 annealed) measuring 2 pairs (1 table with a wide column in bins: a (2 bins) x b), "
-    >>> adaptive_text(AdaptiveRounds((("a", "b"),), 1, 0))
-    "1 adaptive round (AIM's, one zCDP filter; 0 annealed) measuring 1 pair, "
-    """
-    if rounds is None:
-        return ""
-    binned = [(p, b) for p, b in dict.fromkeys(zip(rounds.pairs, rounds.bins or (None,) * len(rounds.pairs)))
-              if b is not None]
-    what = "; ".join(" x ".join(v if c is None else f"{v} ({max(c) + 1} bins)" for v, c in zip(p, b))
-                     for p, b in binned)
-    tables = f" ({len(binned)} table{'s' * (len(binned) != 1)} with a wide column in bins: {what})" if binned else ""
-    pairs = len(set(rounds.pairs))
-    return (f"{rounds.rounds} adaptive round{'s' * (rounds.rounds != 1)} (AIM's, one zCDP filter; {rounds.annealed} "
-            f"annealed) measuring {pairs} pair{'s' * (pairs != 1)}{tables}, ")
 
 
 def merged_levels_text(merged: dict) -> str:
@@ -344,11 +266,7 @@ def model_cliques_text(cliques) -> str:
 
 def _graph_text(release) -> str:
     """What the released graph is, in its own terms: a tree's undirected edges, or a CPDAG's."""
-    g = release.graph_
-    if release.structure_kind_ == "tree":
-        return (f"A tree of {len(g.undirected_edges)} undirected edges over {len(g.nodes)} columns: a dependence "
-                "structure (pairs that depend), with no direction and no causal claim; no independence test ran")
-    return f"A CPDAG with {len(g.directed_edges)} directed and {len(g.undirected_edges)} undirected edges"
+    return stage_of(release).graph_text(release)
 
 
 #: The rows of each list of the report's section on the model's worst answers.
@@ -502,6 +420,6 @@ and 4 are post-processing and cost nothing); together they cost ({p['epsilon']:.
 {worst_answers_section(release)}"""
 
 
-__all__ = ["FILES", "budget_rows", "distinct_tables", "marginal_checks", "method_comparison", "model_cliques_text",
+__all__ = ["FILES", "adaptive_text", "budget_rows", "distinct_tables", "marginal_checks", "method_comparison", "model_cliques_text",
            "missing_caveats", "model_tables_text", "privacy_summary", "relation", "release_outputs", "release_writers", "report_markdown",
            "what_ran", "worst_answers_section"]

@@ -30,7 +30,7 @@ offers the same five things, so that the discovery algorithms can take any of th
     ``(statistic, pvalue)`` computed together (what ``decide`` uses).
 ``decide_strata(strata, owner, count, alpha)``
     The verdicts of ``decide`` for a batch of ``count`` tables given as their nonempty
-    strata (:meth:`privgraph.data.Tables.strata`), as one boolean array, vectorised over
+    strata (:func:`privgraph.causal.pc_counting.strata`), as one boolean array, vectorised over
     the batch. A test whose verdict depends on empty strata must override it.
 
 **No information is not independence** (see :mod:`privgraph.stats.strata`). When every
@@ -80,7 +80,7 @@ from privgraph.stats.strata import (
     stratum_distances,
     two_sided_pvalue,
 )
-from privgraph.validation import InvalidInput
+from privgraph.validation import InvalidInput, check_share
 
 
 @dataclass(frozen=True)
@@ -465,6 +465,4 @@ def check_alpha(alpha: float) -> float:
     ...
     privgraph.validation.InvalidInput: alpha must lie in (0, 1), got 1.5
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating)) or not (0 < alpha < 1):
-        raise InvalidInput(f"alpha must lie in (0, 1), got {alpha!r}")
-    return float(alpha)
+    return check_share(alpha, "alpha")  # the one share kind (privgraph.validation), one message

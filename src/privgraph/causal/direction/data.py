@@ -17,20 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from privgraph.causal.direction.regression import fit_fourier_ridge, stability_bound
-from privgraph.causal.direction.scores import LAPLACE_SCORES, RECI_SE_SHARE, sensitivity_on_test_set
+from privgraph.causal.direction.regression import fit_fourier_ridge
+from privgraph.causal.direction.scores import MIN_PART_ROWS, SCORES
 from privgraph.data import DomainRequired, Kind, resolve_domain
 from privgraph.data.frontdoor import how_to_get_a_domain, level_codes
 from privgraph.threads import single_threaded_blas
 from privgraph.validation import InvalidInput, UnknownName
 
-#: Fewest rows in each part (training and test) whatever the score: a public floor below which
-#: a part's statistics are not defined usefully (a score on fewer than 10 test rows has fewer
-#: than 45 pairs; a table row on fewer than 10 training rows is mostly empty bins).
-MIN_PART_ROWS = 10
-#: Largest Laplace scale allowed on a score (each score gets epsilon/2): at this scale Theorem 3
-#: keeps a margin of 0.5 with probability 1 - e^-2 = 0.865; see :func:`min_test_rows`.
-MAX_SCORE_NOISE = 0.25
 #: Residual-kernel bandwidth under train+test privacy (on the [-2, 2] scale of the bounds).
 TRAIN_RESIDUAL_BANDWIDTH = 0.5
 #: Range the residual-kernel bandwidth is clipped to (a degenerate or overflowing spread lands on an end).
@@ -142,34 +135,6 @@ def to_common_scale(v: np.ndarray, train: np.ndarray, bounds: tuple[float, float
     return np.where(np.isfinite(v) & np.isfinite(z), z, 0.0)  # +-inf too: one rule for every non-finite value
 
 
-def check_bounds(bounds, privacy: str):
-    """Validate ``bounds = ((x_lo, x_hi), (y_lo, y_hi))``; required under train+test privacy.
-
-    >>> check_bounds(((0, 1), (-2, 2)), "train+test")
-    ((0.0, 1.0), (-2.0, 2.0))
-    >>> check_bounds(((1, 0), (-2, 2)), "test")
-    Traceback (most recent call last):
-    ...
-    privgraph.validation.InvalidInput: bounds for x must be finite with lo < hi, got (1, 0)
-    """
-    if bounds is None:
-        if privacy == "train+test":
-            raise InvalidInput("privacy='train+test' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): "
-                               "the regression's stability bound needs bounded data")
-        if privacy == "record":
-            raise InvalidInput("privacy='record' needs public bounds=((x_lo, x_hi), (y_lo, y_hi)): the training "
-                               "table is released on a grid over them (or infer_domain=True: NOT private)")
-        return None, None
-    try:
-        (xl, xh), (yl, yh) = bounds
-    except (TypeError, ValueError):
-        raise InvalidInput(f"bounds must be ((x_lo, x_hi), (y_lo, y_hi)), got {bounds!r}") from None
-    for lo, hi, name in ((xl, xh, "x"), (yl, yh, "y")):
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise InvalidInput(f"bounds for {name} must be finite with lo < hi, got ({lo!r}, {hi!r})")
-    return (float(xl), float(xh)), (float(yl), float(yh))
-
-
 @dataclass(frozen=True)
 class FittedPair:
     """Test-part causes, effects and residuals of both directions on the common scale."""
@@ -192,23 +157,27 @@ def fit_both_directions(x, y, *, privacy, bounds, test_fraction, ridge, lengthsc
     >>> fit.x.shape, fit.res_y.shape, bool(np.std(fit.res_y) < 0.5), fit.shift
     ((200,), (200,), True, 0.0)
     """
+    # cycle: modes <-> data (the modes' run fits through this function)
+    from privgraph.causal.direction.modes import MODES
+
+    mode = MODES[privacy]
     train, test = split_indices(x.size, test_fraction, rng)
     bx, by = bounds
     zx, zy = to_common_scale(x, x[train], bx), to_common_scale(y, y[train], by)
     with single_threaded_blas():  # once for both fits: entering it costs about 4 ms (threadpoolctl scans libraries)
-        out = _fit_each_direction(zx, zy, train, test, privacy=privacy, ridge=ridge, lengthscale=lengthscale, rng=rng)
-    shift = 0.0
-    if privacy == "train+test":
-        shift = stability_bound(target_bound=BOUNDED_HALF_WIDTH, ridge=ridge, training_rows=train.size)
+        out = _fit_each_direction(zx, zy, train, test, spread_from_training=mode.spread_from_training, ridge=ridge,
+                                  lengthscale=lengthscale, rng=rng)
+    shift = mode.fit_shift(ridge, train.size)
     return FittedPair(zx[test], zy[test], out["y"][0], out["x"][0], (out["y"][1], out["x"][1]), shift)
 
 
-def _fit_each_direction(zx, zy, train, test, *, privacy, ridge, lengthscale, rng) -> dict:
-    """{"y": (test residuals of Y on X, bandwidth), "x": (... of X on Y, bandwidth)}."""
+def _fit_each_direction(zx, zy, train, test, *, spread_from_training: bool, ridge, lengthscale, rng) -> dict:
+    """{"y": (test residuals of Y on X, bandwidth), "x": (... of X on Y, bandwidth)}; the bandwidth
+    is the training residuals' spread where the mode says so (``privacy="test"``)."""
     out = {}
     for name, cause, effect in (("y", zx, zy), ("x", zy, zx)):
         model = fit_fourier_ridge(cause[train], effect[train], ridge=ridge, lengthscale=lengthscale, rng=rng)
-        if privacy == "test":  # the training residuals' spread (training part treated as public)
+        if spread_from_training:  # the training residuals' spread (training part treated as public)
             with np.errstate(over="ignore", invalid="ignore"):
                 width = float(np.std(effect[train] - model.predict(cause[train])))
         else:
@@ -239,18 +208,7 @@ def min_test_rows(score: str, epsilon: float) -> int:
     >>> min_test_rows("reci", 1.0), min_test_rows("reci", 0.1)
     (10, 100)
     """
-    if score == "reci" and not math.isinf(epsilon):
-        return max(MIN_PART_ROWS, math.ceil(2.0 / ((1 - RECI_SE_SHARE) * epsilon * MAX_SCORE_NOISE) - 1e-9))
-    if score not in LAPLACE_SCORES or math.isinf(epsilon):
-        return MIN_PART_ROWS
-    m = MIN_PART_ROWS
-    while 2.0 * sensitivity_on_test_set(score, m) / epsilon > MAX_SCORE_NOISE:
-        m = m * 2
-    lo = m // 2
-    while lo + 1 < m:  # the smallest m in (lo, m] that passes (the sensitivities decrease in m)
-        mid = (lo + m) // 2
-        lo, m = (lo, mid) if 2.0 * sensitivity_on_test_set(score, mid) / epsilon <= MAX_SCORE_NOISE else (mid, m)
-    return max(m, MIN_PART_ROWS)
+    return SCORES[score].min_test_rows(epsilon)
 
 
 def inferred_bounds(x: np.ndarray, y: np.ndarray):

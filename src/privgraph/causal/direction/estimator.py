@@ -65,52 +65,38 @@ import numpy as np
 import pandas as pd
 
 from privgraph.causal.direction import scores as ds
-from privgraph.causal.direction.calibration import kendall_causal_probability
 from privgraph.causal.direction.data import (
-    BOUNDED_HALF_WIDTH,
     MIN_PART_ROWS,
-    TRAIN_RESIDUAL_BANDWIDTH,
     FittedPair,
-    check_bounds,
-    fit_both_directions,
-    inferred_bounds,
     min_test_rows,
     pair_on_public_domain,
     validate_pair,
 )
-from privgraph.causal.direction.noisy_table import default_bins, parallel_charge, released_fit
+from privgraph.causal.direction.modes import MODES, Mode, check_bounds
+from privgraph.causal.direction.scores import Score
 from privgraph.data.codebook import NOT_PRIVATE_DOMAIN
 from privgraph.declarations import ANM, check_abstain
 from privgraph.estimator import PrivateEstimator
-from privgraph.causal.direction.regression import stability_bound
 from privgraph.data import resolve_domain
 from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.data.sampling import rows_without_replacement
 from privgraph.privacy.add_remove import AddRemove
-from privgraph.privacy.budget import check_affordable
-from privgraph.privacy.log_iqr import log_iqr_charge
 from privgraph.privacy import (
     Budget,
-    Charge,
     Ledger,
     Neighbours,
     NoiseSampler,
     PrivacyPlan,
     Release,
-    laplace_charge,
-    laplace_mechanism,
-    laplace_scale,
-    log_iqr_release,
-    log_iqr_scale,
 )
-from privgraph.stats.iqr import quartile_ranks
 from privgraph.validation import InvalidInput, one_of, positive_int
 
-PRIVACY_MODES = ("record", "test", "train+test")
+#: The privacy modes' names (:data:`~privgraph.causal.direction.modes.MODES`).
+PRIVACY_MODES = tuple(MODES)
 #: The default: every record protected.
 DEFAULT_PRIVACY = "record"
 #: Default ridge per privacy mode (chosen on the tuning seeds of benchmarks/bench_direction.py).
-DEFAULT_RIDGE = {"test": 1e-3, "train+test": 0.01, "record": None}
+DEFAULT_RIDGE = {name: mode.default_ridge for name, mode in MODES.items()}
 DIRECTIONS = ("x->y", "y->x")
 #: Default public threshold: a RECI decision whose probability is below it is "undecided"
 #: (chosen on the SIM tuning seeds and the real pairs: docs/direction.md, "Abstaining").
@@ -196,17 +182,24 @@ def check_settings(score: str, privacy: str, epsilon: float, delta: float) -> No
     ...
     privgraph.validation.InvalidInput: epsilon must be positive and finite, got 0.0
     """
-    one_of("score", score, ds.SCORES)
+    settings(score, privacy, epsilon, delta)
+
+
+def settings(score: str, privacy: str, epsilon: float, delta: float) -> tuple[Score, Mode]:
+    """The registered score and privacy mode (:func:`check_settings`'s refusals first: the
+    mode's of the score, then epsilon, then the score's own).
+
+    >>> [type(v).__name__ for v in settings("hsic", "train+test", 1.0, 1e-6)]
+    ['Hsic', 'TrainTest']
+    """
+    one_of("score", score, tuple(ds.SCORES))
     one_of("privacy", privacy, PRIVACY_MODES)
-    if privacy == "train+test" and score != "hsic":
-        raise InvalidInput(
-            f"score={score!r} has no derived guarantee under privacy='train+test': one training "
-            "record moves every residual, which re-ranks residuals (rank scores) or moves an IQR "
-            "by an amount with only a local bound; use score='hsic' or privacy='test'")
+    stage, mode = ds.SCORES[score], MODES[privacy]
+    mode.check(stage)
     if not (0 < epsilon < math.inf):
         raise InvalidInput(f"epsilon must be positive and finite, got {epsilon!r}")
-    if score == "iqr" and not (0 < delta < 1):
-        raise InvalidInput(f"the IQR score needs 0 < delta < 1, got {delta!r}")
+    stage.check(delta)
+    return stage, mode
 
 
 def laplace_sensitivity(fit: FittedPair, score: str, privacy: str) -> float:
@@ -226,10 +219,7 @@ def score_sensitivity(score: str, privacy: str, m: int, shift: float, bandwidths
     >>> score_sensitivity("kendall", "test", 400, 0.0, (1.0, 1.0))
     0.01
     """
-    sens = ds.sensitivity_on_test_set(score, m)
-    if privacy == "train+test":
-        sens = max(sens, *(ds.hsic_training_sensitivity(m, shift, h) for h in bandwidths))
-    return sens
+    return MODES[privacy].sensitivity(ds.test_set_score(score), m, shift, bandwidths)
 
 
 def raw_scores(fit: FittedPair, score: str) -> tuple[float, float]:
@@ -241,76 +231,7 @@ def raw_scores(fit: FittedPair, score: str) -> tuple[float, float]:
     >>> s_xy < s_yx
     True
     """
-    return (ds.dependence(score, fit.x, fit.res_y, residual_bandwidth=fit.bandwidths[0]),
-            ds.dependence(score, fit.y, fit.res_x, residual_bandwidth=fit.bandwidths[1]))
-
-
-def release_laplace_scores(raw, sensitivity: float, epsilon: float, sampler, budget) -> Release:
-    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale).
-
-    >>> from privgraph.privacy import SeededSampler
-    >>> (scores, scale), ledger = release_laplace_scores((0.1, 0.3), 0.01, 1.0, SeededSampler(0), None)
-    >>> len(scores), round(scale, 3), ledger.total().epsilon
-    (2, 0.02, 1.0)
-    """
-    ledger, noisy = Ledger(), []
-    for value in raw:
-        rel = laplace_mechanism(value, epsilon=epsilon / 2, sensitivity=sensitivity,
-                                neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
-        noisy.append(rel.value)
-        ledger = ledger + rel.ledger
-    return Release((tuple(noisy), laplace_scale(epsilon / 2, sensitivity)), ledger)
-
-
-def release_iqr_scores(fit: FittedPair, epsilon, delta, sampler, budget) -> Release:
-    """The four log-IQRs (x, y and both residuals: one test record enters all four).
-
-    Each is :func:`~privgraph.privacy.log_iqr.log_iqr_release` at (epsilon/4, delta/4);
-    the ledger composes the four charges. The value is ``(scores or None, noise scale)``.
-
-    >>> from privgraph.privacy import SeededSampler
-    >>> v = np.random.default_rng(0).normal(size=(4, 5000))
-    >>> fit = FittedPair(*v, bandwidths=(1.0, 1.0), shift=0.0)
-    >>> (scores, scale), ledger = release_iqr_scores(fit, 40.0, 1e-6, SeededSampler(0), None)
-    >>> scores is not None, round(scale, 2), tuple(ledger.total()), len(ledger)
-    (True, 0.3, (40.0, 1e-06), 4)
-    """
-    ranks = quartile_ranks(fit.x.size)
-    ledger, logs = Ledger(), []
-    for values in (fit.x, fit.res_y, fit.y, fit.res_x):
-        rel = log_iqr_release(values, ranks=ranks, epsilon=epsilon / 4, delta=delta / 4,
-                              neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
-        logs.append(rel.value)
-        ledger = ledger + rel.ledger
-    scores = None if any(v is None for v in logs) else (logs[0] + logs[1], logs[2] + logs[3])
-    return Release((scores, log_iqr_scale(epsilon / 4)), ledger)
-
-
-def release_reci_scores(fit: FittedPair, epsilon: float, sampler, budget) -> Release:
-    """RECI: the clipped error difference D at ``(1 - RECI_SE_SHARE) epsilon``, its second
-    moment Q at ``RECI_SE_SHARE epsilon`` (Laplace, replace-one, sensitivities
-    :func:`~privgraph.causal.direction.scores.reci_sensitivities`; one test record enters
-    both, so they compose to epsilon). The value is ``((D~, Q~), (scale_D, scale_Q), m)``.
-
-    >>> from privgraph.privacy import SeededSampler
-    >>> v = np.random.default_rng(0).normal(size=(4, 500))
-    >>> fit = FittedPair(v[0], v[1], 0.1 * v[2], v[3], bandwidths=(1.0, 1.0), shift=0.0)
-    >>> ((d, q), scales, m), ledger = release_reci_scores(fit, 1.0, SeededSampler(0), None)
-    >>> d < 0, m, round(ledger.total().epsilon, 12), len(ledger)
-    (True, 500, 1.0, 2)
-    """
-    m = fit.x.size
-    terms = ds.reci_terms(fit.res_y, fit.res_x)
-    sens_d, sens_q = ds.reci_sensitivities(m)
-    ledger, values, scales = Ledger(), [], []
-    for stat, sens, eps in ((float(terms.mean()), sens_d, epsilon * (1 - ds.RECI_SE_SHARE)),
-                            (float((terms * terms).mean()), sens_q, epsilon * ds.RECI_SE_SHARE)):
-        rel = laplace_mechanism(stat, epsilon=eps, sensitivity=sens, neighbours=Neighbours.REPLACE_ONE,
-                                sampler=sampler, budget=budget)
-        values.append(float(rel.value))
-        scales.append(laplace_scale(eps, sens))
-        ledger = ledger + rel.ledger
-    return Release((tuple(values), tuple(scales), m), ledger)
+    return ds.laplace_score(score, alternatives=" here").raw(fit)
 
 
 def private_direction(
@@ -393,22 +314,20 @@ def private_direction(
     ...                   rng=np.random.default_rng(1)).value.direction
     'undecided'
     """
-    check_settings(score, privacy, epsilon, delta)
+    stage, mode = settings(score, privacy, epsilon, delta)
     abstain_below = check_abstain(abstain_below)
     x, y = validate_pair(x, y, min_rows=0)
     bounds = check_bounds(bounds, privacy)
     if x.size < SMALL_PAIR_ROWS:  # n is public: answered, not refused, so that a graph's orientation never fails
         return small_pair(x.size, score, privacy)
     check_split_rows(x.size, test_fraction, score, epsilon)
-    delta = delta if score == "iqr" else 0.0
-    if privacy == "record":
-        return _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget,
-                                         abstain_below)
-    check_affordable([Charge("private_direction (whole plan)", epsilon, delta, Neighbours.REPLACE_ONE)], budget)
-    ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
-    fit = fit_both_directions(x, y, privacy=privacy, bounds=bounds, test_fraction=test_fraction,
-                              ridge=ridge, lengthscale=lengthscale, rng=rng)
-    return _decided(fit, x.size, score, privacy, epsilon, delta, sampler, budget, abstain_below)
+    released, ledger = mode.run(stage, x, y, epsilon=epsilon, delta=stage.spent_delta(delta), sampler=sampler, rng=rng,
+                                bounds=bounds, test_fraction=test_fraction, ridge=ridge, lengthscale=lengthscale,
+                                bins=bins, budget=budget)
+    return Release(decide(released.scores, released.scale, released.flip_free, score, privacy,
+                          agreement_probability=released.agreement_probability,
+                          causal_probability_sim=released.causal_probability_sim, abstain_below=abstain_below),
+                   ledger)
 
 
 def check_split_rows(n: int, test_fraction: float, score: str, epsilon: float) -> int:
@@ -441,68 +360,14 @@ def direction_charges(n: int, *, epsilon: float, score: str, privacy: str, delta
     ...                                         test_fraction=0.5, ridge=None, bins=None)]
     ['laplace', 'laplace']
     """
-    check_settings(score, privacy, epsilon, delta)
+    stage, mode = settings(score, privacy, epsilon, delta)
     n = positive_int("n_rows", n)
     if n < 2 * MIN_PART_ROWS:  # as validate_pair refuses
         raise InvalidInput(f"need at least {2 * MIN_PART_ROWS} rows (each part needs {MIN_PART_ROWS}), got {n}")
     if not (0 < test_fraction < 1):  # as split_indices refuses
         raise InvalidInput(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     m = check_split_rows(n, test_fraction, score, epsilon)
-    delta = delta if score == "iqr" else 0.0
-    if privacy == "record":
-        k = default_bins(n - m, epsilon) if bins is None else bins
-        return Ledger.of(parallel_charge(epsilon, delta, bins=k, training_rows=n - m, test_rows=m, score=score))
-    ro = Neighbours.REPLACE_ONE
-    if score == "reci":
-        sens_d, sens_q = ds.reci_sensitivities(m)
-        return Ledger.of(laplace_charge(epsilon * (1 - ds.RECI_SE_SHARE), sens_d, ro),
-                         laplace_charge(epsilon * ds.RECI_SE_SHARE, sens_q, ro))
-    if score == "iqr":
-        return Ledger.of(*[log_iqr_charge(epsilon / 4, delta / 4)] * 4)
-    shift, bandwidths = 0.0, ()
-    if privacy == "train+test":
-        ridge = DEFAULT_RIDGE[privacy] if ridge is None else ridge
-        shift = stability_bound(target_bound=BOUNDED_HALF_WIDTH, ridge=ridge, training_rows=n - m)
-        bandwidths = (TRAIN_RESIDUAL_BANDWIDTH, TRAIN_RESIDUAL_BANDWIDTH)
-    sens = score_sensitivity(score, privacy, m, shift, bandwidths)
-    return Ledger.of(*[laplace_charge(epsilon / 2, sens, ro)] * 2)
-
-
-def _decided(fit: FittedPair, n: int, score, privacy, epsilon, delta, sampler, budget, abstain_below) -> Release:
-    """Release the test part's scores and decide (the decision is post-processing); ``n``: all rows."""
-    if score == "reci":
-        ((d, q), (scale_d, scale_q), m), ledger = release_reci_scores(fit, epsilon, sampler, budget)
-        agreement = ds.reci_agreement_probability(d, q, m, n, scale_d, scale_q)
-        result = decide((d / 2, -d / 2), scale_d, ds.single_laplace_flip_free, score, privacy,
-                        agreement_probability=agreement, abstain_below=abstain_below)
-        return Release(result, ledger)
-    (scores, scale), ledger, flip_free = _release_scores(fit, score, privacy, epsilon, delta, sampler, budget)
-    causal = None
-    if score == "kendall" and privacy == "record" and scores is not None:  # the map's setting (calibration.py)
-        causal = kendall_causal_probability(scores[1] - scores[0], fit.x.size, scale, epsilon)
-    return Release(decide(scores, scale, flip_free, score, privacy, causal_probability_sim=causal,
-                          abstain_below=abstain_below), ledger)
-
-
-def _release_scores(fit: FittedPair, score, privacy, epsilon, delta, sampler, budget):
-    if score == "iqr":
-        return (*release_iqr_scores(fit, epsilon, delta, sampler, budget), ds.iqr_flip_free)
-    sens = laplace_sensitivity(fit, score, privacy)
-    return (*release_laplace_scores(raw_scores(fit, score), sens, epsilon, sampler, budget), ds.laplace_flip_free)
-
-
-def _record_private_direction(x, y, epsilon, delta, sampler, rng, score, bounds, test_fraction, bins, budget,
-                              abstain_below):
-    """privacy="record": the whole plan is one parallel charge, reserved before any noise."""
-    m = int(round(x.size * test_fraction))
-    k = default_bins(x.size - m, epsilon) if bins is None else bins
-    charge = parallel_charge(epsilon, delta, bins=k, training_rows=x.size - m, test_rows=m, score=score)
-    if budget is not None:
-        budget.reserve(charge)  # raises BudgetExceeded before any noise, recording nothing
-    fit, _ = released_fit(x, y, bounds=bounds, test_fraction=test_fraction, epsilon=epsilon, sampler=sampler,
-                          rng=rng, bins=k, fit="polynomial" if score == "reci" else "binned")
-    result, _ = _decided(fit, x.size, score, "record", epsilon, delta, sampler, None, abstain_below)
-    return Release(result, Ledger.of(charge))
+    return mode.charges(stage, n, m, epsilon=epsilon, delta=stage.spent_delta(delta), ridge=ridge, bins=bins)
 
 
 def decide(scores, scale: float, flip_free, score: str, privacy: str, *,
@@ -649,17 +514,16 @@ class PrivateANM(PrivateEstimator):
                                "naming the person column (\"id\")")
         if self._relation() is Neighbours.ADD_REMOVE:
             return self._fit_add_remove(x, y, domain=domain, infer_domain=infer_domain, budget=budget)
-        check_settings(self.score, self.privacy, self.epsilon, self.delta)
-        if domain is None and self.privacy == "train+test":
+        mode = MODES[self.privacy]
+        if domain is None and mode.bounds_first:
             check_bounds(self.bounds, self.privacy)  # train+test names its own need for bounds first
         x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
         x, y = validate_pair(x, y, min_rows=0)
         if x.size < SMALL_PAIR_ROWS:  # n is public: answered "undecided" with its reason, nothing spent
             result, ledger = small_pair(x.size, self.score, self.privacy)
         else:
-            if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
-                bounds = inferred_bounds(x, y)
-            sampler = self._noise_sampler()
+            bounds = mode.bounds_of(bounds, x, y)  # infer_domain=True: the caveat below says so
+            sampler = self.noise_sampler()
             seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else getattr(
                 self.random_state, "seed", None)  # a SeededSampler (the add/remove form's): its seed
             if isinstance(seed, np.random.SeedSequence):  # a SeededSampler of a SeedSequence (the audits')
@@ -672,8 +536,7 @@ class PrivateANM(PrivateEstimator):
                 abstain_below=self.abstain_below)
         if not public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
-        if self.privacy == "test":
-            ledger = ledger.with_caveat(TEST_ONLY_CAVEAT)
+        ledger = with_caveats(ledger, mode)
         self.result_ = result
         self.direction_, self.scores_, self.noise_kept_order_, self.ledger_ = (
             result.direction, result.scores, result.noise_kept_order, ledger)
@@ -715,16 +578,18 @@ class PrivateANM(PrivateEstimator):
         self._relation()
         if domain is not None:
             resolve_domain(None, domain)  # a codebook that cannot be read is refused here too
-        check_abstain(self.abstain_below)
         if 0 <= n_rows < SMALL_PAIR_ROWS:  # answered "undecided", nothing spent (fit's small_pair)
-            check_settings(self.score, self.privacy, self.epsilon, self.delta)
             return PrivacyPlan.of_ledger(Ledger(), Neighbours.REPLACE_ONE, "basic", self.delta)
         ledger = direction_charges(n_rows, epsilon=self.epsilon, score=self.score, privacy=self.privacy,
                                    delta=self.delta, test_fraction=self.test_fraction, ridge=self.ridge,
                                    bins=self.bins)
-        if self.privacy == "test":
-            ledger = ledger.with_caveat(TEST_ONLY_CAVEAT)
-        return PrivacyPlan.of_ledger(ledger, Neighbours.REPLACE_ONE, "basic", self.delta)
+        return PrivacyPlan.of_ledger(with_caveats(ledger, MODES[self.privacy]), Neighbours.REPLACE_ONE, "basic",
+                                     self.delta)
+
+    def _check_rules(self) -> None:
+        """The rules across parameters: the score under the privacy mode, and the score's need of
+        delta (:func:`check_settings`; each parameter is checked by its declaration first)."""
+        check_settings(self.score, self.privacy, self.epsilon, self.delta)
 
     def _relation(self) -> Neighbours:
         """The relation: replace-one, which the direction tests are derived for, or add/remove
@@ -735,14 +600,12 @@ class PrivateANM(PrivateEstimator):
         """Add/remove: the pair on its public domain, its number of records released, the pair
         resized secretly to the public m it gives (:func:`resize_pair`) and the replace-one fit
         on it with the rest of the budget (:class:`~privgraph.privacy.add_remove.AddRemove`)."""
-        check_settings(self.score, self.privacy, self.epsilon, self.delta)
         x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
         x, y = validate_pair(x, y, min_rows=0)
-        if bounds is None and self.privacy == "record":  # infer_domain=True: the caveat below says so
-            bounds = inferred_bounds(x, y)
+        bounds = MODES[self.privacy].bounds_of(bounds, x, y)  # infer_domain=True: the caveat below says so
         wrapper = AddRemove(self.epsilon, self.delta, "basic")
         fitted, ledger, m, n_hat = wrapper.fit(self._replace_one(bounds), PairRecords(x, y), resize=resize_pair,
-                                               sampler=self._noise_sampler(), budget=budget)
+                                               sampler=self.noise_sampler(), budget=budget)
         inner = fitted.model
         for name in ("result_", "direction_", "scores_", "noise_kept_order_", "agreement_probability_",
                      "causal_probability_sim_", "reason_"):
@@ -839,6 +702,12 @@ def pair_frame(x, y, persons, column: str):
     return pd.DataFrame(dict(zip((*names, column), values))), names
 
 
-#: What ``privacy="test"`` leaves out, said in every ledger of such a run.
-TEST_ONLY_CAVEAT = ("privacy='test': only the test part's records are protected; the training part's "
-                    "records set the regression without noise")
+def with_caveats(ledger: Ledger, mode: Mode) -> Ledger:
+    """``ledger`` with the caveats of the privacy ``mode`` (what it leaves unprotected).
+
+    >>> [len(with_caveats(Ledger(), MODES[name]).caveats) for name in ("record", "test")]
+    [0, 1]
+    """
+    for caveat in mode.caveats:
+        ledger = ledger.with_caveat(caveat)
+    return ledger

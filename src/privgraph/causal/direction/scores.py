@@ -22,6 +22,12 @@ Scores (``m`` test rows):
   :func:`reci_agreement_probability`. Unlike the dependence scores it does not need the noise to
   be independent of the cause, which is what the real pairs lack (docs/direction.md).
 
+Each score is one class registered in :data:`SCORES` (:class:`Score`; :class:`LaplaceScore`
+for those with a global test-set sensitivity): its statistic, sensitivity, charges and
+release, the regression ``privacy="record"`` fits for it, its calibration map and its
+refusals, read alike by the plan and the run. A new score is a subclass and one line
+``SCORES.register(MyScore())``; the privacy modes are :mod:`privgraph.causal.direction.modes`.
+
 Why not the text's literal ``rho(cause, residual)``: a least-squares fit leaves residuals
 that are uncorrelated with the regressor in *both* directions, so that score is near 0
 either way. In the anti-causal direction it is the residual's *spread* that depends on
@@ -52,18 +58,40 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from dataclasses import dataclass
+from typing import Callable
+
+from privgraph.causal.direction.calibration import kendall_causal_probability
+from privgraph.declarations import DIRECTION_SCORES
+from privgraph.privacy import (
+    Charge,
+    Ledger,
+    Neighbours,
+    Release,
+    laplace_charge,
+    laplace_mechanism,
+    laplace_scale,
+    log_iqr_release,
+    log_iqr_scale,
+)
+from privgraph.privacy.log_iqr import log_iqr_charge
+from privgraph.registry import Registry
 from privgraph.stats import hsic, kendall_tau_a_raw, spearman_rho_a_raw
+from privgraph.stats.iqr import quartile_ranks
 from privgraph.stats.sensitivity import (
     hsic_sensitivity_replace_one,
     kendall_tau_a_sensitivity_replace_one,
     spearman_rho_a_sensitivity_replace_one,
 )
-from privgraph.validation import InvalidInput, one_of
+from privgraph.validation import InvalidInput
 
-#: Scores with a global sensitivity on the test set (released by the Laplace mechanism).
-LAPLACE_SCORES = ("spearman", "kendall", "hsic")
-#: Every score.
-SCORES = LAPLACE_SCORES + ("iqr", "reci")
+#: Fewest rows in each part (training and test) whatever the score: a public floor below which
+#: a part's statistics are not defined usefully (a score on fewer than 10 test rows has fewer
+#: than 45 pairs; a table row on fewer than 10 training rows is mostly empty bins).
+MIN_PART_ROWS = 10
+#: Largest Laplace scale allowed on a score (each score gets epsilon/2): at this scale Theorem 3
+#: keeps a margin of 0.5 with probability 1 - e^-2 = 0.865; see :meth:`Score.min_test_rows`.
+MAX_SCORE_NOISE = 0.25
 #: The default score: the most accurate on the real pairs, non-private and at epsilon = 1
 #: (benchmarks/bench_direction_real.py; docs/direction.md, "Which score").
 DEFAULT_SCORE = "reci"
@@ -91,12 +119,7 @@ def dependence(score: str, cause: np.ndarray, residual: np.ndarray, *, residual_
     >>> dependence("kendall", c, rng.normal(size=500) * np.exp(c), residual_bandwidth=1.0) > 0.1
     True
     """
-    one_of("score", score, LAPLACE_SCORES, alternatives=" here")
-    if score == "hsic":
-        return hsic(cause, residual, bandwidth_x=1.0, bandwidth_y=residual_bandwidth)
-    rank = spearman_rho_a_raw if score == "spearman" else kendall_tau_a_raw
-    spread = np.abs(residual)
-    return max(abs(rank(cause, spread)), abs(rank(np.abs(cause), spread)))
+    return laplace_score(score, alternatives=" here").statistic(cause, residual, residual_bandwidth)
 
 
 def sensitivity_on_test_set(score: str, m: int) -> float:
@@ -111,13 +134,7 @@ def sensitivity_on_test_set(score: str, m: int) -> float:
     >>> round(sensitivity_on_test_set("kendall", 400), 4), round(sensitivity_on_test_set("spearman", 400), 5)
     (0.01, 0.04478)
     """
-    if score == "spearman":
-        return spearman_rho_a_sensitivity_replace_one(m)
-    if score == "kendall":
-        return kendall_tau_a_sensitivity_replace_one(m)
-    if score == "hsic":
-        return hsic_sensitivity_replace_one(m) + HSIC_FLOAT_ALLOWANCE
-    raise InvalidInput(f"score {score!r} has no global sensitivity on the test set")
+    return test_set_score(score).sensitivity(m)
 
 
 def hsic_training_sensitivity(m: int, residual_shift: float, residual_bandwidth: float) -> float:
@@ -256,3 +273,379 @@ def single_laplace_flip_free(margin: float, scale: float) -> float:
     (0.5, 0.9323)
     """
     return 1.0 - 0.5 * math.exp(-abs(margin) / scale)
+
+
+def release_laplace_scores(raw, sensitivity: float, epsilon: float, sampler, budget) -> Release:
+    """Both scores with Laplace noise, epsilon/2 each; the value is (scores, noise scale).
+
+    Replace-one: one test record moves each score by at most ``sensitivity`` (the score's
+    test-set bound, :meth:`LaplaceScore.sensitivity`, or under train+test the larger of it and
+    the training part's, :meth:`~privgraph.causal.direction.modes.Mode.sensitivity`), so each
+    release is (epsilon/2)-DP and the two compose to epsilon.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> (scores, scale), ledger = release_laplace_scores((0.1, 0.3), 0.01, 1.0, SeededSampler(0), None)
+    >>> len(scores), round(scale, 3), ledger.total().epsilon
+    (2, 0.02, 1.0)
+    """
+    ledger, noisy = Ledger(), []
+    for value in raw:
+        rel = laplace_mechanism(value, epsilon=epsilon / 2, sensitivity=sensitivity,
+                                neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
+        noisy.append(rel.value)
+        ledger = ledger + rel.ledger
+    return Release((tuple(noisy), laplace_scale(epsilon / 2, sensitivity)), ledger)
+
+
+def release_iqr_scores(fit, epsilon, delta, sampler, budget) -> Release:
+    """The four log-IQRs (x, y and both residuals: one test record enters all four).
+
+    Each is :func:`~privgraph.privacy.log_iqr.log_iqr_release` at (epsilon/4, delta/4) under
+    replace-one (propose-test-release on the log-IQR, whose local sensitivity it tests);
+    the ledger composes the four charges. The value is ``(scores or None, noise scale)``.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> from privgraph.causal.direction.data import FittedPair
+    >>> v = np.random.default_rng(0).normal(size=(4, 5000))
+    >>> fit = FittedPair(*v, bandwidths=(1.0, 1.0), shift=0.0)
+    >>> (scores, scale), ledger = release_iqr_scores(fit, 40.0, 1e-6, SeededSampler(0), None)
+    >>> scores is not None, round(scale, 2), tuple(ledger.total()), len(ledger)
+    (True, 0.3, (40.0, 1e-06), 4)
+    """
+    ranks = quartile_ranks(fit.x.size)
+    ledger, logs = Ledger(), []
+    for values in (fit.x, fit.res_y, fit.y, fit.res_x):
+        rel = log_iqr_release(values, ranks=ranks, epsilon=epsilon / 4, delta=delta / 4,
+                              neighbours=Neighbours.REPLACE_ONE, sampler=sampler, budget=budget)
+        logs.append(rel.value)
+        ledger = ledger + rel.ledger
+    scores = None if any(v is None for v in logs) else (logs[0] + logs[1], logs[2] + logs[3])
+    return Release((scores, log_iqr_scale(epsilon / 4)), ledger)
+
+
+def release_reci_scores(fit, epsilon: float, sampler, budget) -> Release:
+    """RECI: the clipped error difference D at ``(1 - RECI_SE_SHARE) epsilon``, its second
+    moment Q at ``RECI_SE_SHARE epsilon`` (Laplace, replace-one, sensitivities
+    :func:`reci_sensitivities`; one test record enters both, so they compose to epsilon).
+    The value is ``((D~, Q~), (scale_D, scale_Q), m)``.
+
+    >>> from privgraph.privacy import SeededSampler
+    >>> from privgraph.causal.direction.data import FittedPair
+    >>> v = np.random.default_rng(0).normal(size=(4, 500))
+    >>> fit = FittedPair(v[0], v[1], 0.1 * v[2], v[3], bandwidths=(1.0, 1.0), shift=0.0)
+    >>> ((d, q), scales, m), ledger = release_reci_scores(fit, 1.0, SeededSampler(0), None)
+    >>> d < 0, m, round(ledger.total().epsilon, 12), len(ledger)
+    (True, 500, 1.0, 2)
+    """
+    m = fit.x.size
+    terms = reci_terms(fit.res_y, fit.res_x)
+    sens_d, sens_q = reci_sensitivities(m)
+    ledger, values, scales = Ledger(), [], []
+    for stat, sens, eps in ((float(terms.mean()), sens_d, epsilon * (1 - RECI_SE_SHARE)),
+                            (float((terms * terms).mean()), sens_q, epsilon * RECI_SE_SHARE)):
+        rel = laplace_mechanism(stat, epsilon=eps, sensitivity=sens, neighbours=Neighbours.REPLACE_ONE,
+                                sampler=sampler, budget=budget)
+        values.append(float(rel.value))
+        scales.append(laplace_scale(eps, sens))
+        ledger = ledger + rel.ledger
+    return Release((tuple(values), tuple(scales), m), ledger)
+
+
+@dataclass(frozen=True)
+class Released:
+    """What a score's release gives the decision (:func:`~privgraph.causal.direction.decide`):
+    the private scores ``(s(X->Y), s(Y->X))`` (None: no answer), the noise scale, the flip
+    probability's function of (margin, scale), and the probability the score carries, if any."""
+
+    scores: tuple | None
+    scale: float
+    flip_free: Callable[[float, float], float]
+    agreement_probability: float | None = None
+    causal_probability_sim: float | None = None
+
+
+class Score:
+    """A direction score as a registered stage: what the plan
+    (:func:`~privgraph.causal.direction.estimator.direction_charges`) and the run
+    (:func:`~privgraph.causal.direction.private_direction`) read of it, so that they cannot
+    disagree. A new score is one subclass and one line ``SCORES.register(MyScore())`` (the
+    command line's ``--score`` then accepts its name: :data:`~privgraph.declarations.DIRECTION_SCORES`).
+
+    ``charges`` and ``release`` are the test part's releases (the privacy mode decides what
+    else is charged: :mod:`privgraph.causal.direction.modes`); ``release`` must spend exactly
+    ``charges``.
+    """
+
+    #: The registry's name (``score=``).
+    name = ""
+    #: The regression ``privacy="record"`` fits from the released training table:
+    #: ``"binned"`` (smoothed bin means) or ``"polynomial"``
+    #: (:func:`~privgraph.causal.direction.noisy_table.released_fit`).
+    fit = "binned"
+    #: Whether the score spends delta; the others are pure (their releases' delta is 0).
+    uses_delta = False
+    #: Whether one training record's effect on the score is bounded (``privacy="train+test"``).
+    training_stable = False
+
+    def check(self, delta: float) -> None:
+        """The score's own refusals, of public inputs only (none by default)."""
+
+    def spent_delta(self, delta: float) -> float:
+        """The delta the releases spend: ``delta`` if the score uses it, else 0.
+
+        >>> SCORES["iqr"].spent_delta(1e-6), SCORES["kendall"].spent_delta(1e-6)
+        (1e-06, 0.0)
+        """
+        return delta if self.uses_delta else 0.0
+
+    def min_test_rows(self, epsilon: float) -> int:
+        """The fewest test rows a decision accepts at ``epsilon`` (public; see
+        :func:`~privgraph.causal.direction.data.min_test_rows`): :data:`MIN_PART_ROWS` unless
+        the score says otherwise."""
+        return MIN_PART_ROWS
+
+    def charges(self, m: int, epsilon: float, delta: float, *, sensitivity: Callable[[], float]) -> tuple[Charge, ...]:
+        """The charges of :meth:`release` on ``m`` test rows (replace-one); ``sensitivity()``:
+        the Laplace sensitivity under the privacy mode, for the scores that use one."""
+        raise NotImplementedError
+
+    def release(self, fit, n: int, mode, epsilon: float, delta: float, sampler, budget) -> Release:
+        """The test part's private scores on ``fit`` (a
+        :class:`~privgraph.causal.direction.data.FittedPair`; ``n``: all rows), as
+        ``Release(Released, ledger)``."""
+        raise NotImplementedError
+
+
+class LaplaceScore(Score):
+    """A dependence score ``s(cause, residual)`` with a global test-set sensitivity, both
+    directions' scores released by the Laplace mechanism at epsilon/2 each
+    (:func:`release_laplace_scores`)."""
+
+    def statistic(self, cause: np.ndarray, residual: np.ndarray, residual_bandwidth: float) -> float:
+        """The non-private score (see the module docstring)."""
+        raise NotImplementedError
+
+    def sensitivity(self, m: int) -> float:
+        """Global sensitivity when one of ``m`` test records is replaced (its derivation in the subclass)."""
+        raise NotImplementedError
+
+    def min_test_rows(self, epsilon: float) -> int:
+        """The smallest m whose score noise ``2 Delta(m) / epsilon`` is at most :data:`MAX_SCORE_NOISE`
+        (the sensitivities decrease in m); :data:`MIN_PART_ROWS` for a non-private epsilon.
+
+        >>> SCORES["kendall"].min_test_rows(1.0), SCORES["kendall"].min_test_rows(0.5)
+        (32, 64)
+        """
+        if math.isinf(epsilon):
+            return MIN_PART_ROWS
+        m = MIN_PART_ROWS
+        while 2.0 * self.sensitivity(m) / epsilon > MAX_SCORE_NOISE:
+            m = m * 2
+        lo = m // 2
+        while lo + 1 < m:  # the smallest m in (lo, m] that passes (the sensitivities decrease in m)
+            mid = (lo + m) // 2
+            lo, m = (lo, mid) if 2.0 * self.sensitivity(mid) / epsilon <= MAX_SCORE_NOISE else (mid, m)
+        return max(m, MIN_PART_ROWS)
+
+    def charges(self, m, epsilon, delta, *, sensitivity):
+        """Two Laplace charges at epsilon/2 and the mode's sensitivity.
+
+        >>> [c.epsilon for c in SCORES["kendall"].charges(400, 1.0, 0.0, sensitivity=lambda: 0.01)]
+        [0.5, 0.5]
+        """
+        return (laplace_charge(epsilon / 2, sensitivity(), Neighbours.REPLACE_ONE),) * 2
+
+    def raw(self, fit) -> tuple[float, float]:
+        """The non-private scores ``(s(X->Y), s(Y->X))`` on ``fit`` (never released as is)."""
+        return (self.statistic(fit.x, fit.res_y, fit.bandwidths[0]),
+                self.statistic(fit.y, fit.res_x, fit.bandwidths[1]))
+
+    def release(self, fit, n, mode, epsilon, delta, sampler, budget):
+        sens = mode.sensitivity(self, fit.x.size, fit.shift, fit.bandwidths)
+        (scores, scale), ledger = release_laplace_scores(self.raw(fit), sens, epsilon, sampler, budget)
+        causal = self.causal_probability(scores, fit.x.size, scale, epsilon, mode)
+        return Release(Released(scores, scale, laplace_flip_free, causal_probability_sim=causal), ledger)
+
+    def causal_probability(self, scores, m: int, scale: float, epsilon: float, mode) -> float | None:
+        """A calibrated probability that the direction is causal, where the score has one (post-processing)."""
+        return None
+
+
+class RankScore(LaplaceScore):
+    """``max(|r(cause, |residual|)|, |r(|cause|, |residual|)|)`` for a rank correlation r."""
+
+    rank = staticmethod(kendall_tau_a_raw)
+
+    def statistic(self, cause, residual, residual_bandwidth):
+        spread = np.abs(residual)
+        return max(abs(self.rank(cause, spread)), abs(self.rank(np.abs(cause), spread)))
+
+
+class Spearman(RankScore):
+    """Spearman's rho-a of the cause and the residual's spread."""
+
+    name = "spearman"
+    rank = staticmethod(spearman_rho_a_raw)
+
+    def sensitivity(self, m):
+        """rho-a's ``18 (m - 1) / (m (m + 1))``, tighter than the text's 30/m (Theorem 2) and valid
+        with ties (mid-ranks move by at most 1 under a replacement); absolute values and the
+        per-record map to (cause, residual) with a fixed regression do not change it.
+
+        >>> round(SCORES["spearman"].sensitivity(400), 5)
+        0.04478
+        """
+        return spearman_rho_a_sensitivity_replace_one(m)
+
+
+class Kendall(RankScore):
+    """Kendall's tau-a of the cause and the residual's spread; under ``privacy="record"`` with a
+    probability that the direction is causal, calibrated on the SIM families."""
+
+    name = "kendall"
+    rank = staticmethod(kendall_tau_a_raw)
+    #: The privacy modes the calibration map was fitted under (:mod:`privgraph.causal.direction.calibration`).
+    calibrated_modes = ("record",)
+
+    def sensitivity(self, m):
+        """tau-a's ``4/m`` (Theorem 2, tight): each of the replaced record's m - 1 sign terms in
+        {-1, 0, 1} moves by at most 2, over the m (m - 1) / 2 pairs.
+
+        >>> SCORES["kendall"].sensitivity(400)
+        0.01
+        """
+        return kendall_tau_a_sensitivity_replace_one(m)
+
+    def causal_probability(self, scores, m, scale, epsilon, mode):
+        if mode.name not in self.calibrated_modes or scores is None:  # the map's setting (calibration.py)
+            return None
+        return kendall_causal_probability(scores[1] - scores[0], m, scale, epsilon)
+
+
+class Hsic(LaplaceScore):
+    """HSIC with Gaussian kernels of fixed bandwidths; the one score with a training-record bound."""
+
+    name = "hsic"
+    training_stable = True
+
+    def statistic(self, cause, residual, residual_bandwidth):
+        return hsic(cause, residual, bandwidth_x=1.0, bandwidth_y=residual_bandwidth)
+
+    def sensitivity(self, m):
+        """``(16 m - 8) / (m - 1)^2`` (Theorem 4 as proven; the text's 12m - 11 is not) plus the
+        floating-point allowance :data:`HSIC_FLOAT_ALLOWANCE`.
+
+        >>> round(SCORES["hsic"].sensitivity(400), 5)
+        0.04015
+        """
+        return hsic_sensitivity_replace_one(m) + HSIC_FLOAT_ALLOWANCE
+
+    def training_sensitivity(self, m: int, shift: float, bandwidth: float) -> float:
+        """One training record's bound: :func:`hsic_training_sensitivity`."""
+        return hsic_training_sensitivity(m, shift, bandwidth)
+
+
+class Iqr(Score):
+    """``log IQR(cause) + log IQR(residual)``, four log-IQRs released by propose-test-release
+    (Theorem 5, :func:`release_iqr_scores`); the one score that spends delta."""
+
+    name = "iqr"
+    uses_delta = True
+
+    def check(self, delta):
+        """Propose-test-release needs a delta in (0, 1).
+
+        >>> SCORES["iqr"].check(0.0)
+        Traceback (most recent call last):
+        ...
+        privgraph.validation.InvalidInput: the IQR score needs 0 < delta < 1, got 0.0
+        """
+        if not (0 < delta < 1):
+            raise InvalidInput(f"the IQR score needs 0 < delta < 1, got {delta!r}")
+
+    def charges(self, m, epsilon, delta, *, sensitivity):
+        """Four log-IQR charges at (epsilon/4, delta/4).
+
+        >>> len(SCORES["iqr"].charges(400, 1.0, 1e-6, sensitivity=None))
+        4
+        """
+        return (log_iqr_charge(epsilon / 4, delta / 4),) * 4
+
+    def release(self, fit, n, mode, epsilon, delta, sampler, budget):
+        (scores, scale), ledger = release_iqr_scores(fit, epsilon, delta, sampler, budget)
+        return Release(Released(scores, scale, iqr_flip_free), ledger)
+
+
+class Reci(Score):
+    """RECI, the regression-error comparison (the default): the clipped error difference and its
+    second moment (:func:`release_reci_scores`), with the agreement probability."""
+
+    name = "reci"
+    fit = "polynomial"
+
+    def min_test_rows(self, epsilon):
+        """``m >= 2 / ((1 - share) epsilon MAX_SCORE_NOISE)``: the noise on D at most
+        :data:`MAX_SCORE_NOISE` of its range (:func:`~privgraph.causal.direction.data.min_test_rows`).
+
+        >>> SCORES["reci"].min_test_rows(1.0), SCORES["reci"].min_test_rows(0.1)
+        (10, 100)
+        """
+        if math.isinf(epsilon):
+            return MIN_PART_ROWS
+        return max(MIN_PART_ROWS, math.ceil(2.0 / ((1 - RECI_SE_SHARE) * epsilon * MAX_SCORE_NOISE) - 1e-9))
+
+    def charges(self, m, epsilon, delta, *, sensitivity):
+        """D's and Q's Laplace charges at their sensitivities :func:`reci_sensitivities`.
+
+        >>> [round(c.epsilon, 2) for c in SCORES["reci"].charges(400, 1.0, 0.0, sensitivity=None)]
+        [0.8, 0.2]
+        """
+        sens_d, sens_q = reci_sensitivities(m)
+        ro = Neighbours.REPLACE_ONE
+        return (laplace_charge(epsilon * (1 - RECI_SE_SHARE), sens_d, ro),
+                laplace_charge(epsilon * RECI_SE_SHARE, sens_q, ro))
+
+    def release(self, fit, n, mode, epsilon, delta, sampler, budget):
+        ((d, q), (scale_d, scale_q), m), ledger = release_reci_scores(fit, epsilon, sampler, budget)
+        agreement = reci_agreement_probability(d, q, m, n, scale_d, scale_q)
+        return Release(Released((d / 2, -d / 2), scale_d, single_laplace_flip_free, agreement_probability=agreement),
+                       ledger)
+
+
+#: The scores by name (:mod:`privgraph.registry`: registering one here adds its name to
+#: :data:`privgraph.declarations.DIRECTION_SCORES`, the ``score`` parameter's choices).
+SCORES = Registry(DIRECTION_SCORES)
+SCORES.register(Spearman())
+SCORES.register(Kendall())
+SCORES.register(Hsic())
+SCORES.register(Iqr())
+SCORES.register(Reci())
+
+
+def laplace_score(score: str, *, alternatives: str = "") -> LaplaceScore:
+    """The registered Laplace score ``score``, or InvalidInput naming those there are.
+
+    >>> laplace_score("iqr")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: score must be one of ('spearman', 'kendall', 'hsic'), got 'iqr'
+    """
+    found = SCORES.get(score) if isinstance(score, str) else None
+    if not isinstance(found, LaplaceScore):
+        names = tuple(name for name, s in SCORES.items() if isinstance(s, LaplaceScore))
+        raise InvalidInput(f"score must be one of {names}{alternatives}, got {score!r}")
+    return found
+
+
+def test_set_score(score: str) -> LaplaceScore:
+    """The registered score ``score`` if it has a global sensitivity on the test set, else InvalidInput.
+
+    >>> test_set_score("reci")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: score 'reci' has no global sensitivity on the test set
+    """
+    found = SCORES.get(score) if isinstance(score, str) else None
+    if not isinstance(found, LaplaceScore):
+        raise InvalidInput(f"score {score!r} has no global sensitivity on the test set")
+    return found

@@ -1,7 +1,15 @@
-"""Covers: the data over one variable and its adjacencies, and the batches counted from it.
+"""PC's counting: covers (the data over one variable and its adjacencies), the batches of
+tables counted from them, and the verdicts kept by set.
+
+PC's logic on top of the data layer's generic counting (:class:`privgraph.data.Tables`: the
+joint table, the pair tables, one bounded cache, secret sub-samples). The functions
+:func:`cover`, :func:`strata`, :func:`verdicts`, :func:`set_verdicts` and
+:func:`sets_per_batch` take a Tables; its :class:`Covers` are made on first use and held by
+it (``Tables.row_sets``), so that its :meth:`~privgraph.data.Tables.table` counts from a
+cover that holds the columns asked.
 
 Before stable PC tests the edges of x at a level, it names x's *cover*: x and its
-adjacencies (:meth:`privgraph.data.Tables.cover`). Every test ``(x, y, S)`` of x at that
+adjacencies (:func:`cover`). Every test ``(x, y, S)`` of x at that
 level reads a table over cover columns, so :class:`Covers` keeps, for each x, a row set
 (:mod:`privgraph.data.rowsets`) that holds them:
 
@@ -32,15 +40,22 @@ one set's prefixes, each at most :data:`SET_BUDGET_IDS` int64.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import weakref
 from itertools import groupby
 from typing import Callable, Sequence
 
 import numpy as np
 
 from privgraph.data.domain import Domain
-from privgraph.data.rowsets import cell_ids, grouped_counts, grouped_grams, project, renumber, strata_counts
+from privgraph.data.lru import LRU
+from privgraph.data.rowsets import (cell_ids, grouped_counts, grouped_grams, nonempty_strata, project, renumber,
+                                    strata_counts)
+from privgraph.data.tables import Tables
 from privgraph.threads import single_threaded_blas
+from privgraph.validation import InvalidInput
+
+#: A joint table this small serves batches as marginals, one table at a time (no covers).
+SMALL_JOINT_CELLS = 1 << 12
 
 #: All covers' own rows kept at once, in bytes: least recently used evicted first.
 COVER_BUDGET_BYTES = 1 << 26
@@ -128,7 +143,7 @@ class Covers:
         return held[1]
 
     def strata(self, x: str, y: str, sets: list[tuple]) -> tuple[np.ndarray, np.ndarray] | None:
-        """:meth:`privgraph.data.Tables.strata` from x's cover (or a projection of the whole
+        """:func:`strata` from x's cover (or a projection of the whole
         data onto the columns asked); None if there are no rows."""
         needed = (x, y, *dict.fromkeys(c for S in sets for c in S))
         held = self._covers.get(x)
@@ -421,25 +436,96 @@ def _product(sizes: Sequence[int]) -> int:
     return out
 
 
-class LRU:
-    """A least-recently-used map whose entries' sizes sum to at most ``budget``."""
 
-    def __init__(self, budget: int):
-        self.budget, self.size, self._items = budget, 0, OrderedDict()
+# --- PC's counting on a Tables (its covers held by it) ---------------------------------------
 
-    def get(self, key):
-        item = self._items.get(key)
-        if item is None:
-            return None
-        self._items.move_to_end(key)
-        return item[0]
 
-    def put(self, key, value, size: int) -> None:
-        if key in self._items:
-            self.size -= self._items.pop(key)[1]
-        if size > self.budget:
-            return
-        self._items[key] = (value, size)
-        self.size += size
-        while self.size > self.budget:
-            self.size -= self._items.popitem(last=False)[1][1]
+def covers_of(tables: Tables) -> Covers:
+    """The :class:`Covers` of ``tables``, made on first use and held by it (``tables.row_sets``:
+    its :meth:`~privgraph.data.Tables.table` then counts from a cover holding the columns).
+    The covers reach the Tables through a weak reference, so the two hold no reference cycle
+    and a round's secret sub-sample is freed as soon as the next replaces it (with a cycle only
+    the garbage collector freed them, late: Priv-PC's discover at 1e8 rows through DuckDB kept
+    some 30 rounds of sub-samples alive, 7 GB).
+
+    >>> from privgraph.data import Domain, NumpyEngine
+    >>> t = Tables.from_engine(NumpyEngine(Domain.of(a=2, b=2), np.zeros((3, 2), dtype=int)))
+    >>> covers_of(t) is covers_of(t) is t.row_sets
+    True
+    """
+    if tables.row_sets is None:
+        tables.row_sets = Covers(tables.domain, _whole_rows_of(weakref.ref(tables)))
+    return tables.row_sets
+
+
+def _whole_rows_of(tables: "weakref.ref[Tables]"):
+    """:meth:`Tables.whole_rows` of the Tables behind a weak reference, for its covers."""
+    return lambda: tables().whole_rows()
+
+
+def cover(tables: Tables, columns: Sequence[str]) -> bool:
+    """Name the data over ``columns`` as ``columns[0]``'s cover (:class:`Covers`): tables over
+    subsets that start with ``columns[0]`` count from it. False if there are no rows (an
+    out-of-core engine with too many distinct rows) or it is over budget."""
+    key = tuple(columns)
+    return bool(key) and covers_of(tables).keep(key)
+
+
+def strata(tables: Tables, x: str, y: str, sets: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The tables over ``(x, y, *S)`` for each S of ``sets`` (all of one size), as their
+    nonempty strata: ``(strata, owner)``, int64 counts of shape (K, r, c) and the index
+    in ``sets`` of each stratum's table. Counted in batches from x's cover
+    (:class:`Covers`), from the pair tables, or one by one.
+
+    >>> from privgraph.data import Domain, NumpyEngine
+    >>> e = NumpyEngine(Domain.of(a=2, b=2, c=2), np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]]))
+    >>> counts, owner = strata(Tables.from_engine(e), "a", "b", [("c",)])
+    >>> counts.tolist(), owner.tolist()
+    ([[[0, 2], [0, 0]], [[0, 0], [0, 1]]], [0, 0])
+    """
+    sets = [tuple(S) for S in sets]
+    if len({len(S) for S in sets}) > 1:
+        raise InvalidInput(f"the sets of one batch must have one size, got sizes {sorted({len(S) for S in sets})}")
+    if not sets:
+        return np.zeros((0, *tables.shape((x, y))), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    found = None if not sets[0] or _small_joint(tables) else covers_of(tables).strata(x, y, sets)
+    if found is None:
+        return nonempty_strata([tables.table((x, y, *S)) for S in sets])
+    return found
+
+
+def verdicts(tables: Tables, x: str, y: str, sets: Sequence[Sequence[str]], decide) -> np.ndarray:
+    """``decide(strata, owner, count)``'s verdicts on the tables over ``(x, y, *S)`` for
+    the leading sets of ``sets`` that grams of x's cover serve (levels 1 and 2; every
+    table of a gram decided at once and kept with it: :meth:`Covers.verdicts`); empty if
+    none. ``decide`` must be hashable, equal for equal verdicts."""
+    sets = [tuple(S) for S in sets]
+    if not sets or _small_joint(tables):
+        return np.zeros(0, dtype=bool)
+    return covers_of(tables).verdicts(x, y, sets, decide)
+
+
+def set_verdicts(tables: Tables, x: str, y: str, sets: Sequence[Sequence[str]], decide) -> np.ndarray:
+    """The same verdicts, set by set from x's cover, for the leading sets (all of one size
+    >= 1) up to the first independent one: every table ``(x, v, *S)`` of the cover
+    decided at once and kept for x's other edges (:meth:`Covers.set_verdicts`); empty if x
+    has no cover holding them, or the joint table is small enough to serve every table as a
+    marginal."""
+    if _small_joint(tables):
+        return np.zeros(0, dtype=bool)
+    return covers_of(tables).set_verdicts(x, y, [tuple(S) for S in sets], decide)
+
+
+def sets_per_batch(tables: Tables, x: str, y: str) -> int:
+    """Most sets one :func:`strata` call should hold to keep its strata within budget
+    (:meth:`Covers.sets_per_batch`)."""
+    return covers_of(tables).sets_per_batch(x, y)
+
+
+def _small_joint(tables: Tables) -> bool:
+    """A joint table so small that its marginals are cheaper than any batch."""
+    cells = tables.joint_cells
+    return cells is not None and cells <= SMALL_JOINT_CELLS
+
+
+__all__ = ["Covers", "SMALL_JOINT_CELLS", "cover", "covers_of", "set_verdicts", "sets_per_batch", "strata", "verdicts"]

@@ -1,4 +1,5 @@
-"""A dataset resized to exactly m rows, secretly: the data side of the add/remove reduction.
+"""The data restricted to a secret subset of exactly m rows (padded when there are fewer):
+the data side of the add/remove reduction.
 
 :mod:`privgraph.privacy.resize` runs a replace-one mechanism under add/remove neighbours on
 the data resized to a released public size m: a uniform m-subset of the rows drawn without
