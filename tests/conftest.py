@@ -33,6 +33,7 @@ SLOW = (
     "tests/graphs/test_orient.py::test_orient_with_oracle_sepsets_on_bundled_networks[hepar2]",
     "tests/causal/test_direction_reference.py::test_gp_matches_scikit_learn_marginal_likelihood_fit",
     "tests/causal/test_methods.py::test_each_method_plans_what_privpc_plans[sg-pc]",  # ~5 s; the other five stay
+    "tests/test_accountants.py::test_every_pc_method_names_its_accountant_and_its_plan_carries_it[sg-pc]",  # ~10 s
     "tests/release/test_time_cap.py::test_under_a_generous_cap_the_release_completes",  # ~8 s; the zero cap stays
 )
 

@@ -35,7 +35,7 @@ def test_each_method_plans_what_privpc_plans(name):
     shape = est._public_shape(domain, 50_000)
     assert est.privacy_plan(domain, 50_000).ledger == METHODS[name].plan(shape, est.ci_test_for(domain),
                                                                          est._search(shape))
-    assert est.privacy_plan(domain, 50_000).composition == METHODS[name].composition(est.delta)
+    assert est.privacy_plan(domain, 50_000).accountant == METHODS[name].accountant(est.delta)
 
 
 def test_a_method_that_cannot_plan_or_predict_says_so():

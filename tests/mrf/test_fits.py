@@ -52,7 +52,7 @@ def test_every_registered_fit_keeps_the_contract(frame, name, relation):
     plan = est.privacy_plan(DOMAIN, len(frame))
     first = fitted(est, frame)
     assert plan == first.ledger_ and plan.relation is Neighbours.parse(relation)
-    assert plan.composition == first.composition_ == FITS[name].composition
+    assert plan.composition == first.composition_ == FITS[name].accountant.name
     again = fitted(estimator(name, relation), frame)
     assert again.ledger_ == first.ledger_
     assert all(np.array_equal(p, q) for p, q in zip(again.model_.potentials, first.model_.potentials))

@@ -23,6 +23,7 @@ from privgraph.mrf import PrivateMRF
 from privgraph.mrf.noisy_tables import plan_release as plan_tables
 from privgraph.outputs import write_all
 from privgraph.privacy import Budget, Ledger, Neighbours, check_affordable, histogram_l1_sensitivity
+from privgraph.privacy.composition import BASIC
 from privgraph.release import PrivateRelease, ReleasePlan, StagePlan
 from privgraph.release.cliques import extend_to_dag
 from privgraph.release.report import budget_rows, release_outputs, release_writers
@@ -48,8 +49,8 @@ class OneWay(Structure):
         return ReleasePlan(pure_epsilon, delta, int(n_rows), 0.0, None, (stage,), cap, 0.0, ("no graph",),
                            structure=self.name, neighbours=tables.value)
 
-    def composition(self, release, prediction) -> str:
-        return "basic"
+    def accountant(self, release, prediction):
+        return BASIC
 
     def _tables(self, release, domain):
         return [(v,) for v in domain.names]
@@ -60,7 +61,7 @@ class OneWay(Structure):
 
     def run(self, release, engine, domain, prediction, budget, *, sized=None, sampler=None) -> StageFit:
         relation = Neighbours.parse(release.neighbours)
-        budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition="basic")
+        budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition=BASIC)
         check_affordable(self.plan(release, domain, prediction).charges, budget)  # before any noise
         params = PrivateMRF(epsilon=release.epsilon, cliques=self._tables(release, domain), method=release.method,
                             neighbours=relation, random_state=release.model_seed(), options=release.exact_options())
@@ -72,7 +73,7 @@ class OneWay(Structure):
             prediction = prediction if prediction is not None else release.prediction(domain, n)
         graph = CPDAG(domain.names)
         dag, consistent = extend_to_dag(graph, domain.names)
-        return StageFit(None, params, Ledger() if sized is None else sized, prediction, "basic", n, graph, dag,
+        return StageFit(None, params, Ledger() if sized is None else sized, prediction, BASIC, n, graph, dag,
                         consistent, tuple(self._tables(release, domain)))
 
     def structure_row(self, release) -> str:
@@ -207,7 +208,7 @@ def test_every_structure_spends_its_plan(structure, neighbours, asia_3k):
     plan = est.privacy_plan(net.domain, fitted.plan_.n_rows)
     assert plan.relation is Neighbours.parse(neighbours) and fitted.ledger_.neighbours == {plan.relation}
     assert plan.composition == guess.composition == fitted.composition_
-    assert fitted.composition_ == STRUCTURES[structure].composition(est, fitted.plan_)
+    assert fitted.composition_ == STRUCTURES[structure].accountant(est, fitted.plan_).name
     assert _costs(plan) == _costs(fitted.ledger_)
     total = fitted.ledger_.total(fitted.composition_, est.delta).epsilon
     assert total == pytest.approx(guess.total(guess.composition, est.delta).epsilon, rel=1e-12) and total <= 2.0 + 1e-9

@@ -300,7 +300,7 @@ def uncovered(seen: Sequence[Measurement], ledger: Ledger, parts=None) -> str | 
     a function giving each release's part; then each part's sum must be paid for.
     """
     if all(m.epsilon is not None for m in seen) and all(c.is_pure for c in ledger):
-        spend, paid, unit = (lambda m: m.epsilon), ledger.total("basic").epsilon, "epsilon"
+        spend, paid, unit = (lambda m: m.epsilon), ledger.total().epsilon, "epsilon"
     else:
         paid = 0.0
         for c in ledger:

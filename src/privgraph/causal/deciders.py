@@ -29,7 +29,7 @@ import privgraph.caches as caches
 from privgraph.causal import pc_counting
 from privgraph.causal.margins import RO, noise_needed
 from privgraph.data.tables import Tables
-from privgraph.privacy.composition import composition_for
+from privgraph.privacy.composition import RDP, accountant_for, as_accountant
 from privgraph.privacy import (
     Budget,
     Charge,
@@ -172,9 +172,9 @@ class _Capped:
 
     mechanism = "round"
 
-    def _plan(self, epsilon: float, delta: float, rounds: int, method: str | None) -> float:
+    def _plan(self, epsilon: float, delta: float, rounds: int, method) -> float:
         self.rounds = positive_int("the cap of rounds", rounds, whole_floats=True)
-        self.method = method or composition_for(delta)
+        self.method = as_accountant(method) if method else accountant_for(delta)
         self.epsilon, self.delta = epsilon, delta
         key = (type(self).__name__, epsilon, delta, self.rounds, self.method, getattr(self, "share", None),
                getattr(self, "sample_size", None), getattr(self, "test_delta", None),
@@ -198,7 +198,7 @@ class _Capped:
             return
         needed_r = noise_needed(useful, noise_at_unit_eps)
         plan = Ledger(tuple(c.times(self.rounds) for c in self.charges_of(needed_r)))
-        needed = plan.total(self.method, None if self.method == "basic" else self.delta).epsilon
+        needed = plan.total(self.method, self.delta).epsilon  # basic reads no target
         raise BudgetTooSmall(
             f"epsilon={self.epsilon:g} (delta={self.delta:g}) over a cap of {self.rounds} rounds "
             f"buys noise {noise_at_unit_eps / self.per_round:.3g} against a margin of {useful:.3g} "
@@ -381,7 +381,7 @@ class SubsampledGaussian(_Capped):
         self.sample_size = min(tables.n, max(MIN_SAMPLE, round(rate * tables.n)))
         q = self.sample_size / tables.n
         self.test_delta = min(0.1, delta / (2 * int(rounds) * q))  # amplified: half of delta over the cap
-        self.per_round = self._plan(epsilon, delta, rounds, method or "rdp")
+        self.per_round = self._plan(epsilon, delta, rounds, method or RDP)
         sigma = gaussian_calibration(self.per_round, self.test_delta, 1.0)[0]
         margin.expect_noise(sigma, rows=self.sample_size)  # public; may set the margin's unit (tie floor)
         if sigma > margin.useful_noise(self.sample_size):
@@ -424,12 +424,12 @@ def queries_bound(d: int) -> int:
     return int(min(2**20, d * (d - 1) * 2 ** max(0, d - 2)))
 
 
-def spent(ledger: Ledger, method: str, delta: float) -> float:
-    """Total epsilon of ``ledger`` by ``method`` at ``delta`` (basic ignores delta).
+def spent(ledger: Ledger, method, delta: float) -> float:
+    """Total epsilon of ``ledger`` by ``method`` (an accountant or its name) at ``delta`` (basic ignores delta).
 
     >>> spent(Ledger.of(Charge("laplace", 0.5, 0.0, RO).times(2)), "basic", 0.0)
     1.0
     """
     if not ledger.charges:
         return 0.0
-    return ledger.total(method, None if method == "basic" else delta).epsilon if math.isfinite(delta) else math.inf
+    return ledger.total(method, delta).epsilon if math.isfinite(delta) else math.inf

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Sequence
 import networkx as nx
 import numpy as np
 
-from privgraph.causal.deciders import BudgetTooSmall, composition_for
+from privgraph.causal.deciders import BudgetTooSmall, accountant_for
 from privgraph.causal.margins import RO
 from privgraph.causal.skeleton import Skeleton, checked_pairs, start_graph
 from privgraph.data.tables import Tables
@@ -84,7 +84,7 @@ def em_pc_skeleton(
     """
     if isinstance(max_cond_size, bool) or int(max_cond_size) != max_cond_size or max_cond_size < 0:
         raise InvalidInput(f"EM-PC needs a finite max_cond_size >= 0, got {max_cond_size!r}")
-    levels, method = int(max_cond_size) + 1, composition_for(delta)
+    levels, method = int(max_cond_size) + 1, accountant_for(delta)
     per_charge = fit_rounds_to_budget(lambda r: _plan(r, levels), 1, epsilon, delta, method)
     useful = margin.useful_noise(tables.n)
     if 2.0 / per_charge > useful:

@@ -26,7 +26,9 @@ import pandas as pd
 from privgraph.causal.deciders import BudgetTooSmall, spent
 from privgraph.causal.direction import orient as direction_orient
 from privgraph.causal.direction.orient import orient_by_direction, pair_records
-from privgraph.causal.fisher_pc import FisherZDecider, covariance_from_moments, fisher_z_plan, release_covariance
+from privgraph.causal.fisher_pc import (
+    FisherZDecider, covariance_from_moments, fisher_z_plan, release_accountant, release_covariance,
+)
 from privgraph.causal.power import Detectable, fisher_z_detectable, method_detectable, rank_detectable
 from privgraph.causal.rank_pc import (
     RANK, RankRecords, rank_correlation, rank_plan, rank_records,
@@ -46,12 +48,13 @@ from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.data.relation import is_duckdb_relation, is_spark_frame
 from privgraph.data.subset import resize_engine
 from privgraph.data.tables import MAX_JOINT_CELLS, Tables
-from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, open_engine, resolve_domain
+from privgraph.data import NOT_PRIVATE_DOMAIN, CountEngine, Domain, Kind, PrivateData, open_private, resolve_domain
 from privgraph.declarations import PRIVPC
 from privgraph.estimator import PrivateEstimator
 from privgraph.graphs import orient
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, PrivacyPlan, resolve_sampler
 from privgraph.privacy.add_remove import AddRemove
+from privgraph.privacy.composition import Accountant
 from privgraph.stats import ChiSquareTest, GTest, KendallTest, SpearmanTest
 from privgraph.validation import InvalidInput
 
@@ -250,30 +253,37 @@ class PrivPC(PrivateEstimator):
             return fit_per_person(self, unit, X, domain=domain, budget=budget, on_level=on_level)
         if self.ci_test == RANK and (isinstance(X, RankRecords) or not isinstance(X, CountEngine)):
             private = self._check_rank()  # the parameters first, before the domain is looked for
-            return self._fit_rank(X, names=names, domain=_domain_of(X, names, domain, infer_domain), budget=budget,
-                                  on_level=on_level, private=private)
+            if isinstance(X, RankRecords):  # the add/remove reduction's resized records: opened already
+                return self._fit_rank(X, names=names, domain=X.domain if domain is None else resolve_domain(None, domain),
+                                      budget=budget, on_level=on_level, private=private)
+            data = self._open(X, names, domain, infer_domain, records=True)
+            return self._fit_rank(data.source, names=names, domain=data.domain, budget=budget, on_level=on_level,
+                                  private=private)
         if self.ci_test == FISHER_Z and not isinstance(X, CountEngine):
             self._check_fisher_z()  # the parameters first, before the domain is looked for
-            return self._fit_fisher_z(X, names=names, domain=_domain_of(X, names, domain, infer_domain),
-                                      budget=budget, on_level=on_level)
+            data = self._open(X, names, domain, infer_domain, records=True)
+            return self._fit_fisher_z(data.source, names=names, domain=data.domain, budget=budget, on_level=on_level)
         relation = self._checked()
-        if self.ci_test == "auto" and not isinstance(X, CountEngine):
-            public = _domain_of(X, names, domain, infer_domain)
+        records = self.ci_test == "auto" and not isinstance(X, CountEngine)
+        data = self._open(X, names, domain, infer_domain, records=records)  # the one front door: once
+        X = data.source  # the records as given (a command's handle: its file)
+        if records:
+            public = data.domain
             if is_fisher_z("auto", public, self.orient):
                 return self._fit_fisher_z(X, names=names, domain=public, budget=budget, on_level=on_level)
             if one_release_test("auto", public, self.orient) == RANK:
                 return self._fit_rank(X, names=names, domain=public, budget=budget, on_level=on_level,
                                       private=self._check_rank())
         if relation is AR and self._method().is_private:
-            return self._fit_add_remove(X, names=names, domain=domain, infer_domain=infer_domain, budget=budget,
-                                        on_level=on_level)
-        engine = as_engine(X, names, domain=domain, infer_domain=infer_domain)
+            return self._fit_add_remove(data, budget=budget, on_level=on_level)
+        engine = discrete_engine(data.under(Neighbours.REPLACE_ONE))
         self._plan_before_reading(engine)
         tables = Tables.from_engine(engine)
         check_data(tables)
         method, test = self._method(tables.domain), self.ci_test_for(tables.domain)
         sampler = self.noise_sampler() if method.is_private else resolve_sampler(None)
-        self.composition_ = self._composition(tables.domain)
+        accountant = self._accountant(tables.domain)
+        self.composition_ = accountant.name
         raw = None
         if self.orient == "direction":  # a table with continuous columns: their own values where X has them
             has_values = isinstance(X, (str, Path, np.ndarray)) or hasattr(X, "iloc")  # a file, an array, pandas
@@ -283,17 +293,17 @@ class PrivPC(PrivateEstimator):
         self._say_power(lambda: self.detectable(tables.domain, tables.n))  # n public: before any noise
         outer = budget
         if method.is_private and budget is None:
-            budget = Budget(self._structure_epsilon(), self.delta, composition=self.composition_)
+            budget = Budget(self._structure_epsilon(), self.delta, composition=accountant)
         sk, ledger, self.rounds_, self.rounds_used_ = method.run(tables, test, self._search(tables), sampler=sampler,
                                                                  budget=budget, on_level=on_level)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=tables.names)
-        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self.epsilon_spent_ = spent(ledger, accountant, self.delta)
         if self.orient == "direction":
             self.graph_, oriented = self._orient_by_direction(tables.domain, rows, sampler, outer, raw=raw,
                                                               tables=tables)
             ledger = ledger + oriented
-            self.epsilon_spent_ += oriented.total("basic").epsilon
+            self.epsilon_spent_ += oriented.total(direction_orient.ACCOUNTANT).epsilon
         if not tables.domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.ledger_, self.sampler_, self.n_rows_ = ledger, sampler, tables.n
@@ -320,7 +330,7 @@ class PrivPC(PrivateEstimator):
         outer = budget
         if private:
             budget = budget if budget is not None else Budget(self._structure_epsilon(), self.delta,
-                                                              composition="rdp")
+                                                              composition=release_accountant(private))
             cov, ledger = release_covariance(moments, domain.names, epsilon=self._structure_epsilon(),
                                              delta=self.delta, neighbours=neighbours, sampler=sampler, budget=budget)
         else:
@@ -332,7 +342,7 @@ class PrivPC(PrivateEstimator):
             self.graph_, oriented = self._orient_by_direction(domain, None, sampler, outer,
                                                               raw=orientation_values(X, names, domain))
             ledger = ledger + oriented
-            self.epsilon_spent_ += oriented.total("basic").epsilon
+            self.epsilon_spent_ += oriented.total(direction_orient.ACCOUNTANT).epsilon
         self.ledger_ = ledger if domain.public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.sampler_, self.n_rows_, self.covariance_ = sampler, int(round(cov.n)), cov
         self.rounds_, self.rounds_used_, self.ci_test_ = None, None, FISHER_Z
@@ -346,8 +356,8 @@ class PrivPC(PrivateEstimator):
                                 forbidden=self.forbidden, required=self.required, on_level=on_level)
         self.skeleton_, self.sepsets_, self.n_tests_, self.complete_ = sk.graph, sk.sepsets, sk.n_tests, sk.complete
         self.graph_ = orient(sk.graph, sk.sepsets, nodes=domain.names)
-        self.composition_ = "rdp" if private else "basic"
-        self.epsilon_spent_ = spent(ledger, self.composition_, self.delta)
+        self.composition_ = release_accountant(private).name
+        self.epsilon_spent_ = spent(ledger, release_accountant(private), self.delta)
 
     def _check_one_release(self, released: str) -> bool:
         """The checks every test on ONE Gaussian release (Fisher-z, rank) shares (parameters only);
@@ -378,7 +388,7 @@ class PrivPC(PrivateEstimator):
             return self._fit_rank_add_remove(X, names=names, domain=domain, budget=budget, on_level=on_level)
         sampler = self.noise_sampler() if private else resolve_sampler(None)
         if private and budget is None:
-            budget = Budget(self._structure_epsilon(), self.delta, composition="rdp")
+            budget = Budget(self._structure_epsilon(), self.delta, composition=release_accountant(private))
         if private:  # n public (replace-one): said before any noise
             X = rank_records(X, domain, names)
         self._say_power(lambda: self.detectable(domain, len(X.values)) if private else None)
@@ -430,10 +440,19 @@ class PrivPC(PrivateEstimator):
             return
         self.privacy_plan(engine.domain, int(engine.counts([])))
 
-    def _fit_add_remove(self, X, *, names, domain, infer_domain, budget, on_level) -> "PrivPC":
+    def _open(self, X, names, domain, infer_domain: bool, *, records: bool) -> PrivateData:
+        """``X`` and its public domain through the front door (:func:`~privgraph.data.open_private`),
+        once per fit, under the estimator's relation. ``records``: a fit that may read the
+        records' values (rank, Fisher-z) needs a domain for a relation or Spark frame given."""
+        if records and domain is None and (is_duckdb_relation(X) or is_spark_frame(X)):  # not a handle: it has one
+            raise DomainRequired(how_to_get_a_domain("X"))
+        return open_private(X, domain, names=names, neighbours=Neighbours.parse(self.neighbours),
+                            infer_domain=infer_domain, what="X")
+
+    def _fit_add_remove(self, data: PrivateData, *, budget, on_level) -> "PrivPC":
         """Add/remove: the size released, then the replace-one method on the data resized to
         the public m it gives, with the rest of the budget (:class:`~privgraph.privacy.add_remove.AddRemove`)."""
-        engine = as_engine(X, names, domain=domain, infer_domain=infer_domain, neighbours=AR)
+        engine = discrete_engine(data.under(AR))
         check_columns(engine.domain)
         wrapper = self._add_remove(engine.domain)
         inner, self.ledger_, m, n_hat = wrapper.fit(self._replace_one, engine, resize=resize_engine,
@@ -449,7 +468,7 @@ class PrivPC(PrivateEstimator):
         """The add/remove reduction of this estimator's replace-one form over ``domain``."""
         # At least 3 rows: the rank tests' sensitivities are undefined below 3 (a released size of
         # 1 or 2 divided by zero in their margins); public, so the plan and the fit agree.
-        return AddRemove(self.epsilon, self.delta, self._composition(domain), minimum=max(MIN_ROWS, len(domain.names)))
+        return AddRemove(self.epsilon, self.delta, self._accountant(domain), minimum=max(MIN_ROWS, len(domain.names)))
 
     def _replace_one(self, epsilon: float, sampler) -> "PrivPC":
         """This estimator under replace-one with ``epsilon``, drawing from ``sampler``."""
@@ -478,8 +497,8 @@ class PrivPC(PrivateEstimator):
         domain = resolve_domain(None, domain)
         ledger = self._plan_ledger(domain, n_rows)
         fisher_z = one_release_test(self.ci_test, domain, self.orient) is not None
-        composition = ("rdp" if self._method().is_private else "basic") if fisher_z else self._composition(domain)
-        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), composition, self.delta)
+        accountant = release_accountant(self._method().is_private) if fisher_z else self._accountant(domain)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), accountant, self.delta)
 
     def _plan_ledger(self, domain: Domain, n_rows: int) -> Ledger:
         """The charges of :meth:`privacy_plan` on a resolved ``domain``."""
@@ -622,7 +641,7 @@ class PrivPC(PrivateEstimator):
                 n_rows = min(tables.n, direction_orient.MAX_PAIR_ROWS)
         return orient_by_direction(self.graph_, data, bounds=bounds, epsilon=share, sampler=sampler,
                                    rng=np.random.default_rng(None if seed is None else (int(seed), 2)),
-                                   budget=Budget(share, 0.0, composition="basic"), untestable="skip",
+                                   budget=Budget(share, 0.0, composition=direction_orient.ACCOUNTANT), untestable="skip",
                                    n_rows=n_rows)
 
     def _method(self, domain: Domain | None = None) -> SkeletonMethod:
@@ -631,8 +650,9 @@ class PrivPC(PrivateEstimator):
         without a domain, the checks and relations "auto" has whichever it resolves to)."""
         return resolve_method(self.method, None if domain is None else len(domain.discrete_names), self.delta)
 
-    def _composition(self, domain: Domain | None = None) -> str:
-        return self._method(domain).composition(self.delta)
+    def _accountant(self, domain: Domain | None = None) -> Accountant:
+        """The skeleton method's accountant at ``delta`` (:meth:`SkeletonMethod.accountant`)."""
+        return self._method(domain).accountant(self.delta)
 
     def _search(self, tables) -> Search:
         """The skeleton search's public parameters on ``tables`` (or a public shape)."""
@@ -727,13 +747,6 @@ def is_fisher_z(ci_test: str, domain: Domain, orient: str = "cpdag") -> bool:
     return one_release_test(ci_test, domain, orient) == FISHER_Z
 
 
-def _domain_of(X, names, domain, infer_domain: bool) -> Domain:
-    """The public domain of ``X`` (the front door's rule), read before any value is."""
-    if domain is None and (is_duckdb_relation(X) or is_spark_frame(X)):
-        raise DomainRequired(how_to_get_a_domain("X"))
-    return resolve_domain(X, domain, infer_domain=infer_domain, names=names, what="X")
-
-
 def choose_ci_test(ci_test: str, domain: Domain, degenerate: str = "dependent"):
     """The CI test object for ``ci_test`` on ``domain``; "auto" decides from public kinds.
 
@@ -777,14 +790,15 @@ def as_engine(X, names=None, *, domain=None, infer_domain: bool = False, neighbo
     ...
     privgraph.validation.InvalidInput: duplicate column names ['a']
     """
-    engine = open_engine(X, domain, names=names, neighbours=Neighbours.parse(neighbours), infer_domain=infer_domain,
-                         what="X")
-    _check_discrete(engine.domain)
+    return discrete_engine(open_private(X, domain, names=names, neighbours=neighbours, infer_domain=infer_domain,
+                                        what="X"))
+
+
+def discrete_engine(data: PrivateData) -> CountEngine:
+    """The count engine of a handle whose every column is discrete (or binned)."""
+    engine = data.engine()
+    check_countable(engine.domain)
     return engine
-
-
-def _check_discrete(domain: Domain) -> None:
-    check_countable(domain)
 
 
 def check_data(tables: Tables) -> None:

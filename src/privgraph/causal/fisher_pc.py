@@ -39,6 +39,7 @@ import numpy as np
 from privgraph.causal.deciders import BudgetTooSmall
 from privgraph.data.domain import Domain
 from privgraph.privacy import Budget, Ledger, Neighbours, NoiseSampler
+from privgraph.privacy.composition import BASIC, RDP, Accountant
 from privgraph.privacy.mechanisms import Release
 from privgraph.privacy.moments import MEAN_WEIGHT, Moments, moments_charge, moments_noise, release_moments
 from privgraph.stats.fisher_z import FisherZTest
@@ -66,6 +67,17 @@ class ReleasedCovariance:
     def correlation(self) -> np.ndarray:
         a = 1.0 / np.sqrt(np.diag(self.covariance))
         return self.covariance * np.outer(a, a)
+
+
+def release_accountant(private: bool) -> Accountant:
+    """How a PC on ONE released covariance composes (Fisher-z here, rank in
+    :mod:`~privgraph.causal.rank_pc`): its one zCDP charge by RDP; not private, basic
+    composition of no charges. The one place these fits choose it.
+
+    >>> release_accountant(True).name, release_accountant(False).name
+    ('rdp', 'basic')
+    """
+    return RDP if private else BASIC
 
 
 def covariance_noise(d: int, n: float, *, epsilon: float, delta: float, neighbours, mean: float = 0.0,

@@ -2,7 +2,7 @@
 and the release's planner both read.
 
 Each method (:data:`METHODS`, by name) states the neighbouring relations it has a form
-for (``relations``), the composition its ledger is read under (:meth:`composition`), its
+for (``relations``), the accountant its ledger is read under (:meth:`accountant`), its
 charges from public facts (:meth:`plan`: the domain's names, n and the estimator's
 parameters, no data), and the skeleton search itself (:meth:`run`). A method that cannot
 plan or run something says so with :class:`~privgraph.validation.InvalidInput`; nothing
@@ -25,8 +25,8 @@ Examples
 --------
 >>> sorted(METHODS)
 ['em-pc', 'gauss-pc', 'laplace-pc', 'pc', 'priv-pc', 'sg-pc', 'svt-pc', 'tables-pc']
->>> METHODS["gauss-pc"].composition(1e-6), METHODS["priv-pc"].composition(1e-6), METHODS["pc"].composition(1e-6)
-('rdp', 'optimal', 'basic')
+>>> [METHODS[m].accountant(1e-6).name for m in ("gauss-pc", "priv-pc", "pc")], METHODS["priv-pc"].accountant(0.0).name
+(['rdp', 'optimal', 'basic'], 'basic')
 >>> [m for m in METHODS if Neighbours.ADD_REMOVE not in METHODS[m].relations]
 ['em-pc', 'sg-pc']
 """
@@ -38,7 +38,6 @@ from typing import Callable, NamedTuple
 
 from privgraph.causal.deciders import (
     BudgetTooSmall, LaplacePerTest, NonPrivate, SieveExamineDecider, SparseVectorPC, SubsampledGaussian,
-    composition_for,
 )
 from privgraph.causal.em_pc import em_pc_skeleton
 from privgraph.causal.gauss_pc import gauss_pc_plan, gauss_pc_skeleton, level_noise
@@ -47,6 +46,7 @@ from privgraph.causal.skeleton import Skeleton, stable_pc_skeleton
 from privgraph.causal.table_pc import TEST_NAME, level0_noise, tables_pc_plan, tables_pc_skeleton
 from privgraph.data import Domain
 from privgraph.privacy import Ledger, Neighbours, resolve_sampler
+from privgraph.privacy.composition import BASIC, RDP, Accountant, accountant_for
 from privgraph.validation import InvalidInput
 
 RO, AR = Neighbours.REPLACE_ONE, Neighbours.ADD_REMOVE
@@ -111,7 +111,7 @@ class LevelNoise(NamedTuple):
 
 @dataclass(frozen=True)
 class SkeletonMethod:
-    """A skeleton method: its name, its relations, its composition, its plan and its run.
+    """A skeleton method: its name, its relations, its accountant, its plan and its run.
 
     ``is_private``: False for plain PC (no charges, basic composition of nothing).
     ``is_zcdp``: its charges compose by RDP when delta > 0. ``takes_fisher_z``: it runs
@@ -132,11 +132,11 @@ class SkeletonMethod:
         """The neighbouring relations a guarantee of this method can be stated under."""
         return frozenset((RO,)) if self.replace_one_only else BOTH
 
-    def composition(self, delta: float) -> str:
-        """How this method's ledger composes at ``delta``."""
+    def accountant(self, delta: float) -> Accountant:
+        """How this method's ledger composes at ``delta`` (the one place it is chosen)."""
         if not self.is_private:
-            return "basic"
-        return "rdp" if self.is_zcdp and delta > 0 else composition_for(delta)
+            return BASIC
+        return RDP if self.is_zcdp and delta > 0 else accountant_for(delta)
 
     def check(self, delta: float) -> None:
         """Refuse a ``delta`` this method cannot run with (public facts only)."""

@@ -74,7 +74,7 @@ import numpy as np
 import pandas as pd
 
 from privgraph.causal.deciders import BudgetTooSmall
-from privgraph.causal.fisher_pc import EIGEN_FLOOR, MAX_CORRELATION_NOISE, ReleasedCovariance
+from privgraph.causal.fisher_pc import EIGEN_FLOOR, MAX_CORRELATION_NOISE, ReleasedCovariance, release_accountant
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.files import read_table
 from privgraph.data.frontdoor import encode_public
@@ -105,7 +105,7 @@ def check_relation(neighbours) -> Neighbours:
 
 def rank_reduction(epsilon: float, delta: float, domain: Domain) -> AddRemove:
     """The add/remove form of the rank release at the whole (epsilon, delta): the size with
-    :data:`~privgraph.privacy.resize.SIZE_SHARE` of rho (composition ``"rdp"``, as the release's
+    :data:`~privgraph.privacy.resize.SIZE_SHARE` of rho (the RDP accountant, as the release's
     zCDP charge is read), then the replace-one release at the rest on at least d records.
     Its ``plan`` and ``fit`` are the ones PrivPC's count engines use.
 
@@ -114,7 +114,7 @@ def rank_reduction(epsilon: float, delta: float, domain: Domain) -> AddRemove:
     >>> ar.composition, ar.minimum, ar.at_guess(10_000)[0] < 10_000
     ('rdp', 3, True)
     """
-    return AddRemove(epsilon, delta, "rdp", minimum=len(domain.names))
+    return AddRemove(epsilon, delta, release_accountant(True), minimum=len(domain.names))
 
 
 @dataclass(frozen=True, eq=False)

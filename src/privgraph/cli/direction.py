@@ -274,7 +274,7 @@ def direction(
                 progress.advance(task)
     _report(console, rows, batch)
     _privacy(console, ledgers, sorted(caveats), delta, seeded=seed is not None, compositions=compositions,
-             relation=neighbours)
+             relation=neighbours, privacy=privacy)
     if out is not None:
         write_rows(rows, out)
         console.print(f"results written to {out}")
@@ -301,23 +301,26 @@ def _report(console: Console, rows: list[dict], batch: bool) -> None:
 
 
 def _privacy(console: Console, ledgers: list, caveats: list[str], delta: float, *, seeded: bool,
-             compositions: bool, relation: str = "replace_one") -> None:
+             compositions: bool, relation: str = "replace_one", privacy: str = "record") -> None:
     """The headline: one pair's guarantee; for a batch, each pair's (parallel composition over
     disjoint records) and, on the same line, the sum that holds when the pairs share records.
-    Each pair's ledger composes by basic composition (:attr:`PrivateANM.composition_`)."""
+    Each pair's ledger composes by its privacy mode's accountant (:attr:`Mode.accountant
+    <privgraph.causal.direction.modes.Mode.accountant>`, basic; :attr:`PrivateANM.composition_`)."""
+    from privgraph.causal.direction.modes import MODES
     from privgraph.cli.guarantee import caveat_lines, headline, print_privacy, relation_of
     from privgraph.privacy.ledger import guarantee, merge
 
     if len(ledgers) == 1:
-        return print_privacy(console, ledgers[0], "basic", delta, relation=relation, seeded=seeded,
+        return print_privacy(console, ledgers[0], MODES[privacy].accountant, delta, relation=relation, seeded=seeded,
                              compositions=compositions)
     if ledgers:  # with a person unit each total is composed per row and converted per person (guarantee)
-        per_pair = max((guarantee(ledger, "basic", delta) for ledger in ledgers), key=lambda cost: cost.epsilon)
-        shared = guarantee(merge(ledgers), "basic", delta)
+        accountant = MODES[privacy].accountant  # a pair was fitted: the mode is a registered one
+        per_pair = max((guarantee(ledger, accountant, delta) for ledger in ledgers), key=lambda cost: cost.epsilon)
+        shared = guarantee(merge(ledgers), accountant, delta)
         who = "records" if ledgers[0].unit is None else "persons"
         console.print(headline(per_pair, relation_of(ledgers[0], relation),
                                f" for each pair if the {len(ledgers)} pairs hold disjoint {who}; if they share "
-                               f"{who}, ({shared.epsilon:.4g}, {shared.delta:.3g}), composed by basic",
+                               f"{who}, ({shared.epsilon:.4g}, {shared.delta:.3g}), composed by {accountant.name}",
                                unit=ledgers[0].unit))
         if compositions:
             from privgraph.cli.ledger_table import composition_table

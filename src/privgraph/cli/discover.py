@@ -77,7 +77,8 @@ def discover(
     with stages(("reading the data", "the PC search")) as stage:
         stage("reading the data")
         with Console(stderr=True).status(f"{method}: reading {data or network}"):
-            X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master)
+            X, truth, label = load_input(data, network, samples, data_seed, domain, infer_domain, engine, spark_master,
+                                         neighbours)
         est = PrivPC(epsilon=epsilon, delta=delta, alpha=alpha, ci_test=ci_test, method=method,
                      max_cond_size=max_cond_size, max_rounds=max_rounds, random_state=seed, orient=orient,
                      orient_share=orient_share, degenerate=degenerate, neighbours=neighbours,
@@ -93,10 +94,11 @@ def discover(
 
 
 def load_input(data, network, samples, data_seed, domain=None, infer_domain=False, engine="duckdb",
-               spark_master=None):
+               spark_master=None, neighbours="replace_one"):
     """(X, true CPDAG or None, label) from a file or a sampled bundled network.
 
-    X is ``(data, public domain or None, infer_domain)``. For a file (its path checked by
+    X is ``(data, domain or None, infer_domain)``: a file opened through the front door with its
+    public domain (:func:`~privgraph.cli.inputs.fit_input`). For a file (its path checked by
     :func:`~privgraph.cli.inputs.check_inputs`) the codebook is read (or the refusal raised)
     here, before any value of the data is read; a sampled network's domain comes with its
     Categorical columns.
@@ -106,13 +108,12 @@ def load_input(data, network, samples, data_seed, domain=None, infer_domain=Fals
     if (data is None) == (network is None):
         raise InvalidInput("give either a DATA file or --network NAME (exactly one)")
     if data is not None:
-        from privgraph.cli.inputs import estimator_domain, public_file
-        from privgraph.data.frontdoor import open_file
+        from privgraph.cli.inputs import fit_input, public_file
 
         path, codebook = public_file(data, domain, infer_domain, engine)
-        dialect = None if codebook is None else codebook.dialect
-        return ((open_file(path, engine, dialect, spark_master=spark_master), estimator_domain(domain, codebook),
-                 infer_domain), None, str(data))
+        X, given = fit_input(path, domain, codebook, neighbours=neighbours, infer_domain=infer_domain, engine=engine,
+                             spark_master=spark_master)
+        return (X, given, infer_domain), None, str(data)
     if domain is not None or infer_domain:
         raise InvalidInput("--domain and --infer-domain are for a DATA file; a --network has its own domain")
     from privgraph.datasets import load_network, sample_frame

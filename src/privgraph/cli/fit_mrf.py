@@ -50,7 +50,7 @@ def fit_mrf(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Fit a differentially private MRF to DATA and print its privacy guarantee."""
-    from privgraph.cli.inputs import INFER_NOTICE, check_inputs, estimator_domain, public_file
+    from privgraph.cli.inputs import INFER_NOTICE, check_inputs, fit_input, public_file
     from privgraph.cli.guarantee import print_privacy
 
     from privgraph.cli.options import check_options
@@ -62,7 +62,6 @@ def fit_mrf(
     if engine == "spark":
         _check_spark(method, individual)
     data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
-    from privgraph.data.frontdoor import open_file
     from privgraph.mrf import PrivateMRF
 
     data, public = public_file(data, domain, infer_domain, engine)
@@ -89,8 +88,9 @@ def fit_mrf(
     with stages(names) as stage:
         stage(FIT_STAGES[0])
         with Console(stderr=True).status(f"{method}: counting {Path(data).name}, releasing the tables, fitting the model"):
-            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master),
-                    domain=estimator_domain(domain, public), infer_domain=infer_domain)
+            X, given = fit_input(data, domain, public, neighbours=neighbours, infer_domain=infer_domain,
+                                 engine=engine, spark_master=spark_master)
+            est.fit(X, domain=given, infer_domain=infer_domain)
         console.print(f"fitted {method} over cliques {[list(c) for c in est.model_.cliques]}{_units(est)}")
         writers = {}
         if out is not None:

@@ -79,12 +79,12 @@ def caveat_lines(caveats: Iterable[str], seeded: bool) -> list[str]:
     return lines + ([SEEDED] if seeded else [])
 
 
-def print_privacy(console: Console, ledger: Ledger, composition: str, delta: float | None, *, relation,
+def print_privacy(console: Console, ledger: Ledger, composition, delta: float | None, *, relation,
                   seeded: bool, compositions: bool = False, title: str = "Privacy ledger (charges)") -> None:
     """The charges, the comparison of methods when asked, then the headline and its caveats.
 
-    ``composition`` and ``delta`` are the estimator's own (its ``composition_`` and target
-    delta); ``relation`` names the relation when the ledger has no charge.
+    ``composition`` and ``delta`` are the estimator's own (its ``composition_`` or its plan's
+    accountant, and target delta); ``relation`` names the relation when the ledger has no charge.
     """
     from privgraph.cli.ledger_table import composition_table, ledger_table
     from privgraph.privacy.ledger import guarantee

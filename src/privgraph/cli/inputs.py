@@ -56,6 +56,23 @@ def estimator_domain(codebook, public):
     return public
 
 
+def fit_input(path: Path, codebook, public, *, neighbours, infer_domain: bool, engine: str,
+              spark_master: str | None):
+    """``(X, domain)`` a command passes an estimator's ``fit``: the file opened once through the
+    front door (:func:`~privgraph.data.open_private`, read for ``engine`` by the handle's
+    dialect), its ``public`` domain in the handle. Under ``--infer-domain`` (no domain until the
+    data is read: the estimator's parameters are checked first) the path, and with a person
+    column (``"id"``) the file for ``engine`` and the codebook path, which the estimator's person
+    unit reads: the estimator's ``fit`` opens them through the same front door."""
+    from privgraph.data.frontdoor import open_file, open_private
+
+    domain = estimator_domain(codebook, public)
+    if public is None or domain is not public:
+        return open_file(path, engine, None if public is None else public.dialect, spark_master=spark_master), domain
+    return open_private(path, public, neighbours=neighbours, infer_domain=infer_domain,
+                        what=f"data file {str(path)!r}", engine=engine, spark_master=spark_master), None
+
+
 def public_file(path: Path, domain, infer_domain: bool, engine: str = "duckdb"):
     """``(path, public domain or None under --infer-domain)`` of a file :func:`check_inputs`
     checked, or a one-line error.

@@ -29,10 +29,13 @@ def ledger_table(ledger: Ledger, title: str = "Privacy ledger (charges)") -> Tab
     return table
 
 
-def composition_table(ledger: Ledger, delta: float, methods=("basic", "advanced", "optimal", "pld", "rdp")) -> Table:
-    """The ledger's total under each accounting method at a target delta: a comparison of
-    methods (some give no finite total for some charges), not the guarantee. A ledger with a
-    person unit is composed per row and converted per person, as its guarantee is."""
+def composition_table(ledger: Ledger, delta: float, methods=None) -> Table:
+    """The ledger's total under each accounting method at a target delta (``methods``: the
+    accountants or their names; None: every one of
+    :data:`~privgraph.privacy.composition.ACCOUNTANTS`, in its order): a comparison of methods
+    (some give no finite total for some charges), not the guarantee. A ledger with a person
+    unit is composed per row and converted per person, as its guarantee is."""
+    from privgraph.privacy.composition import ACCOUNTANTS, as_accountant
     from privgraph.privacy.ledger import guarantee
 
     table = Table(title=f"Accounting methods compared (target delta = {delta:g}); not the guarantee, "
@@ -40,11 +43,11 @@ def composition_table(ledger: Ledger, delta: float, methods=("basic", "advanced"
     table.add_column("composition")
     table.add_column("epsilon", justify="right")
     table.add_column("delta", justify="right")
-    for method in methods:
+    for accountant in map(as_accountant, ACCOUNTANTS.values() if methods is None else methods):
+        reading = None if accountant.sums_deltas else delta  # basic composition reads no target
         try:
-            cost = (ledger.total(method, delta=None if method == "basic" else delta) if ledger.unit is None
-                    else guarantee(ledger, method, None if method == "basic" else delta))
-            table.add_row(method, f"{cost.epsilon:.4f}", f"{cost.delta:.3g}")
+            cost = ledger.total(accountant, reading) if ledger.unit is None else guarantee(ledger, accountant, reading)
+            table.add_row(accountant.name, f"{cost.epsilon:.4f}", f"{cost.delta:.3g}")
         except ValueError as err:
-            table.add_row(method, "n/a", str(err)[:60])
+            table.add_row(accountant.name, "n/a", str(err)[:60])
     return table

@@ -55,7 +55,7 @@ def release(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace outputs that exist already (default: refuse them, before anything is read or spent)."),
 ) -> None:
     """Release a causal graph, its model and synthetic rows of DATA under one budget."""
-    from privgraph.cli.inputs import check_inputs, estimator_domain, public_file
+    from privgraph.cli.inputs import check_inputs, fit_input, public_file
     from privgraph.cli.options import check_options
     from privgraph.timecap import check_seconds, time_cap
 
@@ -63,7 +63,7 @@ def release(
     check_seconds(max_seconds)
     data = check_inputs(data, domain, infer_domain)  # a wrong path in one line, before the numerical stack
     from privgraph.cli.guarantee import print_privacy
-    from privgraph.data.frontdoor import first_level_notice, open_file
+    from privgraph.data.frontdoor import first_level_notice
     from privgraph.outputs import check_outputs, output_directory, removed_on_failure, write_all
     from privgraph.release import PrivateRelease
     from privgraph.release.report import model_tables_text, release_outputs, release_writers
@@ -106,8 +106,9 @@ def release(
         with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
                 progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:
             stage(RELEASE_STAGES[0])
-            est.fit(open_file(data, engine, None if public is None else public.dialect, spark_master=spark_master),
-                    domain=estimator_domain(domain, public), infer_domain=infer_domain)
+            X, given = fit_input(data, domain, public, neighbours=neighbours, infer_domain=infer_domain, engine=engine,
+                                 spark_master=spark_master)
+            est.fit(X, domain=given, infer_domain=infer_domain)
             stage(RELEASE_STAGES[1])
             synthetic = est.sample(rows, random_state=seed, method=sampling)
             stage(RELEASE_STAGES[2])

@@ -22,8 +22,10 @@ from privgraph.data.engines import (
 from privgraph.data.files import domain_of_file
 from privgraph.data.frontdoor import (
     DomainRequired,
+    PrivateData,
     check_invalid,
     open_engine,
+    open_private,
     resolve_domain,
 )
 from privgraph.data.sampling import (
@@ -44,6 +46,8 @@ __all__ = [
     "domain_to_codebook",
     "draft_codebook",
     "open_engine",
+    "open_private",
+    "PrivateData",
     "read_codebook",
     "resolve_domain",
     "write_codebook",

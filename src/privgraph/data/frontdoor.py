@@ -43,6 +43,7 @@ spark``) tells the data owner before a release.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -419,26 +420,142 @@ def open_engine(X, domain=None, *, names: Sequence[str] | None = None, neighbour
     [[0, 1], [0, 1]]
     """
 
+    return open_private(X, domain, names=names, neighbours=neighbours, invalid=invalid, infer_domain=infer_domain,
+                        what=what).engine(columns)
+
+
+@dataclass(frozen=True)
+class PrivateData:
+    """A private-data handle: the data as given, its resolved public domain, the relation and
+    the invalid-value policy (:func:`open_private` makes it, once per fit). The data is not
+    read when the handle is made; :meth:`engine` counts it, :meth:`encoded` codes it in memory.
+
+    ``source``: what was given (DataFrame, 2-D array with ``names``, CSV/Parquet path, DuckDB
+    relation, Spark DataFrame, count engine, or another estimator's records); ``frame``: an
+    in-memory handle's records (a file read as text by the domain's dialect); ``codes``: its
+    integer codes under the policy where they were given as codes.
+    """
+
+    source: object
+    domain: Domain
+    neighbours: Neighbours
+    invalid: str
+    names: tuple[str, ...] | None = None
+    frame: object = None
+    codes: np.ndarray | None = None
+
+    @property
+    def public(self) -> bool:
+        """Whether the domain was fixed without reading the data."""
+        return self.domain.public
+
+    @property
+    def dialect(self) -> Dialect | None:
+        """The CSV dialect a file is read by (the codebook's)."""
+        return self.domain.dialect
+
+    def under(self, neighbours, invalid: str | None = None) -> "PrivateData":
+        """This handle under ``neighbours`` with ``invalid`` or that relation's default policy
+        (nothing re-read)."""
+        neighbours = Neighbours.parse(neighbours)
+        return replace(self, neighbours=neighbours, invalid=check_invalid(invalid, neighbours))
+
+    def in_memory(self, extra: Sequence[str] = ()) -> "PrivateData":
+        """This handle with its records in memory (a file read as text by the domain's dialect,
+        with the ``extra`` columns); the data as given where it is a DataFrame or codes."""
+        if self.frame is not None or self.codes is not None:
+            return self
+        if isinstance(self.source, (str, os.PathLike)):
+            return replace(self, frame=read_frame(self.source, self.domain, extra=extra))
+        if isinstance(self.source, pd.DataFrame):
+            return replace(self, frame=self.source)
+        return replace(self, codes=public_codes(self.source, self.domain, self.invalid))
+
+    def engine(self, columns: Sequence[str] | None = None) -> CountEngine:
+        """A count engine over the handle's discrete public-domain columns (``columns``: only
+        those, the others not read); a count engine given is used as it is.
+
+        >>> import pandas as pd
+        >>> d = Domain(("a", "b"), (2, 2), levels=(("n", "y"), (0, 1)))
+        >>> data = open_private(pd.DataFrame({"a": ["y", "?"], "b": [1, 1]}), d, neighbours="replace_one")
+        >>> data.engine().counts(["a", "b"]).tolist()
+        [[0, 1], [0, 1]]
+        """
+        if isinstance(self.source, CountEngine):
+            return self.source
+        if self.codes is not None:
+            return NumpyEngine(self.domain, self.codes)
+        domain = self.domain if columns is None else self.domain.project(list(dict.fromkeys(columns)))
+        domain = check_countable(domain)  # bounds-only continuous columns: their public default bins
+        X = self.source if self.frame is None else self.frame
+        if isinstance(X, (str, os.PathLike)):
+            return DuckDBEngine(Path(X), domain=domain, invalid=self.invalid)
+        if is_duckdb_relation(X):
+            return RelationEngine(X, domain, self.invalid)
+        if is_spark_frame(X):
+            return coded_spark_engine(X, domain, self.invalid)
+        frame = _as_frame_or_none(X, self.names)
+        if frame is None:
+            raise InvalidInput("X must be a DataFrame, a 2-D array with names=[...], a CSV/Parquet path or a count "
+                               "engine")
+        return NumpyEngine(domain, encode_public(frame, domain, self.invalid))
+
+    def encoded(self, domain: Domain, drop: Sequence[str] = ()):
+        """``(codes, kept rows)`` of an in-memory handle's records over ``domain`` (a projection
+        of the handle's) under the policy, ``drop`` columns left out; given codes as they are."""
+        if self.codes is not None:
+            return self.codes, None
+        frame = self.frame.drop(columns=list(drop)) if drop else self.frame
+        return encode_public(frame, domain, self.invalid, return_kept=True)
+
+
+def open_private(X, domain=None, *, neighbours, invalid: str | None = None, infer_domain: bool = False,
+                 names: Sequence[str] | None = None, what: str = "X", in_memory: bool = False,
+                 extra: Sequence[str] = (), codes: bool = False, engine: str | None = None,
+                 spark_master: str | None = None) -> PrivateData:
+    """The one front door: ``X`` and its public ``domain`` opened once, as a :class:`PrivateData`.
+
+    The policy is checked against the relation (:func:`check_invalid`), then the domain
+    resolved once (:func:`resolve_domain`; a count engine's is its own, and ``domain=`` with
+    one is refused). ``in_memory``: a file's records are read here as text by the domain's
+    dialect (:func:`read_frame`, with the ``extra`` columns, e.g. an individual's id, that are
+    no part of the domain, and dropped from a DataFrame before its domain is resolved).
+    ``codes``: an array without ``names`` is integer codes of ``domain`` (a :class:`Domain`),
+    out-of-domain codes under the policy (:func:`public_codes`). ``engine``: ``X`` is a file
+    path, opened for that engine by the resolved domain's dialect (:func:`open_file`: the
+    commands). A handle given is returned under this relation and policy (``domain=`` refused).
+
+    >>> import pandas as pd
+    >>> data = open_private(pd.DataFrame({"a": pd.Categorical(["x"], categories=["x", "y"])}), neighbours="add_remove")
+    >>> data.domain.levels, data.invalid, data.public
+    ((('x', 'y'),), 'drop', True)
+    """
+    if isinstance(X, PrivateData):
+        if domain is not None:
+            raise InvalidInput("opened data carries its own domain: do not pass domain= as well")
+        X = X.under(neighbours, invalid)
+        return X.in_memory(extra) if in_memory else X
+    neighbours = Neighbours.parse(neighbours)
     if isinstance(X, CountEngine):
         if domain is not None:
             raise InvalidInput("a count engine carries its own domain: do not pass domain= as well")
-        return X
+        return PrivateData(X, X.domain, neighbours, check_invalid(invalid, neighbours))
     invalid = check_invalid(invalid, neighbours)
-    domain = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
-    if columns is not None:
-        domain = domain.project(list(dict.fromkeys(columns)))
-    domain = check_countable(domain)  # bounds-only continuous columns: their public default bins
-    if isinstance(X, (str, os.PathLike)):
-        return DuckDBEngine(Path(X), domain=domain, invalid=invalid)
-
-    if is_duckdb_relation(X):
-        return RelationEngine(X, domain, invalid)
-    if is_spark_frame(X):
-        return coded_spark_engine(X, domain, invalid)
-    frame = _as_frame_or_none(X, names)
-    if frame is None:
-        raise InvalidInput("X must be a DataFrame, a 2-D array with names=[...], a CSV/Parquet path or a count engine")
-    return NumpyEngine(domain, encode_public(frame, domain, invalid))
+    names = None if names is None else tuple(names)
+    as_codes = codes and isinstance(X, np.ndarray) and names is None
+    if as_codes or (in_memory and not isinstance(X, (str, os.PathLike, pd.DataFrame))):
+        if not isinstance(domain, Domain):
+            raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
+        return PrivateData(X, domain, neighbours, invalid, codes=public_codes(X, domain, invalid))
+    if in_memory and isinstance(X, pd.DataFrame):
+        frame = X.drop(columns=list(extra)) if extra else X
+        return PrivateData(X, resolve_domain(frame, domain, infer_domain=infer_domain, names=names, what=what),
+                           neighbours, invalid, names, frame=X)
+    public = resolve_domain(X, domain, infer_domain=infer_domain, names=names, what=what)
+    if engine is not None:  # a command's file: the path checked, a Spark frame read by the dialect
+        X = open_file(X, engine, public.dialect, spark_master=spark_master)
+    data = PrivateData(X, public, neighbours, invalid, names)
+    return data.in_memory(extra) if in_memory else data
 
 
 ENGINES = ("duckdb", "spark")
@@ -475,5 +592,5 @@ def open_file(path, engine: str = "duckdb", dialect=None, *, spark_master: str |
     return spark_records(spark, path, header_of(path, dialect), dialect)
 
 
-__all__ = ["ENGINES", "DomainRequired", "check_engine", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "column_codes", "encode_public",
+__all__ = ["ENGINES", "DomainRequired", "PrivateData", "open_private", "check_engine", "open_file", "INVALID_POLICIES", "check_invalid", "clipped_values", "column_codes", "encode_public",
            "how_to_get_a_domain", "level_codes", "open_engine", "read_frame", "resolve_domain"]

@@ -19,14 +19,12 @@ from privgraph.data import (
     NOT_PRIVATE_DOMAIN,
     CountEngine,
     Domain,
-    NumpyEngine,
     check_invalid,
-    open_engine,
     resolve_domain,
 )
 from privgraph.data.bins import decode_codes
 from privgraph.data.domain import check_countable
-from privgraph.data.frontdoor import encode_public, public_codes, read_frame
+from privgraph.data.frontdoor import PrivateData, open_private
 from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.mrf.fits import FITS, FitData, MRFFit, Setting, TableFit, fit_of
 from privgraph.mrf.inference import infer, is_exact
@@ -164,25 +162,22 @@ class PrivateMRF(PrivateEstimator):
         self._check_parameters(len(self._cliques()))
         fit = self._fit()
         in_memory = fit.in_memory or self.individual is not None
+        private = self._open(data, domain, infer_domain, neighbours, invalid, in_memory)  # the one front door
         if in_memory:
-            codes, ids, domain = self._encode(data, domain, infer_domain, invalid)
+            codes, ids, domain = self._encode(private)
         else:
-            if isinstance(data, np.ndarray):
-                if not isinstance(domain, Domain):
-                    raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
-                data, domain = NumpyEngine(domain, public_codes(data, domain, invalid)), None
-            if not isinstance(data, CountEngine):
-                domain = resolve_domain(data, domain, infer_domain=infer_domain)
-                used = check_cliques(domain, self._cliques())  # unknown or continuous columns fail here
+            columns = None
+            if private.codes is None and not isinstance(private.source, CountEngine):
+                used = check_cliques(private.domain, self._cliques())  # unknown or continuous columns fail here
                 modelled = {c for clique in used for c in clique}
-                domain = domain.project([n for n in domain.names if n in modelled])  # the codebook's order
-            engine = open_engine(data, domain, neighbours=neighbours, invalid=invalid)
+                columns = [n for n in private.domain.names if n in modelled]  # the codebook's order
+            engine = private.engine(columns)
             domain = engine.domain
         cliques = check_cliques(domain, self._cliques())
         sampler = self.noise_sampler()
         data = FitData(domain, cliques, codes=codes, ids=ids) if in_memory else FitData(domain, cliques, engine=engine)
         self.model_, self.marginals_, self.ledger_ = fit.run(data, self._setting(), sampler=sampler, budget=budget)
-        self.composition_ = fit.composition
+        self.composition_ = fit.accountant.name
         fitted = self.model_ if self.model_ is not None else self.marginals_  # a custom method may return none
         self.is_exact_ = is_exact(fitted.domain, fitted.cliques)
         self._caveat(domain)
@@ -206,7 +201,7 @@ class PrivateMRF(PrivateEstimator):
         cliques = check_cliques(domain, self._cliques())
         fit = self._fit()
         ledger = fit.plan(domain, cliques, self._setting(), n_rows)
-        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), fit.composition, self.delta)
+        return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), fit.accountant, self.delta)
 
     def _fit(self) -> MRFFit:
         """The fit ``method`` names (:data:`privgraph.mrf.fits.FITS`), or a custom function's."""
@@ -239,27 +234,34 @@ class PrivateMRF(PrivateEstimator):
         if not domain.public:
             self.ledger_ = self.ledger_.with_caveat(NOT_PRIVATE_DOMAIN)
 
-    def _encode(self, data, domain, infer_domain: bool, invalid: str):
-        """(codes, individual ids or None, discrete domain) under the public-domain rules."""
-        if isinstance(data, (str, os.PathLike)):
-            domain = resolve_domain(data, domain, infer_domain=infer_domain, what=f"data file {str(data)!r}")
-            data = read_frame(data, domain, extra=[self.individual] if self.individual else [])
-        if isinstance(data, pd.DataFrame):
-            if self.individual and self.individual not in data.columns:
-                raise UnknownName(f"individual column {self.individual!r} not in the data {list(data.columns)}")
-            frame = data.drop(columns=[self.individual]) if self.individual else data
-            domain = resolve_domain(frame, domain, infer_domain=infer_domain)
-            check_cliques(domain, self._cliques())  # names continuous columns before dropping them
-            discrete = check_countable(domain.project(  # bounds-only continuous columns: their default bins
-                [n for n in domain.names if n in domain.discrete_names or domain.bounds_of(n) is not None]))
-            codes, kept = encode_public(frame, discrete, invalid, return_kept=True)
-            ids = data[self.individual].to_numpy()[kept] if self.individual else None
-            return codes, ids, discrete
-        if not isinstance(domain, Domain):
-            raise InvalidInput("integer-coded data needs its domain; pass domain=Domain(...)")
-        if self.individual:
-            raise InvalidInput("individual= needs a DataFrame holding the individual column")
-        return public_codes(data, domain, invalid), None, domain
+    def _open(self, data, domain, infer_domain: bool, neighbours, invalid: str, in_memory: bool) -> PrivateData:
+        """The fit's data and domain through the front door (:func:`~privgraph.data.open_private`),
+        once: in memory (a file read as text, with the individual column) or to be counted."""
+        if in_memory and isinstance(data, pd.DataFrame):
+            self._check_individual(data)  # before the domain is looked for
+        what = f"data file {str(data)!r}" if in_memory and isinstance(data, (str, os.PathLike)) else "the data"
+        return open_private(data, domain, neighbours=neighbours, invalid=invalid, infer_domain=infer_domain,
+                            what=what, in_memory=in_memory, extra=[self.individual] if self.individual else (),
+                            codes=True)
+
+    def _check_individual(self, frame) -> None:
+        if self.individual and self.individual not in frame.columns:
+            raise UnknownName(f"individual column {self.individual!r} not in the data {list(frame.columns)}")
+
+    def _encode(self, private: PrivateData):
+        """(codes, individual ids or None, discrete domain) of an in-memory handle."""
+        if private.codes is not None:
+            if self.individual:
+                raise InvalidInput("individual= needs a DataFrame holding the individual column")
+            return private.codes, None, private.domain
+        self._check_individual(private.frame)
+        domain = private.domain
+        check_cliques(domain, self._cliques())  # names continuous columns before dropping them
+        discrete = check_countable(domain.project(  # bounds-only continuous columns: their default bins
+            [n for n in domain.names if n in domain.discrete_names or domain.bounds_of(n) is not None]))
+        codes, kept = private.encoded(discrete, drop=[self.individual] if self.individual else ())
+        ids = private.frame[self.individual].to_numpy()[kept] if self.individual else None
+        return codes, ids, discrete
 
     def _check_parameters(self, n_cliques: int) -> None:
         """The rules across parameters (each parameter is checked by its declaration first:

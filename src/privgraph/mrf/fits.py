@@ -2,10 +2,10 @@
 the command line read.
 
 Each fit (:data:`FITS`, by name) states what it needs (``in_memory``: the records' codes
-rather than counted tables; :meth:`needs_delta`), the composition its ledger is read under
-(``composition``), its refusals across parameters (:meth:`check`), its charges from public
-facts (:meth:`plan`: the domain, the cliques, the estimator's parameters and the public
-number of units, no data) and its run (:meth:`run`: the release and the fit, spending exactly
+rather than counted tables; :meth:`needs_delta`), the accountant its ledger is read under
+(``accountant``, :mod:`privgraph.privacy.composition`), its refusals across parameters
+(:meth:`check`), its charges from public facts (:meth:`plan`: the domain, the cliques, the
+estimator's parameters and the public number of units, no data) and its run (:meth:`run`: the release and the fit, spending exactly
 that plan). Nothing else branches on a fit's name.
 
 * ``cgm-em``, ``naive-mle`` (:class:`TableFit`): one release of the cliques' noisy tables
@@ -22,7 +22,7 @@ so ``PrivateMRF(method=...)`` and ``privgraph fit-mrf --method`` accept it.
 
 >>> list(FITS)
 ['cgm-em', 'naive-mle', 'psgd']
->>> [(f.composition, f.in_memory, f.needs_delta("laplace")) for f in FITS.values()]
+>>> [(f.accountant.name, f.in_memory, f.needs_delta("laplace")) for f in FITS.values()]
 [('basic', False, False), ('basic', False, False), ('rdp', True, True)]
 """
 
@@ -42,6 +42,7 @@ from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.noisy_tables import NoisyMarginals, group_tables, plan_release, release_tables
 from privgraph.mrf.psgd import psgd, psgd_plan
 from privgraph.privacy import Budget, Ledger, Neighbours, NoiseSampler
+from privgraph.privacy.composition import BASIC, RDP, Accountant
 from privgraph.registry import Registry
 from privgraph.timecap import start_clock
 from privgraph.validation import InvalidInput
@@ -94,7 +95,7 @@ class MRFFit:
     #: The fit's name (its key in :data:`FITS`, ``--method``'s value).
     name: str = ""
     #: How its ledger composes to the fit's guarantee (:func:`~privgraph.privacy.ledger.guarantee`).
-    composition: str = "basic"
+    accountant: Accountant = BASIC
     #: Whether it reads the records' codes in memory (else counted tables: any engine).
     in_memory: bool = False
 
@@ -156,7 +157,7 @@ class PsgdFit(MRFFit):
     """PSGD (:func:`~privgraph.mrf.psgd.psgd`): the records in memory, Gaussian noisy gradients
     composed by RDP; it needs delta and fits whole records (no null code)."""
 
-    name, composition, in_memory = "psgd", "rdp", True
+    name, accountant, in_memory = "psgd", RDP, True
 
     def needs_delta(self, noise: str) -> bool:
         return True
@@ -190,7 +191,7 @@ def fit_of(method) -> MRFFit:
     """The fit of a ``method``: a registered name (checked by the caller), or a custom
     function of the released tables (a :class:`TableFit` around it).
 
-    >>> fit_of("psgd").name, fit_of(lambda marginals: None).composition
+    >>> fit_of("psgd").name, fit_of(lambda marginals: None).accountant.name
     ('psgd', 'basic')
     """
     if isinstance(method, str):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, NamedTuple, Protocol
 
 from privgraph.privacy.budget import Budget, BudgetTooSmall, reserve_plan
+from privgraph.privacy.composition import Accountant, as_accountant
 from privgraph.privacy.ledger import Ledger
 from privgraph.privacy.mechanisms import laplace_scale
 from privgraph.privacy.resize import (
@@ -58,27 +59,36 @@ class AddRemoveFit(NamedTuple):
 @dataclass(frozen=True)
 class AddRemove:
     """The add/remove reduction of a replace-one estimator at the whole budget (epsilon, delta)
-    composed by ``composition`` (:func:`~privgraph.privacy.resize.size_epsilons` splits it);
+    composed by ``accountant`` (an accountant or its name, converted once;
+    :func:`~privgraph.privacy.resize.size_epsilons` splits it; :attr:`composition` is its name);
     ``minimum``: the least public size (e.g. the number of columns).
 
     Examples
     --------
     >>> ar = AddRemove(1.0, 1e-6, "optimal")
-    >>> ar.epsilons
-    (0.01, 0.99)
+    >>> ar.epsilons, ar.composition
+    ((0.01, 0.99), 'optimal')
     >>> ar.at_guess(100_000)
     (98687, 0.99)
     """
 
     epsilon: float
     delta: float
-    composition: str
+    accountant: Accountant
     minimum: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "accountant", as_accountant(self.accountant))
+
+    @property
+    def composition(self) -> str:
+        """The name of the reduction's accountant (what reports print)."""
+        return self.accountant.name
 
     @property
     def epsilons(self) -> tuple[float, float]:
         """``(size, rest)``: the size's epsilon and the estimator's."""
-        return size_epsilons(self.epsilon, self.delta, self.composition)
+        return size_epsilons(self.epsilon, self.delta, self.accountant)
 
     def at_guess(self, n_rows: int) -> tuple[int, float]:
         """``(m, rest)``: the public size a public guess ``n_rows`` of n would give (its
@@ -108,7 +118,7 @@ class AddRemove:
         secretly to the public m (:func:`fit_resized`). A refusal of the estimator's plan at m
         says what the whole budget must be."""
         size_epsilon, rest = self.epsilons
-        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=self.composition)
+        budget = budget if budget is not None else Budget(self.epsilon, self.delta, composition=self.accountant)
         m, n_hat, sized = self.release_size(engine, sampler=sampler, budget=budget)
         inner = estimator_at(rest, sampler)
         try:
@@ -117,7 +127,7 @@ class AddRemove:
         except BudgetTooSmall as err:  # a function of the released size: say it in the caller's epsilon
             if err.needed is None:
                 raise
-            whole = whole_epsilon(err.needed, self.delta, self.composition)
+            whole = whole_epsilon(err.needed, self.delta, self.accountant)
             raise BudgetTooSmall(f"--epsilon {self.epsilon:g} is too small for this table: {err}; the whole "
                                  f"budget must then be epsilon >= {whole:.3g}", whole) from err
         return AddRemoveFit(inner, sized + resized, m, n_hat)

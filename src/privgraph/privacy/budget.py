@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from privgraph.privacy.ledger import METHODS, Charge, Ledger, PrivacyCost, guarantee
+from privgraph.privacy.composition import BASIC, Accountant, as_accountant
+from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon  # noqa: F401 (doctests)
-from privgraph.validation import InvalidInput, one_of
+from privgraph.validation import InvalidInput
 
 _TOLERANCE = 1e-12
 
@@ -59,6 +60,8 @@ class Budget:
     refuses (raises :class:`BudgetExceeded`, recording nothing) if the total would exceed
     the budget. Mechanisms call it before drawing noise.
 
+    ``composition`` is an :class:`~privgraph.privacy.composition.Accountant` or its name
+    (:attr:`accountant` holds the accountant, :attr:`composition` its name).
     With ``composition="basic"`` (the default) the charges may be chosen adaptively, from
     earlier noisy outputs: basic composition is a valid privacy filter (Rogers, Roth,
     Ullman, Vadhan 2016). The tighter methods ("advanced", "optimal", "pld", "rdp") are
@@ -79,14 +82,17 @@ class Budget:
     1
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, composition: str = "basic"):
+    def __init__(self, epsilon: float, delta: float = 0.0, *, composition: Accountant | str = BASIC):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
-        one_of("composition", composition, METHODS)
-        if composition != "basic" and self.delta == 0 and composition != "optimal":
-            raise InvalidInput(f"composition {composition!r} needs delta > 0, got delta=0")
-        self.composition = composition
+        self.accountant = as_accountant(composition, "composition")
+        self.accountant.check_budget(self.delta)
         self._ledger = Ledger()
+
+    @property
+    def composition(self) -> str:
+        """The name of the budget's accountant (what reports print)."""
+        return self.accountant.name
 
     def __repr__(self) -> str:
         return f"Budget(epsilon={self.epsilon}, delta={self.delta}, composition={self.composition!r})"
@@ -96,7 +102,7 @@ class Budget:
         return self._ledger
 
     def _compose(self, ledger: Ledger) -> PrivacyCost:
-        return guarantee(ledger, self.composition, self.delta)
+        return self.accountant.total(ledger, self.delta)
 
     def spent(self) -> PrivacyCost:
         return self._compose(self._ledger)
@@ -105,7 +111,7 @@ class Budget:
         """(epsilon, delta) left; under non-basic methods, delta is the fixed target."""
         spent = self.spent()
         eps = max(0.0, round(self.epsilon - spent.epsilon, 12))
-        dlt = max(0.0, self.delta - spent.delta) if self.composition == "basic" else self.delta
+        dlt = max(0.0, self.delta - spent.delta) if self.accountant.sums_deltas else self.delta
         return eps, dlt
 
     def can_afford(self, charge: Charge) -> bool:
@@ -128,7 +134,7 @@ class Budget:
             try:
                 would = self._compose(self._ledger + Ledger.of(charge))
             except ValueError:
-                would = (self._ledger + Ledger.of(charge)).total("basic")
+                would = (self._ledger + Ledger.of(charge)).total(BASIC)
             raise BudgetExceeded(charge, self.remaining(), would)
         self._ledger = self._ledger + Ledger.of(charge)
 
@@ -165,6 +171,6 @@ def check_affordable(planned: Sequence[Charge], budget: Budget | None) -> None:
     """
     if budget is None:
         return
-    trial = Budget(budget.epsilon, budget.delta, composition=budget.composition)
+    trial = Budget(budget.epsilon, budget.delta, composition=budget.accountant)
     for c in budget.ledger.charges + tuple(planned):
         trial.reserve(c)

@@ -1,7 +1,9 @@
 """Composition of charges: the one place where privacy costs are added up.
 
 Methods (all over charges whose number and parameters are fixed in advance; see
-:class:`privgraph.privacy.budget.Budget` for adaptively chosen charges):
+:class:`privgraph.privacy.budget.Budget` for adaptively chosen charges), each an
+:class:`Accountant` in :data:`ACCOUNTANTS` (a plan holds one; :func:`as_accountant` turns a
+name into it):
 
 ``basic``
     Sum of epsilons and of deltas (Dwork, McSherry, Nissim, Smith 2006). Also valid
@@ -33,12 +35,12 @@ the charges' own deltas (a valid bound may always be replaced by a tighter valid
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from privgraph.privacy.events import PLD_MAX_SHIFT as _PLD_MAX_SHIFT
-from privgraph.privacy.ledger import METHODS, Charge, PrivacyCost
+from privgraph.privacy.ledger import Charge, Ledger, PrivacyCost
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.validation import InvalidInput, one_of
 
@@ -52,21 +54,10 @@ RDP_ORDERS = tuple(range(2, 33)) + (40, 48, 56, 64, 80, 96, 128, 192, 256, 384, 
 _MAX_SUPPORT = 2_000_000
 
 
-def compose(charges: Sequence[Charge], method: str, delta: float | None) -> PrivacyCost:
-    """Compose ``charges`` by ``method`` to a total delta of ``delta`` (see module doc)."""
-    one_of("composition method", method, METHODS)
-    if not charges:
-        return PrivacyCost(0.0, 0.0, method)
-    if method == "basic":
-        eps = math.fsum(c.count * c.epsilon for c in charges)
-        dlt = math.fsum(c.count * c.delta for c in charges)
-        return PrivacyCost(eps, min(dlt, 1.0), method)
-    if delta is None:
-        raise InvalidInput(f"composition method {method!r} needs a target total delta")
-    check_delta(delta, "delta")
-    eps = {"advanced": advanced_epsilon, "optimal": optimal_epsilon,
-           "pld": pld_epsilon, "rdp": rdp_epsilon}[method](charges, delta)
-    return PrivacyCost(min(eps, _basic_if_covered(charges, delta)), delta, method)
+def compose(charges: Sequence[Charge], method, delta: float | None) -> PrivacyCost:
+    """Compose ``charges`` by ``method`` (an :class:`Accountant` or its name) to a total delta
+    of ``delta`` (see module doc)."""
+    return as_accountant(method).compose(charges, delta)
 
 
 def _basic_if_covered(charges: Sequence[Charge], delta: float) -> float:
@@ -330,13 +321,151 @@ def _rdp_event(c: Charge):
     return None
 
 
-def composition_for(delta: float) -> str:
-    """The composition a plan fixed in advance is reserved and reported under: exact optimal
+class Accountant:
+    """How a ledger's charges add up to one (epsilon, delta) guarantee: one subclass per
+    method of the module docstring, one instance of each in :data:`ACCOUNTANTS`.
+
+    A :class:`~privgraph.privacy.PrivacyPlan` holds one, chosen once by the variant that
+    makes the plan; a :class:`~privgraph.privacy.Budget` checks charges by it. ``name`` is
+    the text every report prints; :func:`as_accountant` turns a name into its accountant.
+
+    >>> c = Charge("laplace", 0.1, 0.0, Neighbours.ADD_REMOVE).times(100)
+    >>> OPTIMAL.name, round(OPTIMAL.total(Ledger.of(c), 1e-6).epsilon, 3), OPTIMAL.total(Ledger.of(c), 0.0).epsilon
+    ('optimal', 4.775, 10.0)
+    """
+
+    #: The method's name (what reports print, the key in :data:`ACCOUNTANTS`).
+    name: ClassVar[str] = ""
+    #: Whether a budget under it needs a target delta > 0 (basic sums deltas; optimal at
+    #: delta 0 reads pure charges by their sum).
+    needs_delta: ClassVar[bool] = True
+    #: Whether the total's delta is the sum of the charges' own deltas (a budget's remaining
+    #: delta then shrinks) rather than the fixed target delta.
+    sums_deltas: ClassVar[bool] = False
+
+    def epsilon(self, charges: Sequence[Charge], delta: float) -> float:
+        """The composed epsilon of non-empty ``charges`` at target ``delta``."""
+        raise NotImplementedError
+
+    def compose(self, charges: Sequence[Charge], delta: float | None) -> PrivacyCost:
+        """Compose ``charges`` to a total delta of ``delta``: never more than basic composition
+        when ``delta`` covers the charges' own deltas."""
+        if not charges:
+            return PrivacyCost(0.0, 0.0, self.name)
+        if delta is None:
+            raise InvalidInput(f"composition method {self.name!r} needs a target total delta")
+        check_delta(delta, "delta")
+        return PrivacyCost(min(self.epsilon(charges, delta), _basic_if_covered(charges, delta)), delta, self.name)
+
+    def reading(self, delta: float | None) -> "Accountant":
+        """The accountant a total at target ``delta`` is read by (itself, but for optimal at
+        delta 0 or None: pure charges compose optimally by their sum)."""
+        return self
+
+    def total(self, ledger: Ledger, delta: float | None) -> PrivacyCost:
+        """The guarantee ``ledger`` has under a budget of this accountant at target ``delta``
+        (:func:`~privgraph.privacy.ledger.guarantee`, the one rule)."""
+        if ledger.unit is not None:
+            from privgraph.privacy.person import person_cost  # cycle: person builds on the ledger
+
+            rows = Ledger(ledger.charges, ledger.caveats)
+            return person_cost(self.total(rows, ledger.unit.row_delta if delta else delta), ledger.unit.group)
+        return ledger.total(self.reading(delta), delta)
+
+    def check_budget(self, delta: float) -> None:
+        """Refuse a budget's ``delta`` this accountant cannot compose to."""
+        if self.needs_delta and delta == 0:
+            raise InvalidInput(f"composition {self.name!r} needs delta > 0, got delta=0")
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Basic(Accountant):
+    """Sum of epsilons and of deltas (needs no target; valid for adaptive charges)."""
+
+    name, needs_delta, sums_deltas = "basic", False, True
+
+    def compose(self, charges: Sequence[Charge], delta: float | None = None) -> PrivacyCost:
+        eps = math.fsum(c.count * c.epsilon for c in charges)
+        dlt = math.fsum(c.count * c.delta for c in charges)
+        return PrivacyCost(eps, min(dlt, 1.0), self.name)
+
+
+class Advanced(Accountant):
+    """Heterogeneous advanced composition (:func:`advanced_epsilon`)."""
+
+    name = "advanced"
+
+    def epsilon(self, charges, delta):
+        return advanced_epsilon(charges, delta)
+
+
+class Optimal(Accountant):
+    """Exact optimal composition of pure charges (:func:`optimal_epsilon`); at delta 0 their sum."""
+
+    name, needs_delta = "optimal", False
+
+    def epsilon(self, charges, delta):
+        return optimal_epsilon(charges, delta)
+
+    def reading(self, delta):
+        return self if delta else BASIC
+
+
+class Pld(Accountant):
+    """``dp_accounting``'s privacy-loss distributions (:func:`pld_epsilon`)."""
+
+    name = "pld"
+
+    def epsilon(self, charges, delta):
+        return pld_epsilon(charges, delta)
+
+
+class Rdp(Accountant):
+    """``dp_accounting``'s Renyi accountant at :data:`RDP_ORDERS` (:func:`rdp_epsilon`)."""
+
+    name = "rdp"
+
+    def epsilon(self, charges, delta):
+        return rdp_epsilon(charges, delta)
+
+
+BASIC, ADVANCED, OPTIMAL, PLD, RDP = Basic(), Advanced(), Optimal(), Pld(), Rdp()
+#: The accountants by name, in the order reports list them.
+ACCOUNTANTS: dict[str, Accountant] = {a.name: a for a in (BASIC, ADVANCED, OPTIMAL, PLD, RDP)}
+#: Their names (what :meth:`~privgraph.privacy.ledger.Ledger.total` and ``Budget`` accept).
+METHODS = tuple(ACCOUNTANTS)
+
+
+def as_accountant(method, what: str = "composition method") -> Accountant:
+    """The accountant ``method`` is, or names (the one place a name becomes an accountant).
+
+    >>> as_accountant("rdp") is RDP, as_accountant(BASIC) is BASIC
+    (True, True)
+    >>> as_accountant("exact")
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: composition method must be one of ('basic', 'advanced', 'optimal', 'pld', 'rdp'), got 'exact'
+    """
+    if isinstance(method, Accountant):
+        return method
+    return ACCOUNTANTS[one_of(what, method, METHODS)]
+
+
+def accountant_for(delta: float) -> Accountant:
+    """The accountant a plan fixed in advance is reserved and reported under: exact optimal
     composition (Kairouz, Oh, Viswanath; exact for heterogeneous pure charges) when a
     target ``delta > 0`` pays for it, basic composition at ``delta = 0``. The one place that
-    decides which delta goes with which composition for the estimators' plans.
+    decides which delta goes with which composition for the estimators' pure plans.
 
-    >>> composition_for(1e-6), composition_for(0.0)
-    ('optimal', 'basic')
+    >>> accountant_for(1e-6), accountant_for(0.0)
+    (Optimal(), Basic())
     """
-    return "optimal" if delta > 0 else "basic"
+    return OPTIMAL if delta > 0 else BASIC

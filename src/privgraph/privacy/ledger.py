@@ -21,10 +21,6 @@ from privgraph.privacy.events import Curve, Sampling, as_curve, as_sampling
 from privgraph.privacy.neighbours import Neighbours, check_delta
 from privgraph.validation import InvalidInput, positive_int
 
-#: Composition methods understood by :meth:`Ledger.total`.
-METHODS = ("basic", "advanced", "optimal", "pld", "rdp")
-
-
 @dataclass(frozen=True)
 class Charge:
     """The privacy cost of one release (or of ``count`` identical releases planned ahead).
@@ -164,21 +160,23 @@ class Ledger:
         """The neighbouring relations that appear in the ledger."""
         return frozenset(c.neighbours for c in self.charges)
 
-    def total(self, method: str = "basic", delta: float | None = None) -> PrivacyCost:
-        """Compose every charge by ``method``; ``delta`` is the target total delta.
+    def total(self, method=None, delta: float | None = None) -> PrivacyCost:
+        """Compose every charge by ``method`` (an accountant of
+        :data:`~privgraph.privacy.composition.ACCOUNTANTS` or its name; None: basic
+        composition); ``delta`` is the target total delta.
 
         ``basic`` needs no target (it sums deltas). The others need ``delta`` larger
         than the sum of the charges' own deltas. All charges must share one
         neighbouring relation.
         """
-        from privgraph.privacy.composition import compose  # cycle: privacy.ledger <-> privacy.composition
+        from privgraph.privacy.composition import BASIC, compose  # cycle: privacy.ledger <-> privacy.composition
 
         if len(self.neighbours) > 1:
             raise InvalidInput(
                 "cannot compose charges under different neighbouring relations "
                 f"{sorted(n.value for n in self.neighbours)}; convert them first"
             )
-        return compose(self.charges, method, delta)
+        return compose(self.charges, BASIC if method is None else method, delta)
 
     def rows(self) -> list[dict]:
         """One plain dict per charge (for tables, JSON and benchmark rows)."""
@@ -196,8 +194,9 @@ class Ledger:
         ]
 
 
-def guarantee(ledger: Ledger, method: str, delta: float | None) -> PrivacyCost:
-    """The guarantee ``ledger`` has under a budget composed by ``method`` at target ``delta``.
+def guarantee(ledger: Ledger, method, delta: float | None) -> PrivacyCost:
+    """The guarantee ``ledger`` has under a budget composed by ``method`` (an accountant or
+    its name: :meth:`~privgraph.privacy.composition.Accountant.total`) at target ``delta``.
 
     The one rule, shared by :class:`~privgraph.privacy.Budget` and every report of a
     result: ``basic`` sums the charges (it needs no target), as does ``optimal`` at
@@ -215,14 +214,9 @@ def guarantee(ledger: Ledger, method: str, delta: float | None) -> PrivacyCost:
     are composed at the row-level target delta the fit ran at, then converted once by group
     privacy (:func:`~privgraph.privacy.person.person_cost`); ``delta`` is then the person's.
     """
-    if ledger.unit is not None:
-        from privgraph.privacy.person import person_cost  # cycle: person builds on this module
+    from privgraph.privacy.composition import as_accountant  # cycle: privacy.ledger <-> privacy.composition
 
-        rows = Ledger(ledger.charges, ledger.caveats)
-        return person_cost(guarantee(rows, method, ledger.unit.row_delta if delta else delta), ledger.unit.group)
-    if method == "basic" or (method == "optimal" and not delta):
-        return ledger.total("basic")
-    return ledger.total(method, delta=delta)
+    return as_accountant(method).total(ledger, delta)
 
 
 def _common_unit(a: Ledger, b: Ledger):

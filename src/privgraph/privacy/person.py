@@ -262,7 +262,7 @@ def plan_by_person(estimator, unit: PersonUnit, domain, n_rows):
     inner = row_estimator(estimator, unit)
     with per_person(estimator.epsilon, unit):
         plan = inner.privacy_plan(domain, n_rows)
-    return PrivacyPlan.of_ledger(with_unit(plan.ledger, unit.at(inner.delta)), unit.relation, plan.composition,
+    return PrivacyPlan.of_ledger(with_unit(plan.ledger, unit.at(inner.delta)), unit.relation, plan.accountant,
                                  estimator.delta)
 
 

@@ -58,6 +58,7 @@ import math
 from dataclasses import replace
 
 from privgraph.privacy.budget import Budget
+from privgraph.privacy.composition import RDP, as_accountant
 from privgraph.privacy.ledger import Ledger
 from privgraph.privacy.mechanisms import laplace_charge, laplace_mechanism, laplace_scale
 from privgraph.privacy.neighbours import Neighbours, check_delta, check_epsilon
@@ -75,10 +76,10 @@ TAIL = 1e-6
 RESIZED = "replace-one on the data resized to the released size (privgraph.privacy.resize)"
 
 
-def size_epsilons(epsilon: float, delta: float, composition: str, share: float = SIZE_SHARE) -> tuple[float, float]:
+def size_epsilons(epsilon: float, delta: float, composition, share: float = SIZE_SHARE) -> tuple[float, float]:
     """``(size, rest)``: the size's pure epsilon and the epsilon left for the mechanism.
 
-    ``composition="rdp"`` (zCDP plans): the size is an ``epsilon_n``-DP Laplace release,
+    ``composition`` the RDP accountant (zCDP plans; an accountant or its name): the size is an ``epsilon_n``-DP Laplace release,
     which is ``epsilon_n^2 / 2``-zCDP (Bun and Steinke 2016, Proposition 1.4), so
     ``epsilon_n = sqrt(2 share rho)`` and the rest is the epsilon whose rho is
     ``(1 - share) rho`` (rho: :func:`~privgraph.privacy.zcdp.total_rho` of the budget).
@@ -95,7 +96,7 @@ def size_epsilons(epsilon: float, delta: float, composition: str, share: float =
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if not 0 < share < 1:
         raise InvalidInput(f"the size's share must lie strictly between 0 and 1, got {share!r}")
-    if composition != "rdp":
+    if as_accountant(composition) != RDP:
         return share * epsilon, (1 - share) * epsilon
 
     rho = total_rho(epsilon, delta)
@@ -130,7 +131,7 @@ def release_size(engine, *, epsilon: float, sampler: NoiseSampler, budget: Budge
     return float(released.value), laplace_scale(epsilon, 1.0), released.ledger
 
 
-def whole_epsilon(rest: float, delta: float, composition: str, share: float = SIZE_SHARE) -> float:
+def whole_epsilon(rest: float, delta: float, composition, share: float = SIZE_SHARE) -> float:
     """The smallest budget whose :func:`size_epsilons` leave at least ``rest`` for the
     mechanism (public parameters only), to two significant digits rounded up.
 

@@ -46,14 +46,14 @@ from typing import Callable, Iterable, Sequence
 
 from privgraph.privacy.amplification import amplify_without_replacement, epsilon_before_amplification
 from privgraph.privacy.budget import Budget, reserve_plan
-from privgraph.privacy.composition import optimal_shortfall
+from privgraph.privacy.composition import OPTIMAL, Accountant, as_accountant, optimal_shortfall
 from privgraph.privacy.events import WithoutReplacementSampling
-from privgraph.privacy.ledger import METHODS, Charge, Ledger
+from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.mechanisms import Release, laplace_mechanism
 from privgraph.privacy.neighbours import Neighbours, check_epsilon
 from privgraph.privacy.samplers import NoiseSampler
 from privgraph.privacy.sparse_vector import SparseVector
-from privgraph.validation import InvalidInput, one_of, positive_int
+from privgraph.validation import InvalidInput, positive_int
 
 #: Smallest sub-sampling rate :func:`sieve_rate` considers (the paper's n/20).
 MIN_RATE = 1.0 / 20.0
@@ -95,12 +95,12 @@ def fit_rounds_to_budget(
     rounds: int,
     epsilon: float,
     delta: float,
-    method: str,
+    method: Accountant | str,
 ) -> float:
     """Largest per-round scale r whose ``rounds``-fold plan composes to at most ``epsilon``.
 
     ``charges_of(r)`` lists one round's charges at scale r (their epsilons increasing in
-    r); the plan is every charge ``.times(rounds)``, composed by ``method`` at ``delta``
+    r); the plan is every charge ``.times(rounds)``, composed by ``method`` (an accountant or its name) at ``delta``
     (:meth:`~privgraph.privacy.ledger.Ledger.total`). Found to a relative 1e-10, from
     below, so the plan never exceeds the budget: by bisection, or under exact optimal
     composition of pure charges by Brent's method on its shortfall (:func:`_optimal_shortfall`).
@@ -114,11 +114,11 @@ def fit_rounds_to_budget(
     True
     """
     rounds, epsilon = positive_int("rounds", rounds), check_epsilon(epsilon)
-    one_of("composition method", method, METHODS)
+    method = as_accountant(method)
 
     def total(r: float) -> float:
         plan = Ledger(tuple(c.times(rounds) for c in charges_of(r)))
-        return plan.total(method, None if method == "basic" else delta).epsilon
+        return plan.total(method, delta).epsilon  # basic reads no target
 
     shortfall = _optimal_shortfall(charges_of, rounds, epsilon, delta, method)
     affords = (lambda r: total(r) <= epsilon) if shortfall is None else (lambda r: shortfall(r) <= 0)
@@ -139,7 +139,7 @@ def fit_rounds_to_budget(
     return lo
 
 
-def _optimal_shortfall(charges_of, rounds: int, epsilon: float, delta: float, method: str):
+def _optimal_shortfall(charges_of, rounds: int, epsilon: float, delta: float, method: Accountant):
     """``r -> optimal_shortfall`` of the plan at scale r (<= 0: affordable), or None where
     the plan is not pure charges under exact optimal composition.
 
@@ -149,7 +149,7 @@ def _optimal_shortfall(charges_of, rounds: int, epsilon: float, delta: float, me
     tens of steps fewer than bisection: a plan over a wide table's million rounds in
     seconds instead of minutes.
     """
-    if method != "optimal" or any(c.delta > 0 for c in charges_of(epsilon)):
+    if method != OPTIMAL or any(c.delta > 0 for c in charges_of(epsilon)):
         return None
     return lambda r: optimal_shortfall([c.times(rounds) for c in charges_of(r)], epsilon, delta)
 

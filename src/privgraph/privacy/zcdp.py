@@ -30,6 +30,7 @@ from scipy.optimize import brentq
 import privgraph.caches as caches
 from privgraph.privacy.budget import Budget
 from privgraph.privacy.calibration import grid_for, zcdp_delta
+from privgraph.privacy.composition import RDP
 from privgraph.privacy.events import ZCDPCurve
 from privgraph.privacy.ledger import Charge, Ledger
 from privgraph.privacy.mechanisms import Release, as_array, noisy_on_grid, pay
@@ -93,13 +94,13 @@ def zcdp_charge(mechanism: str, rho: float, delta: float, neighbours: Neighbours
 
 def rdp_epsilon(rho: float, delta: float) -> float:
     """The epsilon at ``delta`` of one rho-zCDP charge alone, as the one accountant converts it
-    (``Ledger.total("rdp", delta)``); :func:`rho_for_budget` inverts it.
+    (``Ledger.total(RDP, delta)``); :func:`rho_for_budget` inverts it.
 
     >>> 0.99 < rdp_epsilon(rho_for_budget(1.0, 1e-6), 1e-6) <= 1.0
     True
     """
     c = Charge("zcdp", _UNSTATED, 0.0, Neighbours.REPLACE_ONE, curve=ZCDPCurve(check_rho(rho)))
-    return Ledger.of(c).total("rdp", delta).epsilon
+    return Ledger.of(c).total(RDP, delta).epsilon
 
 
 @caches.lru(256)

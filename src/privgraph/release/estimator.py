@@ -49,7 +49,7 @@ from typing import Callable
 
 import numpy as np
 
-from privgraph.data import NOT_PRIVATE_DOMAIN, open_engine, resolve_domain
+from privgraph.data import NOT_PRIVATE_DOMAIN, open_private, resolve_domain
 from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
 from privgraph.privacy.person import row_estimator
 from privgraph.data.domain import check_countable
@@ -67,7 +67,7 @@ from privgraph.timecap import check_time
 from privgraph.privacy.add_remove import AddRemove
 from privgraph.privacy.resize import size_charge
 from privgraph.release.planner import (
-    ReleasePlan, check_splittable, plan_release, size_composition,
+    ReleasePlan, check_splittable, plan_release, size_accountant,
 )
 from privgraph.release.stage import StageFit, checked_before_data, needs_size, progress
 from privgraph.release.structures import STRUCTURES  # the registry, the built-in structures in it
@@ -246,7 +246,7 @@ class PrivateRelease(PrivateEstimator):
         structure = STRUCTURES[prediction.structure]
         ledger = size + structure.plan(self, domain, prediction)
         return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours),
-                                     structure.composition(self, prediction), self.delta)
+                                     structure.accountant(self, prediction), self.delta)
 
     def release_plan(self, domain, n_rows: int) -> ReleasePlan:
         """The planner's prediction for this release, stage by stage: the noise each stage
@@ -267,7 +267,8 @@ class PrivateRelease(PrivateEstimator):
         if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
             return fit_per_person(self, unit, X, domain=domain, budget=budget)
         neighbours = self._check()
-        engine = open_engine(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain, what="X")
+        engine = open_private(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain,
+                              what="X").engine()  # the one front door
 
         domain = self.check_public(engine.domain, add_remove=neighbours is not RO)  # before any count or spend
         if neighbours is not RO and not needs_size(self.structure):  # n is private: the tree's plan needs no n
@@ -282,7 +283,7 @@ class PrivateRelease(PrivateEstimator):
         first), the plan made at the public m it gives, then stages 1 to 3 with the rest
         (:class:`~privgraph.privacy.add_remove.AddRemove`'s steps: the structure alone runs on the
         resized data)."""
-        stage0 = AddRemove(self.epsilon, self.delta, size_composition(self.delta),
+        stage0 = AddRemove(self.epsilon, self.delta, size_accountant(self.delta),
                            minimum=max(3, len(engine.domain.names)))
         check_affordable([size_charge(stage0.epsilons[0])], budget or Budget(self.epsilon, self.delta))
         sampler = self.noise_sampler()
@@ -290,7 +291,7 @@ class PrivateRelease(PrivateEstimator):
         prediction = self.prediction(domain, m)
         if budget is None:
             budget = Budget(self.epsilon, self.delta,
-                            composition=STRUCTURES[prediction.structure].composition(self, prediction))
+                            composition=STRUCTURES[prediction.structure].accountant(self, prediction))
             budget.reserve(sized.charges[0])
         return self._fit_planned(engine, domain, prediction, budget, sized=sized, sampler=sampler)
 
@@ -318,7 +319,7 @@ class PrivateRelease(PrivateEstimator):
         if not domain.public:
             ledger = ledger.with_caveat(NOT_PRIVATE_DOMAIN)
         self.structure_, self.parameters_, self.plan_ = structure, params, prediction
-        self.structure_kind_, self.composition_ = prediction.structure, fit.composition
+        self.structure_kind_, self.composition_ = prediction.structure, fit.accountant.name
         self.ledger_, self.n_rows_, self.domain_ = ledger, n, domain
         fitted = params.model_ if params.model_ is not None else params.marginals_  # a custom fit may return none
         self.model_cells_ = model_cells(fitted.domain, fitted.cliques)

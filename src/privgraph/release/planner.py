@@ -81,6 +81,7 @@ from privgraph.data import Domain
 from privgraph.data.domain import check_countable
 from privgraph.mrf.noisy_tables import release_sensitivity
 from privgraph.privacy import BudgetTooSmall, Neighbours, gaussian_calibration, histogram_l1_sensitivity, laplace_scale
+from privgraph.privacy.composition import BASIC, RDP, Accountant
 from privgraph.privacy.neighbours import check_delta, check_epsilon
 from privgraph.privacy.resize import TAIL, round_up, size_epsilons
 from privgraph.privacy.zcdp import MARGIN, rdp_epsilon, total_rho, zcdp_epsilon
@@ -224,7 +225,7 @@ def plan_release(domain: Domain, n_rows: int, *, epsilon: float, delta: float = 
 def _sized(domain: Domain, n: int, *, epsilon: float, delta: float, **options) -> ReleasePlan:
     """Add/remove with a PC structure possible: stage 0 releases the size, the rest is planned
     at ``n`` rows with add/remove tables (:mod:`privgraph.privacy.resize`)."""
-    size_epsilon, rest = size_epsilons(epsilon, delta, size_composition(delta))
+    size_epsilon, rest = size_epsilons(epsilon, delta, size_accountant(delta))
     scale = laplace_scale(size_epsilon, 1.0)
     margin = scale * math.log(1 / (2 * TAIL))
     # zCDP stages (Gauss-PC, the tree at delta > 0) get the rest of rho; Priv-PC's pure rounds,
@@ -275,7 +276,7 @@ def _is_splittable(epsilon: float, delta: float, sized: bool) -> bool:
     if epsilon <= 2 * MARGIN:
         return False
     try:
-        rest = size_epsilons(epsilon, delta, size_composition(delta))[1] if sized else epsilon
+        rest = size_epsilons(epsilon, delta, size_accountant(delta))[1] if sized else epsilon
     except InvalidInput:  # the size's share or the rest's rho not positive: the split fails
         return False
     if rest <= 2 * MARGIN:
@@ -290,17 +291,17 @@ def size_epsilon(epsilon: float, delta: float) -> float:
     >>> 0.015 < size_epsilon(1.0, 1e-6) < 0.025, size_epsilon(1.0, 0.0)
     (True, 0.01)
     """
-    return size_epsilons(epsilon, delta, size_composition(delta))[0]
+    return size_epsilons(epsilon, delta, size_accountant(delta))[0]
 
 
-def size_composition(delta: float) -> str:
-    """The composition the size's share is taken under in a release (stage 0): zCDP's when
-    ``delta > 0``, else basic.
+def size_accountant(delta: float) -> Accountant:
+    """The accountant the size's share is taken under in a release (stage 0): zCDP's (RDP)
+    when ``delta > 0``, else basic.
 
-    >>> size_composition(1e-6), size_composition(0.0)
+    >>> size_accountant(1e-6).name, size_accountant(0.0).name
     ('rdp', 'basic')
     """
-    return "rdp" if delta > 0 else "basic"
+    return RDP if delta > 0 else BASIC
 
 
 def _plan(domain: Domain, n_rows: int, *, epsilon: float, delta: float, structure, tables,
@@ -600,5 +601,5 @@ def _parameters(domain, n, epsilon, cap, cell, max_relative_error, usefulness, t
 
 
 __all__ = ["DEFAULT_SPLIT", "GAUSS_SPLIT", "ReleasePlan", "SPLIT_GRID", "StagePlan", "check_split", "gauss_epsilons",
-           "gauss_release", "marginal_margin", "priv_pc_release", "size_composition", "structure_estimator",
+           "gauss_release", "marginal_margin", "priv_pc_release", "size_accountant", "structure_estimator",
            "tree_alone", "tree_release", "useful_cap", "plan_release", "recommend_split", "size_epsilon"]

@@ -20,12 +20,13 @@ from privgraph.mrf.noisy_tables import coarsen
 from privgraph.release.figures import bin_names, budget_figure, marginals_figure, png_writer, svg_writer
 from privgraph.mrf.sampling import SAMPLING_PATHS
 from privgraph.privacy import Neighbours
-from privgraph.privacy.ledger import METHODS, guarantee
+from privgraph.privacy.composition import METHODS, RDP
+from privgraph.privacy.ledger import guarantee
 from privgraph.privacy.resize import SIZE_SHARE
 from privgraph.release.levels import RARE_SIGMAS
 from privgraph.release.misfit import BEYOND_SDS, release_misfits
 from privgraph.release.page import page_writer
-from privgraph.release.planner import size_composition
+from privgraph.release.planner import size_accountant
 from privgraph.release.stage import stage_of
 from privgraph.release.structures import adaptive_text  # the report's words on AIM's rounds, re-exported
 from privgraph.release.tree import proportions
@@ -147,7 +148,7 @@ def _size_row(release) -> str:
     eps = release.plan_.size_epsilon
     if not eps:
         return ""
-    zcdp = size_composition(release.delta) == "rdp"
+    zcdp = size_accountant(release.delta) == RDP
     share = (f"{SIZE_SHARE:.0%} of rho, the zCDP budget (epsilon, delta) converts to (epsilon {eps:.4g} alone, "
              f"{100 * eps / release.epsilon:.3g}% of epsilon {release.epsilon:g})" if zcdp
              else f"{SIZE_SHARE:.0%} of epsilon ({eps:.4g})")

@@ -64,14 +64,14 @@ class Description:
 class StageFit(NamedTuple):
     """What :meth:`Structure.run` hands back to the release: the fitted stage 1 and
     parameters, the structure's ledger (with the size's when stage 0 ran), the plan it ran
-    to, its composition, the number of rows (public, or estimated from noisy tables), the
+    to, its accountant, the number of rows (public, or estimated from noisy tables), the
     released graph, its DAG extension (and whether it is consistent) and the model's cliques."""
 
     structure: object
     parameters: object
     ledger: object
     prediction: object
-    composition: str
+    accountant: object
     n_rows: int
     graph: object
     dag: object
@@ -110,8 +110,9 @@ class Structure:
         ``miss``, ``max_relative_error``, ``rounds``, ``usefulness``)."""
         raise NotImplementedError
 
-    def composition(self, release, prediction) -> str:
-        """How the release's ledger composes (``"rdp"``, ``"optimal"``, ``"basic"``)."""
+    def accountant(self, release, prediction):
+        """How the release's ledger composes: its :class:`~privgraph.privacy.composition.Accountant`
+        (the one place the structure chooses it)."""
         raise NotImplementedError
 
     def plan(self, release, domain, prediction):

@@ -35,7 +35,7 @@ from privgraph.mrf.estimator import TABLE_METHODS
 from privgraph.mrf.noisy_tables import estimate_records, plan_release as plan_tables
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable, histogram_l1_sensitivity
 from privgraph.privacy.add_remove import fit_resized, resized_plan
-from privgraph.privacy.composition import composition_for
+from privgraph.privacy.composition import RDP, accountant_for
 from privgraph.privacy.resize import RESIZED, as_add_remove
 from privgraph.data.subset import resize_engine
 from privgraph.release.cliques import extend_to_dag, tractable_cliques
@@ -123,8 +123,8 @@ class PCStructure(Structure):
         structure = self.estimator(release, prediction, release.random_state if sized is None else sampler)
         structure_plan = (structure.privacy_plan(domain, prediction.n_rows) if sized is None else
                           resized_plan(structure, domain, prediction.n_rows, prediction.size_epsilon))
-        composition = self.composition(release, prediction)
-        budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition=composition)
+        accountant = self.accountant(release, prediction)
+        budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition=accountant)
         check_affordable((structure_plan + self.parameters_plan(release, domain, prediction)).charges,
                          budget)  # before noise
         if sized is None:
@@ -148,7 +148,7 @@ class PCStructure(Structure):
                             **self.parameters_noise(release))
         params.fit(engine, budget=budget)
         n = prediction.n_rows if sized is None else estimated_rows(params.marginals_)
-        return StageFit(structure, params, structure_ledger, prediction, composition, n, graph, dag, consistent,
+        return StageFit(structure, params, structure_ledger, prediction, accountant, n, graph, dag, consistent,
                         cliques)
 
     writer = staticmethod(graph_writer)
@@ -212,8 +212,8 @@ class GaussPCStructure(PCStructure):
                              effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
                              usefulness=usefulness, tables=tables)
 
-    def composition(self, release, prediction) -> str:
-        return "rdp"
+    def accountant(self, release, prediction):
+        return RDP
 
     def structure_epsilon(self, release, prediction) -> float:
         return gauss_epsilons(self._stages_epsilon(prediction), release.delta, prediction.split)[0]
@@ -245,8 +245,8 @@ class PrivPCStructure(PCStructure):
                                effect=effect, cell=cell, miss=miss, max_relative_error=max_relative_error,
                                rounds=rounds, usefulness=usefulness, tables=tables)
 
-    def composition(self, release, prediction) -> str:
-        return composition_for(release.delta)
+    def accountant(self, release, prediction):
+        return accountant_for(release.delta)
 
     def structure_epsilon(self, release, prediction) -> float:
         return prediction.split * self._stages_epsilon(prediction)
@@ -279,8 +279,8 @@ class SpanningTreeStructure(Structure):
         return tree_alone(domain, n_rows, epsilon=epsilon, delta=delta, cap=cap, effect=effect, cell=cell, miss=miss,
                           max_relative_error=max_relative_error, tables=tables)
 
-    def composition(self, release, prediction) -> str:
-        return prediction.tree.composition
+    def accountant(self, release, prediction):
+        return prediction.tree.accountant
 
     def plan(self, release, domain, prediction) -> Ledger:
         return prediction.tree.charges(domain)
@@ -292,7 +292,7 @@ class SpanningTreeStructure(Structure):
         it (add/remove; the tree was then the planner's choice at m)."""
         plan = prediction.tree if prediction is not None else plan_tree(
             domain, None, epsilon=release.epsilon, delta=release.delta, neighbours=release.neighbours)
-        budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition=plan.composition)
+        budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition=plan.accountant)
         check_affordable(plan.charges(domain).charges, budget)  # the whole plan, before any noise
         seed = release.model_seed()
         rng = np.random.default_rng(seed if isinstance(seed, (int, np.integer)) else None)  # post-processing draws
@@ -316,7 +316,7 @@ class SpanningTreeStructure(Structure):
         else:
             n = prediction.n_rows
         ledger = structure.ledger if sized is None else sized + structure.ledger
-        return StageFit(structure, params, ledger, prediction, plan.composition, n, graph, dag, consistent,
+        return StageFit(structure, params, ledger, prediction, plan.accountant, n, graph, dag, consistent,
                         structure.edges + structure.extras)
 
     @staticmethod

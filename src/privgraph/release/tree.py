@@ -62,6 +62,7 @@ from privgraph.privacy import (
     laplace_scale,
 )
 from privgraph.privacy.budget import reserve_plan
+from privgraph.privacy.composition import BASIC, RDP, Accountant
 from privgraph.privacy.mechanisms import exponential_charge
 from privgraph.privacy.zcdp import MARGIN, total_rho, zcdp_epsilon
 from privgraph.release.adaptive import AdaptivePlan, adaptive_rounds
@@ -100,7 +101,8 @@ ADAPTIVE_SHARE, ADAPTIVE_ROUNDS = 0.3, 16
 
 @dataclass(frozen=True)
 class TreePlan:
-    """The tree stage's budget: per-step epsilons, noise and composition (public facts only).
+    """The tree stage's budget: per-step epsilons, noise and accountant (public facts only;
+    :attr:`composition` is the accountant's name).
 
     Steps: one-way tables, ``selections`` tree selections, the tree's pair tables, then for
     each round of ``batches`` (sizes summing to ``extras``) that many residual selections
@@ -110,7 +112,7 @@ class TreePlan:
     epsilon: float
     delta: float
     noise: str  # "gaussian" (delta > 0, zCDP through RDP) or "laplace" (delta = 0, basic)
-    composition: str
+    accountant: Accountant  # the tree's one choice of composition, by its noise
     one_way_epsilon: float
     select_epsilon: float  # per tree selection
     pair_epsilon: float  # the tree's pair tables
@@ -122,6 +124,11 @@ class TreePlan:
     neighbours: Neighbours = RO  # add/remove: n private (estimated from the one-way tables)
     batches: tuple[int, ...] = ()  # residual pairs per round (sum: extras)
     adaptive: object = None  # AdaptivePlan (privgraph.release.adaptive): AIM's rounds after the tree, or None
+
+    @property
+    def composition(self) -> str:
+        """The name of the tree's accountant (what the plan's text prints)."""
+        return self.accountant.name
 
     @property
     def extra_epsilon(self) -> float:
@@ -198,7 +205,7 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     >>> plan_tree(Domain.of(**{v: 2 for v in "abcdefg"}), 100, epsilon=1.0, delta=0.0).batches
     (3, 2, 2)
     >>> g = plan_tree(d, 1000, epsilon=1.0, delta=1e-6)
-    >>> g.noise, g.composition, g.charges(d).total("rdp", 1e-6).epsilon <= 1.0
+    >>> g.noise, g.composition, g.charges(d).total(g.accountant, 1e-6).epsilon <= 1.0
     ('gaussian', 'rdp', True)
     >>> a = plan_tree(d, None, epsilon=1.0, delta=1e-6, neighbours="add_remove")
     >>> a.charges(d).neighbours == {Neighbours.ADD_REMOVE}, a.cell_noise(a.pair_epsilon, 2) < g.cell_noise(g.pair_epsilon, 2) / 1.4
@@ -225,7 +232,7 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     if delta == 0:
         eps = epsilon - MARGIN
         ones, pairs, *extra = (float(x) for x in eps * tables * counts)
-        return TreePlan(epsilon, 0.0, "laplace", "basic", ones, eps * selection_share / (d - 1), pairs,
+        return TreePlan(epsilon, 0.0, "laplace", BASIC, ones, eps * selection_share / (d - 1), pairs,
                         eps * residual_share / k, tuple(extra), d - 1, k, None, neighbours, batches)
 
     rho = total_rho(epsilon, delta)
@@ -235,7 +242,7 @@ def plan_tree(domain: Domain, n_rows: int | None, *, epsilon: float, delta: floa
     adaptive = None
     if adaptive_share:
         adaptive = AdaptivePlan(rho * adaptive_share, ADAPTIVE_ROUNDS * d, neighbours)
-    return TreePlan(epsilon, delta, "gaussian", "rdp", ones, select, pairs, residual, tuple(extra), d - 1, k, rho,
+    return TreePlan(epsilon, delta, "gaussian", RDP, ones, select, pairs, residual, tuple(extra), d - 1, k, rho,
                     neighbours, batches, adaptive)
 
 

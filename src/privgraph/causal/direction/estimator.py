@@ -543,7 +543,7 @@ class PrivateANM(PrivateEstimator):
         self.agreement_probability_ = result.agreement_probability
         self.causal_probability_sim_ = result.causal_probability_sim
         self.reason_ = result.reason
-        self.composition_ = "basic"
+        self.composition_ = self._accountant().name
         return self
 
     @property
@@ -573,23 +573,27 @@ class PrivateANM(PrivateEstimator):
         if self._relation() is Neighbours.ADD_REMOVE:  # the size's charge, then the plan at m, relabelled
             if domain is not None:
                 resolve_domain(None, domain)
-            ledger = AddRemove(self.epsilon, self.delta, "basic").plan(self._replace_one(None), None, n_rows)
-            return PrivacyPlan.of_ledger(ledger, Neighbours.ADD_REMOVE, "basic", self.delta)
+            ledger = AddRemove(self.epsilon, self.delta, self._accountant()).plan(self._replace_one(None), None, n_rows)
+            return PrivacyPlan.of_ledger(ledger, Neighbours.ADD_REMOVE, self._accountant(), self.delta)
         self._relation()
         if domain is not None:
             resolve_domain(None, domain)  # a codebook that cannot be read is refused here too
         if 0 <= n_rows < SMALL_PAIR_ROWS:  # answered "undecided", nothing spent (fit's small_pair)
-            return PrivacyPlan.of_ledger(Ledger(), Neighbours.REPLACE_ONE, "basic", self.delta)
+            return PrivacyPlan.of_ledger(Ledger(), Neighbours.REPLACE_ONE, self._accountant(), self.delta)
         ledger = direction_charges(n_rows, epsilon=self.epsilon, score=self.score, privacy=self.privacy,
                                    delta=self.delta, test_fraction=self.test_fraction, ridge=self.ridge,
                                    bins=self.bins)
-        return PrivacyPlan.of_ledger(with_caveats(ledger, MODES[self.privacy]), Neighbours.REPLACE_ONE, "basic",
-                                     self.delta)
+        return PrivacyPlan.of_ledger(with_caveats(ledger, MODES[self.privacy]), Neighbours.REPLACE_ONE,
+                                     self._accountant(), self.delta)
 
     def _check_rules(self) -> None:
         """The rules across parameters: the score under the privacy mode, and the score's need of
         delta (:func:`check_settings`; each parameter is checked by its declaration first)."""
         check_settings(self.score, self.privacy, self.epsilon, self.delta)
+
+    def _accountant(self):
+        """How the ledger composes: the privacy mode's accountant (:attr:`Mode.accountant`)."""
+        return MODES[self.privacy].accountant
 
     def _relation(self) -> Neighbours:
         """The relation: replace-one, which the direction tests are derived for, or add/remove
@@ -603,7 +607,7 @@ class PrivateANM(PrivateEstimator):
         x, y, bounds, public = pair_on_public_domain(x, y, domain, self.bounds, infer_domain)
         x, y = validate_pair(x, y, min_rows=0)
         bounds = MODES[self.privacy].bounds_of(bounds, x, y)  # infer_domain=True: the caveat below says so
-        wrapper = AddRemove(self.epsilon, self.delta, "basic")
+        wrapper = AddRemove(self.epsilon, self.delta, self._accountant())
         fitted, ledger, m, n_hat = wrapper.fit(self._replace_one(bounds), PairRecords(x, y), resize=resize_pair,
                                                sampler=self.noise_sampler(), budget=budget)
         inner = fitted.model
@@ -611,7 +615,7 @@ class PrivateANM(PrivateEstimator):
                      "causal_probability_sim_", "reason_"):
             setattr(self, name, getattr(inner, name))
         self.ledger_ = ledger if public else ledger.with_caveat(NOT_PRIVATE_DOMAIN)
-        self.composition_, self.n_rows_, self.size_estimate_ = "basic", m, n_hat
+        self.composition_, self.n_rows_, self.size_estimate_ = wrapper.composition, m, n_hat
         return self
 
     def _replace_one(self, bounds):

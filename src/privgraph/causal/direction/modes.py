@@ -31,6 +31,7 @@ from privgraph.causal.direction.regression import stability_bound
 from privgraph.causal.direction.scores import Score
 from privgraph.privacy import Charge, Ledger, Neighbours, Release
 from privgraph.privacy.budget import check_affordable
+from privgraph.privacy.composition import BASIC, Accountant
 from privgraph.validation import InvalidInput
 
 #: What ``privacy="test"`` leaves out, said in every ledger of such a run.
@@ -47,6 +48,9 @@ class Mode:
 
     #: The registry's name (``privacy=``).
     name = ""
+    #: How the mode's ledger composes to the fit's guarantee: basic composition (its charges
+    #: are one release, or releases chosen in sequence; a privacy filter).
+    accountant: Accountant = BASIC
     #: The ridge of the Fourier regressions when none is given.
     default_ridge: float | None = None
     #: The refusal when no public bounds are given (None: the mode scales by the training part).

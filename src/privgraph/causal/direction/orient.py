@@ -35,6 +35,7 @@ from privgraph.causal.direction import check_settings, private_direction
 from privgraph.causal.direction.data import MIN_PART_ROWS, min_test_rows
 from privgraph.causal.direction.estimator import SMALL_PAIR_ROWS
 from privgraph.causal.direction.estimator import ABSTAIN_BELOW
+from privgraph.causal.direction.modes import Record
 from privgraph.declarations import check_abstain
 from privgraph.causal.direction.scores import DEFAULT_SCORE
 from privgraph.graphs import CPDAG, apply_meek_rules
@@ -45,6 +46,9 @@ from privgraph.validation import InvalidInput, UnknownName
 #: larger table is a uniform subsample of this many of its records (:func:`pair_records`), so
 #: the memory of a test is bounded whatever the rows of the file.
 MAX_PAIR_ROWS = 1 << 26
+#: How the orientation's ledger composes: sequentially, by basic composition (each decision
+#: is a ``privacy="record"`` release; the ledger sums the charges actually spent).
+ACCOUNTANT = Record.accountant
 
 
 def orient_by_direction(
