@@ -57,7 +57,7 @@ def test_fast_tau_matches_the_definition_with_ties_and_missing_values():
     assert np.allclose(kendall_tau_a_matrix(x), brute_tau(x), atol=1e-12)
 
 
-@pytest.mark.parametrize("d", [2, 3, 4, 5])
+@pytest.mark.parametrize("d", [2, 3, 4, pytest.param(5, marks=pytest.mark.slow)])  # d = 5: about 3.5 s
 def test_l2_sensitivity_holds_against_extreme_replacements_and_is_attained(d):
     """Every record of small data sets (distinct, tied, and tied-with-missing) replaced by every
     pattern of extremes and ties, in every column: no move exceeds 2 d / n; for even d the

@@ -106,7 +106,7 @@ def _recorded_rhos(monkeypatch, X, **params):
     return rhos
 
 
-@pytest.mark.parametrize("epsilon", [1.0, 30.0])
+@pytest.mark.parametrize("epsilon", [1.0, pytest.param(30.0, marks=pytest.mark.slow)])  # 30: about 5 s
 def test_levels_spend_at_most_the_filter_s_charge(child, monkeypatch, epsilon):
     """In a run: level 0 at its planned rho, levels 1 and 2 together at most the rest's charge,
     all of it when level 2 runs (the last level takes what is left), none of it twice."""
@@ -284,6 +284,7 @@ def test_auto_is_priv_pc_on_narrow_tables_and_tables_pc_on_wide_ones():
     assert resolve_method("auto", AUTO_MIN_COLUMNS, 0.0).name == "priv-pc"  # zCDP needs delta > 0
 
 
+@pytest.mark.slow  # about 5 s: alarm fitted whole
 def test_alarm_at_epsilon_one_runs_by_default():
     """The default method on alarm at epsilon 1 does not refuse (Priv-PC's cap refuses below 2.25)."""
     net = load_network("alarm")

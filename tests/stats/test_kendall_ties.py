@@ -78,7 +78,7 @@ def test_threshold_needs_the_table_and_the_floor_is_checked():
         KendallTest(tie_corrected=True, tie_floor=-0.1)
 
 
-@pytest.mark.parametrize("floor", [0.0, 0.2, 0.6])
+@pytest.mark.parametrize("floor", [0.0, pytest.param(0.2, marks=pytest.mark.slow), pytest.param(0.6, marks=pytest.mark.slow)])  # 2.7 s each
 def test_scale_bound_holds_on_every_small_neighbouring_pair(floor):
     """Every 2 x 2 x K table of n rows (K = 1, n = 9; K = 2, n = 6) and every replaced row."""
     worst = 0.0
