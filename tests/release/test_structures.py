@@ -212,12 +212,12 @@ def test_every_structure_spends_its_plan(structure, neighbours, asia_3k):
     assert _costs(plan) == _costs(fitted.ledger_)
     total = fitted.ledger_.total(fitted.composition_, est.delta).epsilon
     assert total == pytest.approx(guess.total(guess.composition, est.delta).epsilon, rel=1e-12) and total <= 2.0 + 1e-9
-    described = STRUCTURES[structure].describe(fitted)  # the report's words: every part of the ledger once
+    stage = STRUCTURES[structure]  # the report's words: every part of the ledger once
     sized = 1 if fitted.plan_.size_epsilon else 0
-    assert sized + sum(len(ledger.charges) for _, _, ledger in described.budget) == len(fitted.ledger_.charges)
-    assert all(isinstance(text, str) and text for text in (described.label, described.structure,
-                                                            described.orientation, described.parameters,
-                                                            described.graph, described.size_use))
+    assert sized + sum(len(ledger.charges) for _, _, ledger in stage.budget(fitted)) == len(fitted.ledger_.charges)
+    assert all(isinstance(text, str) and text for text in (stage.label, stage.structure_row(fitted),
+                                                            stage.orientation_row(fitted), stage.parameters_row(fitted),
+                                                            stage.graph_text(fitted), stage.size_use(fitted)))
 
 
 def test_every_structure_gives_one_release_for_one_seed(structure, asia_3k):

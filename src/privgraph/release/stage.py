@@ -5,7 +5,7 @@ parameters it releases for the model (stage 3). Each is a :class:`Structure` in 
 :data:`STRUCTURES`, by name (``--structure``): its prediction from public facts
 (:meth:`~Structure.predict`, what the planner shows), its charges (:meth:`~Structure.plan`,
 no data), its run spending exactly those charges (:meth:`~Structure.run`) and the texts the
-report and the command line print about it (:meth:`~Structure.describe`). Adding a structure
+report and the command line print about it (:meth:`~Structure.structure_row` and the rows after it). Adding a structure
 is one class and one registry line (``STRUCTURES.register(Chain())``); the built-in ones are
 :mod:`privgraph.release.structures`. ``"auto"`` is no structure: the planner's choice among the
 built-in ones (:func:`privgraph.release.planner.plan_release`).
@@ -38,27 +38,6 @@ LOG = logging.getLogger("privgraph.release")
 def progress(*parts) -> None:
     """One progress line of :data:`LOG` (its parts joined by spaces)."""
     LOG.info(" ".join(str(p) for p in parts))
-
-
-@dataclass(frozen=True)
-class Description:
-    """What the report and the command line say of a fitted release's structure (released
-    facts and public ones only: post-processing).
-
-    ``label``: the stage's name ("Gauss-PC"); ``writer``: the graph's writer
-    (:mod:`privgraph.graphs.export`); ``structure``, ``orientation``, ``parameters``: the
-    report's rows of stages 1 to 3; ``graph``: what the released graph is; ``size_use``: why
-    stage 0's size was released and how it was used; ``budget``: ``(stage, what it paid for,
-    ledger)`` for every part of the structure's and the parameters' charges."""
-
-    label: str
-    writer: Callable
-    structure: str
-    orientation: str
-    parameters: str
-    graph: str
-    size_use: str
-    budget: tuple
 
 
 class StageFit(NamedTuple):
@@ -126,12 +105,6 @@ class Structure:
         stage 0's ledger under add/remove (with ``sampler``, the one it drew from);
         ``prediction`` None: a structure that needs no n, under add/remove, plans here."""
         raise NotImplementedError
-
-    def describe(self, release) -> Description:
-        """The report's and the command line's texts on a fitted ``release`` (its parts below)."""
-        return Description(self.label, self.writer, self.structure_row(release), self.orientation_row(release),
-                           self.parameters_row(release), self.graph_text(release), self.size_use(release),
-                           tuple(self.budget(release)))
 
     def structure_row(self, release) -> str:
         """What stage 1 did, in one table cell of the report."""
@@ -201,5 +174,5 @@ def stage_of(release) -> Structure:
     return STRUCTURES[release.structure_kind_]
 
 
-__all__ = ["Description", "LOG", "STRUCTURES", "StageFit", "Structure", "checked_before_data", "needs_size", "progress",
+__all__ = ["LOG", "STRUCTURES", "StageFit", "Structure", "checked_before_data", "needs_size", "progress",
            "stage_of"]
