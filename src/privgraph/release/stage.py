@@ -23,7 +23,6 @@ numerical stack; the built-in structures register when :mod:`privgraph.release` 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from privgraph.declarations import RELEASE_STRUCTURES
