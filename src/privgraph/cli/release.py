@@ -101,7 +101,7 @@ def release(
         if public is not None:  # the codebook and epsilon only (privgraph.release.timing)
             from privgraph.release.timing import release_time
 
-            say_estimate(release_time(public.sizes, epsilon).line(
+            say_estimate(release_time(public.without_derived().sizes, epsilon).line(
                 private=Neighbours.parse(neighbours) is Neighbours.ADD_REMOVE), console)
         with Console(stderr=True).status(f"release: structure, parameters and synthetic rows of {data.name}"), \
                 progress_lines() as progress, stopped_by_time_cap(), time_cap(max_seconds), stages(RELEASE_STAGES) as stage:

@@ -46,6 +46,11 @@ codebook written in advance (``--domain domain.json``)::
   counted, modelled and synthesised as that level, and written back as a missing value.
   ``"invalid"``: a missing value is an invalid value, handled like one outside the domain
   (below). A codebook written by privgraph always says which.
+* ``"derived"`` (optional): the column is computed from others by a public rule, e.g.
+  ``"derived": "ceil((therm_dem - therm_gop + 100) / 2)"`` (:mod:`privgraph.data.derived`:
+  the grammar, and the check that every combination of the sources' levels gives one of the
+  column's levels). A release never reads, counts or models it and computes it on its
+  synthetic rows; the other commands read it as data.
 * ``"drafted_from_data"``: present in a codebook that :func:`draft_codebook` wrote from the
   data. Such a domain is *not public* until a person has reviewed it (removed levels that
   only the data could tell, added the ones it lacks) and deleted that key; until then every
@@ -75,6 +80,7 @@ from typing import Any, Mapping
 
 
 from privgraph.data.bins import edges_bins, make_bins
+from privgraph.data.derived import Rule, check_rules
 from privgraph.data.domain import Domain, Kind
 from privgraph.data.missing import DEFAULT_MISSING, MISSING, MISSING_LABEL, check_missing_key, missing_code, real_levels
 from privgraph.data.records import Dialect
@@ -120,6 +126,8 @@ def domain_to_codebook(domain: Domain, *, drafted_from: str | None = None) -> di
             entry["levels"] = [_json_level(v) for v in real_levels(levels)]
         if name in domain.public_columns:
             entry["public"] = True
+        if rule := next((r for r in domain.derived if r.target == name), None):
+            entry["derived"] = rule.text
         columns.append(entry)
     out: dict[str, Any] = {"format": FORMAT, "version": VERSION, "columns": columns}
     if domain.csv is not None and (csv := domain.csv.to_codebook()) is not None:
@@ -169,10 +177,16 @@ def domain_from_codebook(codebook: Mapping, *, source: str = "codebook") -> Doma
         raise InvalidInput(f"{source}: duplicate column names {dup}")
     dialect = Dialect.from_codebook(codebook.get("csv"), source, names) if "csv" in codebook else None
     codebook_person(codebook, source)
-    return Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
-                  tuple(s[3] for s in specs), tuple(s[4] for s in specs),
-                  public=_DRAFT_KEY not in codebook, csv=dialect, bins=tuple(s[5] for s in specs),
-                  public_columns=public)
+    derived = tuple(Rule.parse(e["name"], e["derived"]) for e in entries if "derived" in e)
+    domain = Domain(tuple(names), tuple(s[2] for s in specs), tuple(s[1] for s in specs),
+                    tuple(s[3] for s in specs), tuple(s[4] for s in specs),
+                    public=_DRAFT_KEY not in codebook, csv=dialect, bins=tuple(s[5] for s in specs),
+                    public_columns=public, derived=derived)
+    try:
+        check_rules(domain)
+    except InvalidInput as err:
+        raise InvalidInput(f"{source}: {err}") from None
+    return domain
 
 
 def codebook_person(codebook: Mapping, source: str = "codebook") -> str | None:
@@ -237,7 +251,7 @@ def _column(entry, i: int, source: str):
                            "'nominal', 'ordinal', 'continuous'")
     kind = KIND_NAMES[kind_name]
     has_level = check_missing_key(entry.get("missing", DEFAULT_MISSING), f"{source}: column {name!r}") == "level"
-    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description", "public", "missing"}
+    if unknown := sorted(set(entry) - {"name", "kind", "levels", "bounds", "description", "public", "missing", "derived"}
                          - set(BIN_KEYS)):
         raise InvalidInput(f"{source}: column {name!r} has unknown keys {unknown}")
     if kind is Kind.CONTINUOUS:

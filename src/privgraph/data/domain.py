@@ -63,6 +63,9 @@ class Domain:
     bins: tuple = ()
     #: The columns whose values are public knowledge, not protected (:func:`check_public_column`).
     public_columns: frozenset = field(default=frozenset(), compare=False)
+    #: The public rules of the derived columns (:class:`~privgraph.data.derived.Rule`: a column
+    #: computed from others, the codebook's ``"derived"``), in the domain's column order.
+    derived: tuple = field(default=(), compare=False)
 
     def __post_init__(self):
         if len(set(self.names)) != len(self.names):
@@ -87,6 +90,7 @@ class Domain:
         object.__setattr__(self, "public_columns", frozenset(self.public_columns))
         if unknown := sorted(self.public_columns - set(self.names)):
             raise UnknownName(f"public columns {unknown} are not in the domain {list(self.names)}")
+        object.__setattr__(self, "derived", tuple(sorted(self.derived, key=lambda r: self.index(r.target))))
 
     def _check_bins(self) -> None:
         """A binned column is continuous, of size k, its bounds the bins' (levels: their labels)."""
@@ -183,7 +187,28 @@ class Domain:
             self.csv,
             tuple(self.bins[i] for i in idx),
             self.public_columns & set(names),
+            tuple(r for r in self.derived if r.target in names and set(r.sources) <= set(names)),
         )
+
+    @property
+    def derived_names(self) -> tuple[str, ...]:
+        """The derived columns (:mod:`privgraph.data.derived`): computed from others by a public
+        rule, never counted or modelled by a release."""
+        return tuple(r.target for r in self.derived)
+
+    def without_derived(self) -> "Domain":
+        """The sub-domain a release models: every column but the derived ones (this domain
+        where there are none).
+
+        >>> from privgraph.data.derived import Rule
+        >>> Domain.of(a=2, b=2, s=3).without_derived().names
+        ('a', 'b', 's')
+        >>> Domain(("a", "b", "s"), (2, 2, 3), derived=(Rule.parse("s", "a + b"),)).without_derived().names
+        ('a', 'b')
+        """
+        if not self.derived:
+            return self
+        return self.project([n for n in self.names if n not in self.derived_names])
 
     @property
     def dialect(self):
@@ -239,7 +264,7 @@ def check_countable(domain: Domain) -> Domain:
             raise InvalidInput(f"column {name!r} (default bins from its bounds): {err}") from None
         sizes[i] = bins[i].count + (missing_code(domain.levels[i]) is not None)  # the missing level: one more
     return Domain(domain.names, tuple(sizes), domain.kinds, domain.levels, domain.bounds, domain.public, domain.csv,
-                  tuple(bins), domain.public_columns)
+                  tuple(bins), domain.public_columns, domain.derived)
 
 
 def default_binned_names(domain: Domain, names=None) -> tuple[str, ...]:

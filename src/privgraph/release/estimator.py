@@ -59,6 +59,7 @@ from privgraph.mrf import inference
 from privgraph.mrf.estimator import TABLE_METHODS
 from privgraph.privacy import Budget, Ledger, Neighbours, PrivacyPlan, check_affordable
 from privgraph.data.bins import decode_codes
+from privgraph.data.derived import add_derived
 from privgraph.release.cliques import DEFAULT_CAP, DEFAULT_TREE_CAP
 from privgraph.mrf.cgm import clear_inference_cache
 from privgraph.release.levels import identity_levels
@@ -267,9 +268,11 @@ class PrivateRelease(PrivateEstimator):
         if (unit := person_unit(domain, self.max_rows_per_person, self.neighbours)) is not None:
             return fit_per_person(self, unit, X, domain=domain, budget=budget)
         neighbours = self._check()
-        engine = open_private(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain,
-                              what="X").engine()  # the one front door
-
+        data = open_private(X, domain, neighbours=neighbours, invalid="recode", infer_domain=infer_domain,
+                            what="X")  # the one front door
+        modelled = data.domain.without_derived()  # a derived column is never read (privgraph.data.derived)
+        engine = data.engine(None if modelled is data.domain else modelled.names)
+        self.derived_domain_ = data.domain if data.domain.derived else None  # its rules, for the synthetic rows
         domain = self.check_public(engine.domain, add_remove=neighbours is not RO)  # before any count or spend
         if neighbours is not RO and not needs_size(self.structure):  # n is private: the tree's plan needs no n
             return self._fitted(STRUCTURES[self.structure].run(self, engine, domain, None, budget), domain)
@@ -344,6 +347,8 @@ class PrivateRelease(PrivateEstimator):
         check_time("sampling")
         codes = self.parameters_.sample_codes(n, rng=rng, method=method, max_cells=self.tree_cap)
         rows = decode_codes(self.domain_, self.levels_.expand_codes(codes, rng), rng=rng)
+        if self.derived_domain_ is not None:  # post-processing: each derived column by its public rule
+            rows = add_derived(rows, self.derived_domain_)
         self.sampling_ = self.parameters_.sampling_
         progress("stage 4 (synthetic rows):", int(n), f"rows drawn exactly ({self.sampling_})")
         return rows
@@ -374,21 +379,23 @@ class PrivateRelease(PrivateEstimator):
 
     def check_public(self, domain, *, add_remove: bool = False):
         """The domain, resolved and checked from the public codebook alone, before any row is
-        read or any budget spent: every column countable, the model-size cap against its one-way
+        read or any budget spent: every column countable; on the columns the release models (every
+        one but the derived ones, :mod:`privgraph.data.derived`) the model-size cap against its one-way
         cells, and the limits of each structure that may run
         (:func:`~privgraph.release.stage.checked_before_data`: the one asked for; with
         ``add_remove`` and ``"auto"`` every registered one, since the planner chooses once the size
         is spent)."""
         domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
-        check_tree_cap(self.tree_cap, domain)
+        modelled = domain.without_derived()
+        check_tree_cap(self.tree_cap, modelled)
         for stage in checked_before_data(self.structure, add_remove):
-            stage.check_domain(domain)
+            stage.check_domain(modelled)
         return domain
 
     def checked_prediction(self, domain, n_rows: int | None):
         """(domain, the planner's prediction), the domain checked first (:meth:`check_public`);
         ``n_rows`` None (add/remove, before the release): no prediction, only the checks."""
-        domain = self.check_public(domain)
+        domain = self.check_public(domain).without_derived()
         return domain, (None if n_rows is None else self.prediction(domain, n_rows))
 
     def prediction(self, domain, n_rows: int):

@@ -313,6 +313,17 @@ model does not hold together with the others. Released tables beyond their noise
 """
 
 
+def derived_text(release) -> str:
+    """The report's line on the derived columns (:mod:`privgraph.data.derived`), empty where there
+    are none: public rules, never read from the data."""
+    domain = release.derived_domain_
+    if domain is None:
+        return ""
+    rules = "; ".join(f"`{r.target}` = `{r.text}`" for r in domain.derived)
+    return (f"\n- Derived columns, computed on the synthetic rows by the codebook's public rules (never read from "
+            f"the data, counted or modelled; no budget): {rules}.")
+
+
 def _cell(text: str) -> str:
     """Text for a Markdown table cell (a ``|`` in a column name escaped)."""
     return text.replace("|", "\\|")
@@ -375,7 +386,7 @@ def report_markdown(release, checks, paths, *, missing=()) -> str:
 - Public (not protected, by assumption): the domain codebook (names, levels, order), {public_n}the
   parameters of the run (epsilon, split, cap, alpha).
 - The synthetic rows are drawn from the model; they are not records of the data and
-  carry no more information than the model.
+  carry no more information than the model.{derived_text(release)}
 - Caveats:
 {caveats}
 
@@ -421,6 +432,6 @@ and 4 are post-processing and cost nothing); together they cost ({p['epsilon']:.
 {worst_answers_section(release)}"""
 
 
-__all__ = ["FILES", "adaptive_text", "budget_rows", "distinct_tables", "marginal_checks", "method_comparison", "model_cliques_text",
+__all__ = ["FILES", "adaptive_text", "budget_rows", "derived_text", "distinct_tables", "marginal_checks", "method_comparison", "model_cliques_text",
            "missing_caveats", "model_tables_text", "privacy_summary", "relation", "release_outputs", "release_writers", "report_markdown",
            "what_ran", "worst_answers_section"]
