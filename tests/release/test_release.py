@@ -284,3 +284,17 @@ def test_gauss_pc_planner_predicts_level_0(asia):
     assert strong and plan.stages[0].error * len(strong) <= FAILURE
     removed_at_level_0 = {frozenset(k) for k, s in rel.structure_.sepsets_.items() if len(s) == 0}
     assert all(frozenset(e) not in removed_at_level_0 for e in strong)
+
+
+@pytest.mark.parametrize("neighbours, n", [("add_remove", 400), ("replace_one", 60)])
+def test_auto_passes_priv_pc_over_where_its_blocks_need_more_rows(neighbours, n):
+    """A small table (add/remove: the released size can be a few rows; replace-one: n public) under
+    "auto": Priv-PC's G test needs 2 rows in each of its 50 blocks, so the planner passes it over for
+    the tree instead of failing with Priv-PC's "too few rows" (found on a 500-row table)."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 2, n), "c": rng.integers(0, 2, n)})
+    d = Domain(("a", "b", "c"), (3, 2, 2), levels=((0, 1, 2), (0, 1), (0, 1)))
+    assert plan_release(d, 3, epsilon=1.0, delta=1e-6).structure == "tree"
+    with pytest.warns(UserWarning, match="NOT private"):
+        rel = PrivateRelease(epsilon=1.0, neighbours=neighbours, random_state=0).fit(X, domain=d)
+    assert rel.structure_kind_ == "tree" and len(rel.sample(random_state=0)) > 0

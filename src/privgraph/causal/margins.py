@@ -189,6 +189,12 @@ class RankMargin:
         return self.sensitivity(n, (2, 2))
 
 
+class TooFewRows(InvalidInput):
+    """Fewer rows than a test's blocks need (public: the blocks and the public n). The release's
+    planner reads it as "Priv-PC cannot run at this size" and passes it over
+    (:func:`privgraph.release.planner.priv_pc_release`)."""
+
+
 class BlockVotes:
     """Votes for independence over B secret disjoint blocks, minus B/2 (sensitivity 1).
 
@@ -211,7 +217,7 @@ class BlockVotes:
 
     def prepare(self, tables: Tables, sampler: NoiseSampler) -> BlockView:
         if tables.n < 2 * self.blocks:
-            raise InvalidInput(f"{tables.n} rows are too few for {self.blocks} blocks of at least 2 rows")
+            raise TooFewRows(f"{tables.n} rows are too few for {self.blocks} blocks of at least 2 rows")
         return tables.blocks(self.blocks, sampler)
 
     def __call__(self, view: BlockView, x: str, y: str, S: tuple, *, screening: bool = False) -> float:

@@ -77,6 +77,7 @@ import numpy as np
 from scipy.stats import ncx2, norm
 
 from privgraph.causal import PrivPC
+from privgraph.causal.margins import TooFewRows
 from privgraph.data import Domain
 from privgraph.data.domain import check_countable
 from privgraph.mrf.noisy_tables import release_sensitivity
@@ -532,7 +533,7 @@ def _structure(domain, n, epsilon, delta, alpha, effect, miss, rounds, search=Tr
         try:
             structure = structure_estimator("priv-pc", epsilon, delta, alpha, rounds=cap)
             plan = structure.privacy_plan(domain, n)
-        except BudgetTooSmall as err:
+        except (BudgetTooSmall, TooFewRows) as err:  # too little budget, or too few rows for its tests' blocks
             last = str(err)
             continue
         examine = [c for c in plan if c.mechanism == "examine"] or list(plan)
