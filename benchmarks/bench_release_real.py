@@ -199,7 +199,7 @@ def table(name: str):
         return frame.map(level_text), domain
     from real_tables import codebook, load
 
-    return load(name).map(level_text), domain_from_codebook(codebook(name))
+    return load(name).map(lambda v: "" if v is None else level_text(v)), domain_from_codebook(codebook(name))
 
 
 def as_levels(synth: pd.DataFrame, columns) -> pd.DataFrame:
@@ -223,10 +223,11 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
     train = train.astype(str)
     cols = list(train.columns)
     one = [tvd(train, synth, [c]) for c in cols]
-    two = [tvd(train, synth, p) for p in itertools.combinations(cols, 2)]
+    pairs = list(itertools.combinations(cols, 2))
+    two = [tvd(train, synth, p) for p in pairs]
     three = [tvd(train, synth, t) for t in triples(cols)]
     return {"tvd1": float(np.mean(one)), "tvd1_max": float(np.max(one)), "tvd2": float(np.mean(two)),
-            "tvd3": float(np.mean(three))}
+            "tvd3": float(np.mean(three)), "tvd2_max": float(np.max(two)), "worst_pair": list(pairs[int(np.argmax(two))])}
 
 
 def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
