@@ -86,3 +86,18 @@ def test_cli_release_writes_the_derived_columns_and_says_so(tmp_path):
     assert (rows.loc[answered, "s"] == rows.loc[answered, "a"] + rows.loc[answered, "b"]).all()
     report = (tmp_path / "out" / "report.md").read_text()
     assert "`s` = `a + b`; `h` = `floor(b / 2)`" in report and "never read from the data" in report
+
+
+def test_cli_plan_plans_the_modelled_columns(tmp_path):
+    from typer.testing import CliRunner
+
+    from privgraph.cli import app
+
+    plans = []
+    for name, book in (("with", BOOK), ("without", WITHOUT)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(book))
+        res = CliRunner().invoke(app, ["plan", "--domain", str(tmp_path / f"{name}.json"), "--rows", "2000",
+                                       "--epsilon", "1", "--json"])
+        assert res.exit_code == 0, res.output
+        plans.append(json.loads(res.output))
+    assert plans[0] == plans[1]

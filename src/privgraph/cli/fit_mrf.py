@@ -106,11 +106,16 @@ def fit_mrf(
         console.print(f"model written to {out}")
     if synthetic:
         console.print(f"{synthetic[0]} synthetic records written to {synthetic[1]}, columns {list(records.columns)} "
-                      "(the clique columns, in the codebook's order)")
+                      f"(the clique columns{_derived_words(est)}, in the codebook's order)")
         if left := _left_out(est, public, data, records.columns):
             console.print(f"not in any clique, so not modelled and left out of the synthetic records: {left}")
     print_privacy(console, est.ledger_, est.composition_, delta, relation=neighbours, seeded=seed is not None,
                   compositions=compositions)
+
+
+def _derived_words(est) -> str:
+    """How the records' columns say they carry derived columns (:mod:`privgraph.data.derived`), if any."""
+    return "" if est.derived_domain_ is None else " and the derived columns whose sources they hold, by their rules"
 
 
 def _check_spark(method: str, individual: str | None) -> None:

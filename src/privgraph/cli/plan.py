@@ -101,7 +101,7 @@ def plan(
     console.print(result.to_markdown(), markup=False, highlight=False)
     from privgraph.release.timing import release_time
 
-    console.print(release_time(public.sizes, epsilon).line(rows), highlight=False)
+    console.print(release_time(public.without_derived().sizes, epsilon).line(rows), highlight=False)
     verdict = "affordable" if result.affordable else "NOT affordable at every stage: see the rows marked NO"
     if person is not None:
         console.print(person_table(costs, person, rows))

@@ -31,8 +31,10 @@ column is never read, counted, measured or modelled; the release models the othe
 and computes the derived ones on its synthetic rows (post-processing: no budget), so they
 follow their rule exactly. Its values in the input are never read, so whatever they are
 (even out of the domain) the release is the same: the rule is trusted, not checked against
-the data (checking would read the data). The other commands read a derived column as data,
-like any other.
+the data (checking would read the data). ``fit-mrf`` (:class:`~privgraph.mrf.PrivateMRF`) does
+the same: its cliques may not name a derived column, and its synthetic records carry each derived
+column whose sources the model holds. The other commands read a derived column as data, like any
+other.
 """
 
 from __future__ import annotations
@@ -235,6 +237,25 @@ def level_codes(values: np.ndarray, levels) -> np.ndarray:
     return np.where(grid[codes] == values, codes, -1)
 
 
+def check_not_derived(domain, columns) -> None:
+    """Refuse, naming it and its sources, a derived column of ``domain`` among the ``columns`` a
+    model is asked to hold (a fit's cliques): it is computed on the synthetic rows, never read.
+
+    >>> from privgraph.data.domain import Domain
+    >>> d = Domain(("a", "b", "s"), (2, 2, 3), derived=(Rule.parse("s", "a + b"),))
+    >>> check_not_derived(d, {"a", "b"})
+    >>> check_not_derived(d, {"a", "s"})
+    Traceback (most recent call last):
+    ...
+    privgraph.validation.InvalidInput: column 's' is derived (a + b): it is computed on the synthetic rows by its rule, never read or modelled; name its sources ['a', 'b'] in the cliques instead
+    """
+    for rule in domain.derived:
+        if rule.target in columns:
+            raise InvalidInput(f"column {rule.target!r} is derived ({rule.text}): it is computed on the synthetic "
+                               f"rows by its rule, never read or modelled; name its sources {list(rule.sources)} "
+                               "in the cliques instead")
+
+
 def add_derived(frame, domain, derived=None):
     """``frame`` (the other columns' values, as a release decodes them) with every derived
     column of ``domain`` computed by its rule, the columns in ``domain``'s order; a missing
@@ -267,4 +288,4 @@ def add_derived(frame, domain, derived=None):
     return frame[[n for n in domain.names if n in frame.columns]]
 
 
-__all__ = ["FUNCTIONS", "MAX_COMBINATIONS", "Rule", "add_derived", "check_rules", "level_codes", "numeric_levels"]
+__all__ = ["FUNCTIONS", "MAX_COMBINATIONS", "Rule", "add_derived", "check_not_derived", "check_rules", "level_codes", "numeric_levels"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -23,6 +24,7 @@ from privgraph.data import (
     resolve_domain,
 )
 from privgraph.data.bins import decode_codes
+from privgraph.data.derived import add_derived, check_not_derived
 from privgraph.data.domain import check_countable
 from privgraph.data.frontdoor import PrivateData, open_private
 from privgraph.data.persons import fit_per_person, person_unit, plan_per_person
@@ -163,6 +165,10 @@ class PrivateMRF(PrivateEstimator):
         fit = self._fit()
         in_memory = fit.in_memory or self.individual is not None
         private = self._open(data, domain, infer_domain, neighbours, invalid, in_memory)  # the one front door
+        self.derived_domain_ = private.domain if private.domain.derived else None  # its rules, for the samples
+        if private.domain.derived:  # a derived column is never read (privgraph.data.derived)
+            check_not_derived(private.domain, {c for clique in self._cliques() for c in clique})
+            private = replace(private, domain=private.domain.without_derived())
         if in_memory:
             codes, ids, domain = self._encode(private)
         else:
@@ -198,7 +204,8 @@ class PrivateMRF(PrivateEstimator):
             return plan_per_person(self, unit, domain, n_rows)
         domain = resolve_domain(None, domain)
         self._check_parameters(len(self._cliques()))
-        cliques = check_cliques(domain, self._cliques())
+        check_not_derived(domain, {c for clique in self._cliques() for c in clique})
+        cliques = check_cliques(domain.without_derived(), self._cliques())
         fit = self._fit()
         ledger = fit.plan(domain, cliques, self._setting(), n_rows)
         return PrivacyPlan.of_ledger(ledger, Neighbours.parse(self.neighbours), fit.accountant, self.delta)
@@ -291,15 +298,19 @@ class PrivateMRF(PrivateEstimator):
 
     def sample(self, n: int, *, random_state=None, method: str = "sample", max_cells: int | None = None) -> pd.DataFrame:
         """``n`` synthetic records over :meth:`modelled_columns` (the clique columns in the
-        codebook's order; level labels; a binned continuous column's values drawn
+        codebook's order, with each derived column whose sources they hold, computed by its rule,
+        :mod:`privgraph.data.derived`; level labels; a binned continuous column's values drawn
         uniformly within their bins, from the same generator), exact or Gibbs; ``method``:
         ``"sample"`` (i.i.d.) or ``"round"`` (controlled rounding; see
         :func:`~privgraph.mrf.sample_model`); ``max_cells``: the exact-sampling limit on the
         junction tree (None: :data:`~privgraph.mrf.inference.MAX_TREE_CELLS`)."""
         rng = np.random.default_rng(random_state if random_state is not None else self._seed())
         codes = self.sample_codes(n, rng=rng, method=method, max_cells=max_cells)
-        records = decode_codes(self.model_.domain, codes, rng=rng)  # binned columns: a value within each bin
-        return records[self.modelled_columns()]
+        records = decode_codes(self.model_.domain, codes, rng=rng)[self.modelled_columns()]  # binned: within each bin
+        if self.derived_domain_ is None:
+            return records
+        rules = [r for r in self.derived_domain_.derived if set(r.sources) <= set(records.columns)]
+        return add_derived(records, self.derived_domain_, rules)  # post-processing: each by its public rule
 
     def modelled_columns(self) -> list[str]:
         """The columns of some clique, in the codebook's order: the columns :meth:`sample`
