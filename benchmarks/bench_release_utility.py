@@ -46,6 +46,19 @@ TARGETS = {
 }
 SPLIT_SEED = 0
 TEST_SHARE = 0.2
+#: table -> (treatment column, its treated levels, its untreated levels, the covariates adjusted for),
+#: level texts, chosen before any run: a natural question of each survey, adjusted for what comes
+#: before the treatment. The outcome is :data:`TARGETS`' answer. fair: a good or very good marriage
+#: (4-5 of 5) against the rest, on any affair, adjusted for Fair's demographics; cces16: a college
+#: degree on a Trump vote, adjusted for age, sex, race and state; gss: 16 or more years of schooling on
+#: legal abortion for any reason, adjusted for the year, age, sex, race and Hispanic origin.
+EFFECTS = {
+    "fair": ("rate_marriage", ("4", "5"), ("1", "2", "3"),
+             ("age", "yrs_married", "children", "religious", "educ", "occupation", "occupation_husb")),
+    "cces16": ("collegeed", ("1",), ("0",), ("age", "female", "racef", "state")),
+    "gss": ("educ", tuple(str(y) for y in range(16, 21)), tuple(str(y) for y in range(16)),
+            ("year", "age", "sex", "race", "hispanic")),
+}
 
 
 def split(frame: pd.DataFrame, target: str, seed: int = SPLIT_SEED,
@@ -101,20 +114,55 @@ def utility(train: pd.DataFrame, test: pd.DataFrame, target: str, positive: str,
     return out | {"auc": float(roc_auc_score(y_test, p)), "accuracy": float(np.mean((p >= 0.5) == y_test))}
 
 
+def adjusted_effect(frame: pd.DataFrame, name: str) -> dict:
+    """The adjusted effect of :data:`EFFECTS`' treatment on :data:`TARGETS`' outcome in ``frame``
+    (level texts): the treatment's coefficient in a linear probability model of the outcome on the
+    treatment and one-hot covariates (least squares), on the rows whose outcome and treatment are
+    answered (``effect``), and how many rows it used. A frame with one arm only: ``effect`` None.
+
+    >>> f = pd.DataFrame({"any_affair": ["1", "0", "0", "0"] * 25, "rate_marriage": ["5", "5", "1", "1"] * 25,
+    ...                   **{c: ["a"] * 100 for c in EFFECTS["fair"][3]}})
+    >>> round(adjusted_effect(f, "fair")["effect"], 6), adjusted_effect(f, "fair")["effect_rows"]
+    (0.5, 100)
+    """
+    from sklearn.linear_model import LinearRegression
+    from sklearn.preprocessing import OneHotEncoder
+
+    target, positive, negative = TARGETS[name]
+    treatment, treated, untreated, covariates = EFFECTS[name]
+    frame = frame.astype(str)
+    rows = frame[frame[target].isin([positive, negative]) & frame[treatment].isin([*treated, *untreated])]
+    z = rows[treatment].isin(treated).to_numpy(dtype=float)
+    if len(rows) == 0 or z.min() == z.max():
+        return {"effect": None, "effect_rows": int(len(rows))}
+    x = OneHotEncoder(drop="first", handle_unknown="ignore").fit_transform(rows[list(covariates)]).toarray()
+    y = (rows[target] == positive).to_numpy(dtype=float)
+    model = LinearRegression().fit(np.column_stack([z, x]), y)
+    return {"effect": float(model.coef_[0]), "effect_rows": int(len(rows))}
+
+
 def ceiling(name: str) -> dict:
     """The classifier trained on the real 80% itself (no privacy) and scored on the 20%."""
     frame, _ = table(name)
     train, test = split(frame, TARGETS[name][0])
+    real = {}
+    if name in EFFECTS:  # the effect on the 80%, and its sampling spread: 20 bootstrap resamples (seed 0)
+        rng = np.random.default_rng(0)
+        boot = [adjusted_effect(train.iloc[rng.integers(0, len(train), len(train))], name)["effect"] for _ in range(20)]
+        real = {f"{k}_real": v for k, v in adjusted_effect(train, name).items()} | {"effect_bootstrap_sd": float(np.std(boot))}
     return {"tool": "real 80% (no privacy)", "table": name, "rows": len(train), "columns": len(frame.columns),
-            "test_rows": len(test)} | utility(train, test, *TARGETS[name])
+            "test_rows": len(test)} | utility(train, test, *TARGETS[name]) | real
 
 
 def run_utility(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float) -> dict:
     """One tool's release from the table's 80% (``bench_release_real.run``), scored downstream."""
     frame, _ = table(name)
     train, test = split(frame, TARGETS[name][0])
-    row = run(tool, name, epsilon, delta, seed, python, timeout, None, rows=train,
-              extra=lambda synth: utility(synth, test, *TARGETS[name]))
+    def scored(synth):
+        effect = adjusted_effect(synth, name) if name in EFFECTS else {}
+        return utility(synth, test, *TARGETS[name]) | effect
+
+    row = run(tool, name, epsilon, delta, seed, python, timeout, None, rows=train, extra=scored)
     return row | {"test_rows": len(test), "split_seed": SPLIT_SEED, "synth_levels": "level_text"}
 
 
