@@ -273,7 +273,7 @@ class PrivateRelease(PrivateEstimator):
         modelled = data.domain.without_derived()  # a derived column is never read (privgraph.data.derived)
         engine = data.engine(None if modelled is data.domain else modelled.names)
         self.derived_domain_ = data.domain if data.domain.derived else None  # its rules, for the synthetic rows
-        domain = self.check_public(engine.domain, add_remove=neighbours is not RO)  # before any count or spend
+        domain = self.check_public(engine.domain, add_remove=neighbours is not RO).without_derived()  # before any count
         if neighbours is not RO and not needs_size(self.structure):  # n is private: the tree's plan needs no n
             return self._fitted(STRUCTURES[self.structure].run(self, engine, domain, None, budget), domain)
         if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
