@@ -149,7 +149,7 @@ def fit_per_person(estimator, unit: PersonUnit, X, *, domain, **fit_kwargs):
     public = resolve_domain(None, domain)
 
     def truncated(data, column, k, salt):
-        return truncate(data, column, k, salt, columns=public.names, dialect=public.csv)
+        return truncate(data, column, k, salt, columns=public.without_derived().names, dialect=public.csv)
 
     return fit_by_person(estimator, unit, X, truncate=truncated, domain=public, **fit_kwargs)
 
