@@ -145,7 +145,11 @@ COMMANDS = {
                                  "--timeout 1200 --out benchmarks/results/release_real_peers.jsonl && python3 "
                                  "benchmarks/bench_release_real.py --tables census_shape fair --epsilon 1 --no-privgraph "
                                  "--peers dpmm:privbayes --python VENV_WITH_DPMM --timeout 1200 --out "
-                                 "benchmarks/results/release_real_peers.jsonl"),
+                                 "benchmarks/results/release_real_peers.jsonl && python3 "
+                                 "benchmarks/bench_release_real.py --tables cces16 gss anes census_shape --epsilon 0.3 1 3 "
+                                 "--seeds 2 --first-seed 1 --no-privgraph --peers dpmm:mst --python VENV_WITH_DPMM --out "
+                                 "benchmarks/results/release_real_peers.jsonl (two processes at once: census_shape in "
+                                 "one, the rest in the other)"),
     "release_real_ablation.jsonl": ("python3 benchmarks/bench_release_real.py --tables cces16 gss anes mpls "
                                     "census_shape --epsilon 1 --seeds 3 --rare-sigmas=-inf --out "
                                     "benchmarks/results/release_real_ablation.jsonl"),
@@ -1069,7 +1073,7 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
                "release_error_anatomy.jsonl"),
               "Codebooks written from each survey's published coding (`benchmarks/real_tables.py`). Delta 1e-9, "
               "add/remove for every tool; privgraph over noise seeds 1000-1002, the peers (dpmm 0.1.9, their own venv; "
-              "the second file) one run, AIM up to three where it finished. TVD of the synthetic rows against the table"
+              "the second file) one run, MST three (seeds 0-2) on the tables of 14 or more columns, AIM up to three where it finished. TVD of the synthetic rows against the table"
               " over every 1-way and 2-way marginal and 20 fixed triples; CPU seconds in the tool's own process; peak "
               "RSS the most over the runs; a run that did not finish says so (the runs column, where others finished). "
               "A shared 2-core machine: compare ratios, not seconds. The sampling floor (third file, "
