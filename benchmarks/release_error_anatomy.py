@@ -130,9 +130,11 @@ def pair_rows(tvds: dict, floor: dict, facts: dict, domain) -> list[dict]:
         src = facts["sources"].get(k, [])
         full = [x for x in src if x != "adaptive-bins"]
         in_clique = any(set(pair) <= c for c in facts["tree_cliques"])
-        cls = "measured" if full else "bins" if src else "clique" if in_clique else "implied"
+        derived = any(v not in facts["domain"].names for v in pair)  # computed on the rows by its codebook rule
+        cls = "derived" if derived else "measured" if full else "bins" if src else "clique" if in_clique else "implied"
         row = {"pair": key, "tvd": value, "floor": floor[key], "cells": int(domain.cells(pair)),
-               "merged_cells": int(facts["domain"].cells(pair)), "class": cls, "sources": src,
+               "merged_cells": int(domain.cells(pair) if derived else facts["domain"].cells(pair)), "class": cls,
+               "sources": src,
                "merged": [v for v in pair if v in facts["merged"]]}
         if k in facts["noise"]:
             row["noise_tvd"] = facts["noise"][k]
@@ -150,7 +152,8 @@ def triple_rows(tvds: dict, floor: dict, facts: dict) -> list[dict]:
         triple = key.split("|")
         measured = sum(any(x != "adaptive-bins" for x in facts["sources"].get(frozenset(p), []))
                        for p in itertools.combinations(triple, 2))
-        cls = "clique" if any(set(triple) <= c for c in facts["tree_cliques"]) else "implied"
+        cls = ("derived" if any(v not in facts["domain"].names for v in triple)
+               else "clique" if any(set(triple) <= c for c in facts["tree_cliques"]) else "implied")
         rows.append({"triple": key, "tvd": value, "floor": floor[key], "class": cls, "pairs_measured": measured,
                      "merged": [v for v in triple if v in facts["merged"]]})
     return sorted(rows, key=lambda r: -r["tvd"])
@@ -160,7 +163,7 @@ def by_class(pairs: list[dict]) -> dict:
     """Per class: pairs, mean TVD, mean floor, and the class's share of the summed excess over the floor."""
     total = sum(max(r["tvd"] - r["floor"], 0.0) for r in pairs) or 1.0
     out = {}
-    for cls in ("measured", "bins", "clique", "implied"):
+    for cls in ("measured", "bins", "clique", "implied", "derived"):
         rows = [r for r in pairs if r["class"] == cls]
         if rows:
             out[cls] = {"pairs": len(rows), "tvd": float(np.mean([r["tvd"] for r in rows])),

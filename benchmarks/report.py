@@ -104,6 +104,9 @@ COMMANDS = {
                                         "release.tree.SELECTION_SHARE=0.4, =0.05, --set release.tree.ADAPTIVE_SHARE=0.5, =0.15 "
                                         "(at commit e43cd51 and the next ones of this stop, which draw the same rows on these tables; the 800,000 "
                                         "runs beside the 200,000 ones)"),
+    "release_error_anatomy_derived.jsonl": ("for e in 1 3; do nice -n 5 python3 benchmarks/release_error_anatomy.py "
+                                            "--tables anes_derived --epsilon $e --seeds 3 --out "
+                                            "benchmarks/results/release_error_anatomy_derived.jsonl; done (the two at once)"),
     "release_tree_cap_200k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes cces16 --epsilon 3 "
                                     "--seeds 1 --tree-cap 400000 --out benchmarks/results/release_tree_cap_200k.jsonl "
                                     "(and again with --tree-cap 200000)"),
@@ -656,7 +659,7 @@ def release_derived() -> str:
 
 
 ANATOMY_CLASSES = {"measured": "measured", "bins": "in bins only", "clique": "in a model clique",
-                   "implied": "left to the structure"}
+                   "implied": "left to the structure", "derived": "with a derived column"}
 
 
 def anatomy_groups(name: str = "release_error_anatomy.jsonl") -> dict[tuple, list[dict]]:
@@ -682,12 +685,14 @@ def _measured_noise(runs: list[dict]) -> str:
     return num(mean(p["tvd"] for p in rows) / mean(p["noise_tvd"] for p in rows), 2) if rows else "-"
 
 
-def release_anatomy() -> str:
+def release_anatomy(name: str = "release_error_anatomy.jsonl") -> str:
     """Per table and epsilon: the 2-way error against the floor, the worst pair, and the pairs by
-    class (their count, mean TVD and share of the error above the floor), then a few sentences
-    computed from the file."""
+    class (their count, mean TVD and share of the error above the floor; the classes the file
+    holds), then, for the main file, a few sentences computed from it."""
+    groups = anatomy_groups(name)
+    classes = [c for c in ANATOMY_CLASSES if any(c in r["classes"] for runs in groups.values() for r in runs)]
     body = []
-    for (table, eps), runs in anatomy_groups().items():
+    for (table, eps), runs in groups.items():
         worst = max((p for r in runs for p in r["pairs"][:1]), key=lambda p: p["tvd"])
         why = worst.get("reason", "+".join(dict.fromkeys(worst["sources"])))
         body.append([table, f"{eps:g}", len(runs), num(mean(r["tvd2"] for r in runs), 4),
@@ -695,10 +700,11 @@ def release_anatomy() -> str:
                      f"{mean(r['tvd2'] for r in runs) / mean(r['floor_tvd2'] for r in runs):.2f}",
                      f"{worst['pair'].replace('|', ' x ')} {num(worst['tvd'], 3)} (floor {num(worst['floor'], 3)}; "
                      f"{ANATOMY_CLASSES[worst['class']]}, {why}, {worst['merged_cells']:,} cells)"] +
-                    [_class_cell(runs, c) for c in ANATOMY_CLASSES] + [_measured_noise(runs), _junction_cell(runs)])
-    return anatomy_sentences() + "\n\n" + markdown(
+                    [_class_cell(runs, c) for c in classes] + [_measured_noise(runs), _junction_cell(runs)])
+    sentences = anatomy_sentences() + "\n\n" if name == "release_error_anatomy.jsonl" else ""
+    return sentences + markdown(
         ["table", "epsilon", "runs", "2-way TVD", "floor", "x floor", "worst pair of the runs (why)"] +
-        [f"{label}: pairs, TVD, share of the excess" for label in ANATOMY_CLASSES.values()] +
+        [f"{ANATOMY_CLASSES[c]}: pairs, TVD, share of the excess" for c in classes] +
         ["measured pairs' TVD / their noise's",
          "junction tree: cells (cap); most columns in a clique; largest clique (cells, share)"],
         body)
@@ -1146,6 +1152,11 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "\"as given\" are the first table's (worst pair: the anatomy's runs, the same draws; at epsilon 0.3 "
               "not measured). Multiples of anes's sampling floor (the third file of the first table).",
               release_derived),
+        Table("Where anes's error is, its computed columns declared", "release_error_anatomy_derived.jsonl",
+              "The anatomy above for `anes_derived` (the table above: the same draws), a pair with one of the two "
+              "derived columns in its own class: computed on the synthetic rows from the model's table of the "
+              "column's two sources.",
+              lambda: release_anatomy("release_error_anatomy_derived.jsonl")),
         Table("The adaptive rounds of each run", "release_real_rounds.jsonl",
               "privgraph alone, seed 0 (noise seed 1000) of the first table, at commit ac89149, after the rounds were "
               "capped at `release.adaptive.MAX_ROUNDS` = 64 (5294df4): how many rounds ran, how many annealed, how "
