@@ -694,7 +694,7 @@ def release_anatomy(name: str = "release_error_anatomy.jsonl") -> str:
     body = []
     for (table, eps), runs in groups.items():
         worst = max((p for r in runs for p in r["pairs"][:1]), key=lambda p: p["tvd"])
-        why = worst.get("reason", "+".join(dict.fromkeys(worst["sources"])))
+        why = worst.get("reason", "+".join(dict.fromkeys(worst["sources"]))) or "computed by its rule"
         body.append([table, f"{eps:g}", len(runs), num(mean(r["tvd2"] for r in runs), 4),
                      num(mean(r["floor_tvd2"] for r in runs), 4),
                      f"{mean(r['tvd2'] for r in runs) / mean(r['floor_tvd2'] for r in runs):.2f}",
