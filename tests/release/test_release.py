@@ -298,3 +298,17 @@ def test_auto_passes_priv_pc_over_where_its_blocks_need_more_rows(neighbours, n)
     with pytest.warns(UserWarning, match="NOT private"):
         rel = PrivateRelease(epsilon=1.0, neighbours=neighbours, random_state=0).fit(X, domain=d)
     assert rel.structure_kind_ == "tree" and len(rel.sample(random_state=0)) > 0
+
+
+@pytest.mark.parametrize("structure", ["priv-pc", "gauss-pc"])
+def test_a_pc_structure_asked_for_on_too_few_rows_says_why_and_what_to_do(structure):
+    """Asked for by name on a few hundred rows under add/remove, a PC structure plans at the released
+    size (a few rows) and cannot run: the refusal names the structure, the rows it planned at and the
+    way out, instead of only its test's "too few rows"."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 3, 400), "b": rng.integers(0, 2, 400), "c": rng.integers(0, 2, 400)})
+    d = Domain(("a", "b", "c"), (3, 2, 2), levels=((0, 1, 2), (0, 1), (0, 1)))
+    with pytest.warns(UserWarning, match="NOT private"), \
+            pytest.raises(ValueError, match=rf"structure '{structure}' cannot run on the \d+ rows the release plans at "
+                                            r"\(\d+ rows are too few for 50 blocks.*choose structure \"tree\""):
+        PrivateRelease(epsilon=1.0, structure=structure, random_state=0).fit(X, domain=d)

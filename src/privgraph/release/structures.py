@@ -27,8 +27,11 @@ releases it and they run on a secret subset of that size); the tree runs on all 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
+from privgraph.causal.margins import TooFewRows
 from privgraph.graphs.export import graph_writer, tree_writer
 from privgraph.mrf import PrivateMRF
 from privgraph.mrf.estimator import TABLE_METHODS
@@ -72,6 +75,19 @@ def method_name(structure) -> str:
     """The PC variant that ran (PrivPC's ``method_``; its Fisher-z path names none)."""
     method = getattr(structure, "method_", None)
     return _METHOD_NAMES.get(method, method)
+
+
+@contextmanager
+def rows_enough(prediction):
+    """A PC structure's refusal of too few rows for its tests' blocks, said with what the release
+    planned at (public: n, or under add/remove the released size: post-processing)."""
+    try:
+        yield
+    except TooFewRows as err:
+        raise TooFewRows(f"structure {prediction.structure!r} cannot run on the {prediction.n_rows:,} rows the release "
+                         f"plans at ({err}; under add/remove the size is released with noise and a safety margin, so "
+                         "a table of a few hundred rows plans at far fewer): choose structure \"tree\" "
+                         "(--structure tree) or \"auto\", which passes it over") from None
 
 
 class PCStructure(Structure):
@@ -121,19 +137,21 @@ class PCStructure(Structure):
 
     def run(self, release, engine, domain, prediction, budget, *, sized=None, sampler=None) -> StageFit:
         structure = self.estimator(release, prediction, release.random_state if sized is None else sampler)
-        structure_plan = (structure.privacy_plan(domain, prediction.n_rows) if sized is None else
-                          resized_plan(structure, domain, prediction.n_rows, prediction.size_epsilon))
+        with rows_enough(prediction):
+            structure_plan = (structure.privacy_plan(domain, prediction.n_rows) if sized is None else
+                              resized_plan(structure, domain, prediction.n_rows, prediction.size_epsilon))
         accountant = self.accountant(release, prediction)
         budget = budget if budget is not None else Budget(release.epsilon, release.delta, composition=accountant)
         check_affordable((structure_plan + self.parameters_plan(release, domain, prediction)).charges,
                          budget)  # before noise
-        if sized is None:
-            structure.fit(engine, budget=budget)
-            structure_ledger = structure.ledger_
-        else:
-            structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, resize=resize_engine,
-                                                   sampler=sampler, budget=budget,
-                                                   size_epsilon=prediction.size_epsilon, plan=structure_plan)
+        with rows_enough(prediction):
+            if sized is None:
+                structure.fit(engine, budget=budget)
+                structure_ledger = structure.ledger_
+            else:
+                structure_ledger = sized + fit_resized(structure, engine, prediction.n_rows, resize=resize_engine,
+                                                       sampler=sampler, budget=budget,
+                                                       size_epsilon=prediction.size_epsilon, plan=structure_plan)
         graph = structure.graph_
         progress(f"stage 1 ({prediction.structure}):", len(graph.directed_edges) + len(graph.undirected_edges), "edges")
         if release.orientation is not None:
