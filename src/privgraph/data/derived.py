@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from privgraph.data.bins import level_values
-from privgraph.data.missing import MISSING, is_missing_level, missing_code, real_levels  # noqa: F401 (MISSING: the doctests)
+from privgraph.data.missing import MISSING, missing_code, real_levels  # noqa: F401 (MISSING: the doctests)
 from privgraph.validation import InvalidInput
 
 #: The most combinations of a rule's sources' levels :func:`check_rules` evaluates (a rule
@@ -256,26 +256,27 @@ def check_not_derived(domain, columns) -> None:
                                "in the cliques instead")
 
 
-def add_derived(frame, domain, derived=None):
-    """``frame`` (the other columns' values, as a release decodes them) with every derived
-    column of ``domain`` computed by its rule, the columns in ``domain``'s order; a missing
-    source gives the missing level. Post-processing: reads nothing but ``frame``.
+def add_derived(frame, domain):
+    """``frame`` (the other columns' values, as a release decodes them: numbers, missing as NA)
+    with each derived column of ``domain`` whose sources it holds computed by its rule, the
+    columns in ``domain``'s order; a missing source gives the missing level. Post-processing:
+    reads nothing but ``frame``.
 
     >>> from privgraph.data.domain import Domain, Kind
     >>> d = Domain(("a", "b", "s"), (3, 2, 5), (Kind.ORDINAL,) * 3, levels=((0, 1, MISSING), (0, 2), (0, 1, 2, 3, MISSING)),
     ...            derived=(Rule.parse("s", "a + b"),))
     >>> add_derived(pd.DataFrame({"a": [1, 0, None], "b": [2, 0, 2]}), d)["s"].tolist()
     [3, 0, <NA>]
+    >>> list(add_derived(pd.DataFrame({"b": [2]}), d).columns)  # s needs a too
+    ['b']
     """
     frame = frame.copy()
-    for rule in domain.derived if derived is None else derived:
+    for rule in domain.derived:
+        if not set(rule.sources) <= set(frame.columns):
+            continue
         levels = domain.levels[domain.index(rule.target)]
-        values, missing = {}, np.zeros(len(frame), dtype=bool)
-        for source in rule.sources:
-            column = frame[source].to_numpy(dtype=object)
-            gone = np.array([is_missing_level(v) or pd.isna(v) for v in column], dtype=bool)
-            missing |= gone
-            values[source] = np.where(gone, np.nan, np.where(gone, 0, column)).astype(float)
+        values = {s: pd.to_numeric(frame[s]).to_numpy(dtype=float, na_value=np.nan) for s in rule.sources}
+        missing = np.logical_or.reduce([np.isnan(v) for v in values.values()])
         result = rule.evaluate(values)
         codes = level_codes(result, levels)
         if (bad := np.flatnonzero((codes < 0) & ~missing)).size:  # a Domain built by hand, its rule unchecked
@@ -286,6 +287,5 @@ def add_derived(frame, domain, derived=None):
         else:
             frame[rule.target] = level_values(levels, np.where(missing, at, codes)).set_axis(frame.index)
     return frame[[n for n in domain.names if n in frame.columns]]
-
 
 __all__ = ["FUNCTIONS", "MAX_COMBINATIONS", "Rule", "add_derived", "check_not_derived", "check_rules", "level_codes", "numeric_levels"]

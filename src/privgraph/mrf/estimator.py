@@ -309,8 +309,7 @@ class PrivateMRF(PrivateEstimator):
         records = decode_codes(self.model_.domain, codes, rng=rng)[self.modelled_columns()]  # binned: within each bin
         if self.derived_domain_ is None:
             return records
-        rules = [r for r in self.derived_domain_.derived if set(r.sources) <= set(records.columns)]
-        return add_derived(records, self.derived_domain_, rules)  # post-processing: each by its public rule
+        return add_derived(records, self.derived_domain_)  # post-processing: each whose sources are modelled
 
     def modelled_columns(self) -> list[str]:
         """The columns of some clique, in the codebook's order: the columns :meth:`sample`
