@@ -116,10 +116,12 @@ def run_privgraph(net_name: str, n: int, epsilon: float, seed: int, split, cap: 
 
 
 def _model_skeleton(rel):
-    """The tree's model skeleton: the released tree and the residual pairs (for its own F1)."""
+    """The tree's model skeleton: every pair within a clique of its model (the released tree, the
+    residual pairs and the rounds' triples; for its own F1)."""
     from privgraph.graphs import CPDAG
 
-    return CPDAG(rel.domain_.names, undirected=rel.cliques_)
+    pairs = dict.fromkeys(p for c in rel.cliques_ for p in itertools.combinations(c, 2))
+    return CPDAG(rel.domain_.names, undirected=list(pairs))
 
 
 def run_privpc_alone(net_name: str, n: int, epsilon: float, seed: int, delta: float = 1e-6,

@@ -75,6 +75,7 @@ if spec.get("train"):  # the private input is a part of the table (bench_release
     train = pd.read_csv(spec["train"], dtype=str, keep_default_na=False)
 t0 = time.process_time()
 rel = PrivateRelease(epsilon=spec["epsilon"], delta=spec["delta"], random_state=1000 + spec["seed"],
+                     structure=spec.get("structure", "auto"),
                      **({"tree_cap": spec["tree_cap"]} if spec["tree_cap"] else {})).fit(train, domain=domain)
 synth = rel.sample(random_state=spec["seed"])
 cpu = time.process_time() - t0
@@ -233,21 +234,28 @@ def scores(train: pd.DataFrame, synth: pd.DataFrame) -> dict:
 def run(tool: str, name: str, epsilon: float, delta: float, seed: int, python: str, timeout: float,
         tree_cap: int | None, rare_sigmas: float | None = None, round_focus: bool = False,
         settings: dict | None = None, rows: pd.DataFrame | None = None,
-        extra: Callable[[pd.DataFrame], dict] | None = None) -> dict:
+        extra: Callable[[pd.DataFrame], dict] | None = None, structure: str = "auto",
+        resample: int | None = None) -> dict:
     """One tool's run as a result row; ``rows``: the private input (default the whole table; the TVD
-    is against it), ``extra``: more fields computed from the synthetic rows (the utility's scores)."""
+    is against it), ``extra``: more fields computed from the synthetic rows (the utility's scores),
+    ``structure``: privgraph's (default its planner's choice), ``resample``: the private input is
+    instead this many rows drawn with replacement from the table (numpy seed 7: the same for every
+    tool and seed; a larger table of the same distribution)."""
     from privgraph.data.codebook import level_text
 
     train, domain = table(name)
     train = train if rows is None else rows
+    if resample:
+        train = train.iloc[np.random.default_rng(7).integers(0, len(train), resample)].reset_index(drop=True)
     row = {"tool": tool, "table": name, "rows": len(train), "columns": len(train.columns), "epsilon": epsilon,
            "delta": delta, "seed": seed} | ({"rare_sigmas": rare_sigmas} if rare_sigmas is not None else {}) | (
-               {"round_focus": True} if round_focus else {}) | ({"set": settings} if settings else {})
+               {"round_focus": True} if round_focus else {}) | ({"set": settings} if settings else {}) | (
+               {"asked_structure": structure} if structure != "auto" else {}) | ({"resample": resample} if resample else {})
     with tempfile.TemporaryDirectory() as d:
         spec = {"table": name, "epsilon": epsilon, "delta": delta, "seed": seed, "out": f"{d}/synth.csv",
                 "bench": str(HERE), "tree_cap": tree_cap, "rare_sigmas": rare_sigmas, "round_focus": round_focus,
-                "set": settings or {}}
-        if rows is not None or tool != "privgraph":
+                "set": settings or {}, "structure": structure}
+        if rows is not None or resample or tool != "privgraph":
             train.to_csv(f"{d}/train.csv", index=False)
             spec["train"] = f"{d}/train.csv"
         if tool == "privgraph":
@@ -319,6 +327,9 @@ def main(argv=None) -> None:
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="an ablation: set a package constant in privgraph's run (the value as JSON), e.g. "
                          "release.adaptive.COARSE_BINS=4; recorded in each row")
+    ap.add_argument("--structure", default="auto", help="privgraph's structure (default: its planner's choice)")
+    ap.add_argument("--resample", type=int, default=None,
+                    help="the private input: this many rows drawn with replacement from each table (a larger table)")
     ap.add_argument("--out", type=Path, default=None, help="also append each row to this JSON-lines file")
     args = ap.parse_args(argv)
     settings = {}
@@ -334,7 +345,8 @@ def main(argv=None) -> None:
         for tool in ([] if args.no_privgraph else ["privgraph"]) + args.peers:
             python = args.opendp_python if tool.startswith("opendp:") else args.python
             row = run(tool, name, epsilon, args.delta, seed, python, args.timeout, args.tree_cap,
-                      args.rare_sigmas, args.round_focus, settings)
+                      args.rare_sigmas, args.round_focus, settings, structure=args.structure,
+                      resample=args.resample)
             line = json.dumps(row)
             print(line, flush=True)
             append_line(args.out, line)

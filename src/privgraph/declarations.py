@@ -100,11 +100,12 @@ RELEASE = (
     *privacy_params(
         epsilon="Total privacy budget epsilon of the whole release.",
         delta="delta (Priv-PC's composition; the tree's Gaussian tables under zCDP; 0: pure DP).",
-        neighbours="add_remove: one row added or removed, the number of rows private: --structure auto "
-                   "(which chooses from it), gauss-pc and priv-pc first release it with 1% of rho when delta > 0 "
-                   "(epsilon sqrt(0.02 rho) alone: 2.2% of epsilon at epsilon 1, delta 1e-6), 1% of epsilon at "
-                   "delta 0; the PC structures then run on a secret subset of that size, the tree on all rows; "
-                   "--structure tree releases none. replace_one: one row changed, the number of rows public.",
+        neighbours="add_remove: one row added or removed, the number of rows private: gauss-pc and priv-pc "
+                   "first release it with 1% of rho when delta > 0 (epsilon sqrt(0.02 rho) alone: 2.2% of epsilon "
+                   "at epsilon 1, delta 1e-6), 1% of epsilon at delta 0, as --structure auto does at delta 0 "
+                   "(it chooses from it); the PC structures then run on a secret subset of that size, the tree on "
+                   "all rows; --structure tree, and auto at delta > 0 (the tree), release none. replace_one: one "
+                   "row changed, the number of rows public.",
         default_delta=1e-6, default_neighbours="add_remove"),
     Param("split", "Structure's share of epsilon for Priv-PC (default: the planner's recommendation).",
           kind=check_share, default=None),
@@ -119,8 +120,9 @@ RELEASE = (
     Param("tree_cap", "Public model-size cap: the most cells the model's junction tree may hold, so that the "
                       "model is fitted and sampled exactly (at least the domain's one-way cells).",
           kind=positive_count, default=200_000),
-    Param("structure", "Stage 1; auto: Gauss-PC where the planner finds it affordable and delta > 0, else "
-                       "Priv-PC where affordable, else a private spanning tree.",
+    Param("structure", "Stage 1; auto: at delta > 0 the private spanning tree with AIM's adaptive rounds "
+                       "(pairs and small triples) where its tables fit the memory cap; at delta 0 Priv-PC where "
+                       "the planner finds it affordable, else the tree.",
           choices=RELEASE_STRUCTURES, default="auto"),
     MAX_ROWS_PER_PERSON,
 )

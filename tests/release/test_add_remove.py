@@ -99,7 +99,7 @@ def test_add_remove_score_sensitivity_is_one_with_the_prediction_fixed():
         assert abs(diff[0]) <= 1 + 1e-9
 
 
-@pytest.mark.parametrize("structure, kind, composition", [("auto", "gauss-pc", "rdp"),
+@pytest.mark.parametrize("structure, kind, composition", [("gauss-pc", "gauss-pc", "rdp"),
                                                             ("priv-pc", "priv-pc", "optimal")])
 def test_a_pc_structure_releases_the_size_first_and_runs_on_a_subset(structure, kind, composition):
     """Stage 0 releases n (Laplace, sensitivity 1) with 1% of the budget; the structure runs on
@@ -127,12 +127,18 @@ def test_a_pc_structure_releases_the_size_first_and_runs_on_a_subset(structure, 
 def test_unknown_relations_are_refused_and_the_planner_plans_the_size():
     with pytest.raises(ValueError, match="neighbours"):
         PrivateRelease(neighbours="swap").privacy_plan(Domain.of(a=2, b=2, c=2), 100)
-    plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove")
+    plan = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove",
+                        structure="gauss-pc")
     assert plan.structure == "gauss-pc" and plan.stages[0].stage == "size" and plan.neighbours == "add_remove"
-    ro = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="replace_one")
+    ro = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="replace_one",
+                      structure="gauss-pc")
     assert plan.stages[2].noise < ro.stages[1].noise  # add/remove tables: L2 sensitivity 1, not sqrt(2)
     tree = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove", structure="tree")
     assert tree.structure == "tree" and tree.size_epsilon == 0.0
+    auto = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, neighbours="add_remove")  # delta > 0
+    assert auto.structure == "tree" and auto.size_epsilon == 0.0 and auto.stages == tree.stages
+    pure = plan_release(load_network("asia").domain, 100_000, epsilon=1.0, delta=0.0, neighbours="add_remove")
+    assert pure.stages[0].stage == "size"  # delta = 0: the planner chooses at a released size
 
 
 def test_neighbouring_files_differing_by_one_row_behave_alike(asia):
@@ -148,11 +154,11 @@ def test_neighbouring_files_differing_by_one_row_behave_alike(asia):
         runs = [PrivateRelease(epsilon=1.0, neighbours="add_remove", random_state=3, structure=structure).fit(
             t, domain=net.domain) for t in (X, bigger)]
         assert runs[0].ledger_.rows() == runs[1].ledger_.rows()
-        assert runs[0].structure_kind_ == runs[1].structure_kind_ == "tree"  # auto: the planner's choice at m
+        assert runs[0].structure_kind_ == runs[1].structure_kind_ == "tree"  # auto at delta > 0: public facts
         assert len(runs[0].structure_.edges) == len(runs[1].structure_.edges)
         assert len(runs[0].structure_.last) == len(runs[1].structure_.last)
         assert abs(runs[0].n_rows_ - runs[1].n_rows_) <= 2  # same noise draws (seeded), one count apart
-        assert (runs[0].ledger_.charges[0].mechanism == "laplace") is (structure == "auto")  # the size, stage 0
+        assert runs[0].ledger_.charges[0].mechanism != "laplace"  # no size: the tree needs none
 
 
 def test_the_rows_audit_case_catches_a_release_that_reports_the_true_n():
@@ -197,7 +203,7 @@ def test_the_report_names_the_size_stage():
 
     net = load_network("asia")
     X = sample_frame(net, 100_000, np.random.default_rng(3), labels=True)
-    rel = PrivateRelease(epsilon=1.0, random_state=4).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, structure="gauss-pc", random_state=4).fit(X, domain=net.domain)
     rows = budget_rows(rel)
     assert [r[0] for r in rows] == ["0 size", "1 structure", "3 parameters"]
     assert rows[0][2] == rel.ledger_.charges[0].epsilon

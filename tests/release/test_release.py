@@ -177,10 +177,14 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     estimated = json.loads((out / "model.json").read_text())["privacy"]["n_rows_estimated"]
     assert len(pd.read_csv(out / "synthetic.csv")) == estimated  # n is private: its estimate, not 3,000
     plan = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
-                               "--epsilon", "1", "--json"])
+                               "--epsilon", "1", "--json", "--structure", "gauss-pc"])
     stages = [s["stage"] for s in json.loads(plan.output)["stages"]]
     assert plan.exit_code == 0 and stages == ["size", "structure (gauss-pc)", "parameters (gaussian)"]
     assert json.loads(plan.output)["structure"] == "gauss-pc"
+    auto = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000",
+                               "--epsilon", "1", "--json"])  # auto at delta > 0: the tree, no size
+    assert auto.exit_code == 0 and [s["stage"] for s in json.loads(auto.output)["stages"]] == [
+        "structure (tree)", "parameters (tree)"]
     ro = tmp_path / "ro"
     ro.mkdir()
     res = runner.invoke(app, ["release", str(tmp_path / "asia.csv"), "--domain", str(tmp_path / "asia.json"),
@@ -189,7 +193,8 @@ def test_cli_release_writes_everything_and_plan_spends_nothing(tmp_path, asia, s
     assert res.exit_code == 0, res.output
     assert json.loads((ro / "ledger.json").read_text())["neighbours"] == "replace_one"
     assert "replace-one" in (ro / "report.md").read_text() and len(pd.read_csv(ro / "synthetic.csv")) == 3_000
-    text = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000", "--epsilon", "1"])
+    text = runner.invoke(app, ["plan", "--domain", str(tmp_path / "asia.json"), "--rows", "100000", "--epsilon", "1",
+                               "--structure", "gauss-pc"])
     assert text.exit_code == 0 and "of rho" in text.output  # the split is a share of the zCDP budget here
 
 
@@ -230,8 +235,9 @@ def test_gauss_pc_release_charges_its_plan_under_one_rho(asia):
     from privgraph.privacy.zcdp import rho_for_budget
 
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, random_state=2, neighbours="replace_one").fit(X, domain=net.domain)
-    plan = PrivateRelease(epsilon=1.0, neighbours="replace_one").privacy_plan(net.domain, len(X))
+    rel = PrivateRelease(epsilon=1.0, random_state=2, neighbours="replace_one", structure="gauss-pc").fit(
+        X, domain=net.domain)
+    plan = PrivateRelease(epsilon=1.0, neighbours="replace_one", structure="gauss-pc").privacy_plan(net.domain, len(X))
     assert rel.structure_kind_ == "gauss-pc" and rel.composition_ == "rdp" and rel.ledger_.neighbours == {RO}
     assert rel.structure_.ledger_.charges == plan.charges[:-1]
     (tables,) = rel.parameters_.ledger_.charges
@@ -252,7 +258,8 @@ def test_planner_gaussian_noise_matches_the_released_tables(asia, neighbours, st
     from scipy.stats import chi2
 
     net, X = asia()
-    rel = PrivateRelease(epsilon=1.0, random_state=3, neighbours=neighbours).fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, random_state=3, neighbours=neighbours, structure="gauss-pc").fit(
+        X, domain=net.domain)
     assert rel.structure_kind_ == "gauss-pc"
     noisy = rel.parameters_.marginals_
     errors = np.concatenate([np.ravel(np.asarray(table) - X.groupby(list(c), observed=False).size().to_numpy()
@@ -271,9 +278,10 @@ def test_gauss_pc_planner_predicts_level_0(asia):
     from privgraph.privacy.zcdp import zcdp_gaussian_scale
 
     net, X = asia(100_000)
-    plan = plan_release(net.domain, len(X), epsilon=1.0, neighbours="replace_one")
+    plan = plan_release(net.domain, len(X), epsilon=1.0, neighbours="replace_one", structure="gauss-pc")
     assert plan.structure == "gauss-pc" and plan.stages[0].affordable
-    rel = PrivateRelease(epsilon=1.0, random_state=5, neighbours="replace_one").fit(X, domain=net.domain)
+    rel = PrivateRelease(epsilon=1.0, random_state=5, neighbours="replace_one", structure="gauss-pc").fit(
+        X, domain=net.domain)
     level0 = rel.structure_.ledger_.charges[0]
     d = len(net.domain.names)
     sigma = zcdp_gaussian_scale(level0.curve.rho, kendall_pairs_l2_sensitivity(d, with_degeneracy=True),

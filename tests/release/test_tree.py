@@ -99,7 +99,10 @@ def test_tree_pair_tables_agree_with_exact_inference():
 def test_auto_chooses_from_public_facts_only():
     child, asia = load_network("child").domain, load_network("asia").domain
     assert plan_release(child, 20_000, epsilon=1.0, neighbours="replace_one").structure == "tree"
-    assert plan_release(asia, 100_000, epsilon=1.0, neighbours="replace_one").structure == "gauss-pc"
+    assert plan_release(asia, 100_000, epsilon=1.0, neighbours="replace_one").structure == "tree"  # delta > 0
+    gauss = plan_release(asia, 100_000, epsilon=1.0, neighbours="replace_one", structure="gauss-pc")
+    assert gauss.stages[0].affordable  # affordable, but auto at delta > 0 runs the tree (resolve_structure)
+    assert plan_release(asia, 100_000, epsilon=30.0, delta=1e-9, neighbours="replace_one").structure == "tree"
     # alarm at 1e5: Gauss-PC's level 0 is bearable only by starving level 1 (sigma 16 times
     # what a test can bear with every pair left): not affordable, and the tree runs
     alarm = load_network("alarm").domain

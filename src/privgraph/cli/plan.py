@@ -44,6 +44,7 @@ def plan(
     discover: bool = typer.Option(False, "--discover", help="Plan `privgraph discover` with these settings instead of a release: its charges and the smallest effect its tests can detect."),
     ci_test: str = PRIVPC.option(),
     max_rows_per_person: Optional[int] = RELEASE.option(),
+    structure: str = RELEASE.option(),
 ) -> None:
     """Predict, without reading data, what a release with this budget can afford."""
     import json
@@ -78,7 +79,7 @@ def plan(
     with stages(PLAN_STAGES) as stage:  # the codebook and --rows only: no data
         stage(PLAN_STAGES[0])
         result = plan_release(public, rows, epsilon=row_epsilon, delta=row_delta, split=split, cap=cap, effect=effect,
-                              cell=cell, neighbours=neighbours if unit is None else "add_remove")
+                              cell=cell, neighbours=neighbours if unit is None else "add_remove", structure=structure)
     if as_json:
         person_json = {} if unit is None else {"privacy_unit": {"person_column": unit.column, "max_rows_per_person":
                                                                 unit.k, "epsilon_per_row": row_epsilon,

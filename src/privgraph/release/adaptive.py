@@ -3,13 +3,16 @@
 After the tree's tables (:mod:`privgraph.release.tree`), each round, as AIM (McKenna, Mullins,
 Sheldon, Miklau 2022, Algorithm 2):
 
-1. **select**: every pair is scored by how badly the model fitted to the tables released so far
+1. **select**: every pair, and every triple of the workload (:func:`~privgraph.release.model_size.workload_triples`: small
+   triples from the codebook's sizes, as AIM's 3-way workload), is scored by how badly the
+   model fitted to the tables released so far
    (post-processing) answers it, less the noise its own measurement would add,
    ``q_ij = || C_ij - n P_model(i, j) ||_1 - sqrt(2/pi) sigma_t cells_ij``; one pair is chosen by
    the exponential mechanism at ``epsilon_t`` among the pairs that keep the model's junction
    tree within the public cap (:func:`~privgraph.release.model_size.fits`). Sensitivity: that of
    :func:`~privgraph.release.pair_scores.pair_score_sensitivity` (the prediction and the penalty are
-   the same on both neighbours; the penalty is a public constant per pair);
+   the same on both neighbours; the penalty is a public constant per pair; a triple's table
+   moves by one cell as a pair's does, so its score has the same sensitivity);
 2. **measure**: its count table with the discrete Gaussian at ``rho_t``
    (:func:`~privgraph.privacy.zcdp.zcdp_gaussian_vector`: one table, L2 sensitivity 1 under
    add/remove, ``sqrt 2`` under replace-one). A pair measured again is combined with its
@@ -110,6 +113,7 @@ COARSE_BINS = 8
 COARSE_MAX_CLIQUE = 1000
 
 
+
 @dataclass(frozen=True)
 class AdaptivePlan:
     """The adaptive stage's public plan: its total ``rho`` (zCDP), the ``rounds`` its first
@@ -133,11 +137,11 @@ class AdaptivePlan:
 
 @dataclass(frozen=True)
 class AdaptiveRounds:
-    """What the adaptive stage did (released facts, for the report): the pairs measured in
-    order (a pair measured again appears again), the rounds run, how many annealed, and the
-    rho they spent together."""
+    """What the adaptive stage did (released facts, for the report): the tables measured in
+    order, pairs and triples (:func:`~privgraph.release.model_size.workload_triples`; one measured again appears again), the
+    rounds run, how many annealed, and the rho they spent together."""
 
-    pairs: tuple[tuple[str, str], ...]
+    pairs: tuple[tuple[str, ...], ...]
     rounds: int
     annealed: int
     spent: float = 0.0  # the rounds' rhos added up: the stage's rho (the filter spends it all)
@@ -221,7 +225,7 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
 
 
 def candidates(domain: Domain, pairs, one_way: dict, ordered) -> list[tuple[tuple[str, str], tuple | None]]:
-    """What a round may measure: every pair at full resolution (bins None) and, where a pair
+    """What a round may measure: every pair (and triple) at full resolution (bins None) and, where a pair
     of at most :data:`COARSE_MAX_CLIQUE` cells has an ``ordered`` column of more than
     :data:`COARSE_ABOVE` codes, the same pair with such columns in bins (:func:`mass_bins`;
     the other column kept, None). A coarsened table has
@@ -241,7 +245,7 @@ def candidates(domain: Domain, pairs, one_way: dict, ordered) -> list[tuple[tupl
     out = []
     for pair in pairs:
         out.append((pair, None))
-        if any(v in wide for v in pair) and domain.cells(pair) <= COARSE_MAX_CLIQUE:
+        if len(pair) == 2 and any(v in wide for v in pair) and domain.cells(pair) <= COARSE_MAX_CLIQUE:
             out.append((pair, tuple(wide.get(v) for v in pair)))
     return out
 

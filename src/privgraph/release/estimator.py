@@ -68,7 +68,7 @@ from privgraph.timecap import check_time
 from privgraph.privacy.add_remove import AddRemove
 from privgraph.privacy.resize import size_charge
 from privgraph.release.planner import (
-    ReleasePlan, check_splittable, plan_release, size_accountant,
+    ReleasePlan, check_splittable, plan_release, resolve_structure, size_accountant,
 )
 from privgraph.release.stage import StageFit, checked_before_data, needs_size, progress
 from privgraph.release.structures import STRUCTURES  # the registry, the built-in structures in it
@@ -274,8 +274,9 @@ class PrivateRelease(PrivateEstimator):
         engine = data.engine(None if modelled is data.domain else modelled.names)
         self.derived_domain_ = data.domain if data.domain.derived else None  # its rules, for the synthetic rows
         domain = self.check_public(engine.domain, add_remove=neighbours is not RO).without_derived()  # before any count
-        if neighbours is not RO and not needs_size(self.structure):  # n is private: the tree's plan needs no n
-            return self._fitted(STRUCTURES[self.structure].run(self, engine, domain, None, budget), domain)
+        chosen = resolve_structure(self.structure, domain, self.delta)  # "auto" named from public facts
+        if neighbours is not RO and not needs_size(chosen):  # n is private: the tree's plan needs no n
+            return self._fitted(STRUCTURES[chosen].run(self, engine, domain, None, budget), domain)
         if neighbours is not RO:  # stage 0: the size, then the plan at the public m it gives
             return self._fit_sized(engine, domain, budget)
         n = int(engine.counts([]))  # public under replace-one
@@ -388,7 +389,7 @@ class PrivateRelease(PrivateEstimator):
         domain = check_countable(resolve_domain(None, domain))  # as plan_release refuses
         modelled = domain.without_derived()
         check_tree_cap(self.tree_cap, modelled)
-        for stage in checked_before_data(self.structure, add_remove):
+        for stage in checked_before_data(resolve_structure(self.structure, modelled, self.delta), add_remove):
             stage.check_domain(modelled)
         return domain
 

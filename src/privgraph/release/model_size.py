@@ -19,6 +19,7 @@ sampling build, so the cap bounds the tree that actually runs.
 
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 import numpy as np
@@ -110,13 +111,45 @@ PAIR_BYTES = 3_200
 PAIR_COPIES = 4
 
 
+#: The adaptive rounds' triples (:mod:`privgraph.release.adaptive`; AIM's workload in OpenDP is
+#: 3-way): triples of the :data:`TRIPLE_COLUMNS` columns with the fewest levels whose tables have
+#: at most :data:`TRIPLE_MAX_CELLS` cells, the smallest tables first, at most :data:`MAX_TRIPLES`
+#: of them. Public: the codebook's sizes only, so they are counted in the release's one data pass.
+#: The caps bound each round's predictions and the memory (:func:`tree_stage_bytes`) on wide tables.
+TRIPLE_MAX_CELLS = 1000
+MAX_TRIPLES = 600
+TRIPLE_COLUMNS = 64
+
+
+def workload_triples(domain: Domain) -> list[tuple[str, ...]]:
+    """The triples the adaptive rounds may measure (:data:`TRIPLE_MAX_CELLS`,
+    :data:`MAX_TRIPLES`, :data:`TRIPLE_COLUMNS`), each in the codebook's column order; ties
+    in cells keep the codebook's order of the triples.
+
+    >>> workload_triples(Domain.of(a=2, b=2, c=200, e=2))
+    [('a', 'b', 'e'), ('a', 'b', 'c'), ('a', 'c', 'e'), ('b', 'c', 'e')]
+    >>> workload_triples(Domain.of(a=20, b=20, c=20, e=2))
+    [('a', 'b', 'e'), ('a', 'c', 'e'), ('b', 'c', 'e')]
+    >>> len(workload_triples(Domain.of(**{f"x{j}": 2 for j in range(500)})))  # C(64, 3) > 600
+    600
+    """
+    order = sorted(range(len(domain.names)), key=lambda j: domain.sizes[j])[:TRIPLE_COLUMNS]
+    kept = sorted(order)  # the codebook's order among the kept columns
+    small = [(domain.sizes[i] * domain.sizes[j] * domain.sizes[k], (i, j, k))
+             for i, j, k in itertools.combinations(kept, 3)
+             if domain.sizes[i] * domain.sizes[j] * domain.sizes[k] <= TRIPLE_MAX_CELLS]
+    small.sort(key=lambda t: t[0])  # stable: the codebook's order among equal cells
+    return [tuple(domain.names[j] for j in at) for _, at in small[:MAX_TRIPLES]]
+
+
 def tree_stage_bytes(domain: Domain) -> int:
     """What the tree stage (:mod:`privgraph.release.tree`, AIM's rounds) holds beyond
     :data:`BASE_BYTES`, from the public shape only: every pair of columns' tables and objects,
-    and one chunk of the rounds' draws (``20,000`` rows of int64 codes, twice).
+    the rounds' triples' (:func:`workload_triples`, as many copies), and one chunk of the
+    rounds' draws (``20,000`` rows of int64 codes, twice).
 
     >>> tree_stage_bytes(Domain.of(**{f"x{j}": 2 for j in range(1000)})) // 2**20  # MiB
-    1890
+    1892
     >>> tree_stage_bytes(Domain.of(z=10_000, a=3, b=2, c=4, e=5)) // 2**20
     5
     """
@@ -124,7 +157,10 @@ def tree_stage_bytes(domain: Domain) -> int:
     d = len(sizes)
     pairs = d * (d - 1) // 2
     pair_cells = (sizes.sum() ** 2 - (sizes**2).sum()) / 2
-    return int(pairs * PAIR_BYTES + PAIR_COPIES * 8 * pair_cells + 2 * 20_000 * d * 8)
+    triples = workload_triples(domain)
+    triple_cells = sum(domain.cells(t) for t in triples)
+    return int((pairs + len(triples)) * PAIR_BYTES + PAIR_COPIES * 8 * (pair_cells + triple_cells)
+               + 2 * 20_000 * d * 8)
 
 
 def check_tree_memory(domain: Domain, cap: int = MEMORY_CAP_BYTES) -> None:
@@ -136,7 +172,7 @@ def check_tree_memory(domain: Domain, cap: int = MEMORY_CAP_BYTES) -> None:
     >>> check_tree_memory(Domain.of(**{f"x{j}": 2 for j in range(1000)}))
     Traceback (most recent call last):
     ...
-    privgraph.validation.InvalidInput: the tree stage of a release of 1,000 columns holds their 499,500 pairs' tables, about 2.35 GB with the run, above the release's memory cap of 1.07 GB (privgraph.release.model_size.MEMORY_CAP_BYTES): release at most 563 of these columns at once (drop or split them), or choose --structure gauss-pc or priv-pc (refused in turn where their tests would have no power)
+    privgraph.validation.InvalidInput: the tree stage of a release of 1,000 columns holds their 499,500 pairs' tables, about 2.35 GB with the run, above the release's memory cap of 1.07 GB (privgraph.release.model_size.MEMORY_CAP_BYTES): release at most 562 of these columns at once (drop or split them), or choose --structure gauss-pc or priv-pc (refused in turn where their tests would have no power)
     """
     need = BASE_BYTES + tree_stage_bytes(domain)
     if need <= cap:
@@ -183,5 +219,6 @@ def check_tree_cap(tree_cap, domain: Domain | None = None) -> int:
     return tree_cap
 
 
-__all__ = ["MEMORY_CAP_BYTES", "check_tree_cap", "check_tree_memory", "fits", "forest_fits", "model_cells",
-           "tree_stage_bytes", "within_cap"]
+__all__ = ["MAX_TRIPLES", "MEMORY_CAP_BYTES", "TRIPLE_COLUMNS", "TRIPLE_MAX_CELLS", "check_tree_cap",
+           "check_tree_memory", "fits", "forest_fits", "model_cells", "tree_stage_bytes", "within_cap",
+           "workload_triples"]

@@ -79,6 +79,12 @@ class Structure:
         """Refuse, from the public codebook alone, a domain this structure cannot run on (one
         line naming the limit); none here. Called before any row is read or any budget spent."""
 
+    def runs_for_auto(self, domain, delta: float) -> bool:
+        """Whether ``structure="auto"`` runs this structure from public facts alone (the domain
+        and delta, before any n: no size is spent); none here
+        (:func:`~privgraph.release.planner.resolve_structure`)."""
+        return False
+
     def predict(self, domain, n_rows: int, *, epsilon: float, pure_epsilon: float, delta: float, tables,
                 **options):
         """The planner's :class:`~privgraph.release.ReleasePlan` of this structure asked for by

@@ -18,7 +18,8 @@ releases it and they run on a secret subset of that size); the tree runs on all 
 
 >>> from privgraph.datasets import load_network
 >>> from privgraph.release import PrivateRelease
->>> asia, release = load_network("asia").domain, PrivateRelease(epsilon=1.0, split=0.5, neighbours="replace_one")
+>>> asia = load_network("asia").domain
+>>> release = PrivateRelease(epsilon=1.0, split=0.5, neighbours="replace_one", structure="gauss-pc")
 >>> prediction = release.release_plan(asia, 100_000)
 >>> charges = STRUCTURES[prediction.structure].plan(release, asia, prediction)
 >>> prediction.structure, charges.charges[0].mechanism, charges.charges[-1].mechanism
@@ -44,7 +45,7 @@ from privgraph.data.subset import resize_engine
 from privgraph.release.cliques import extend_to_dag, tractable_cliques
 from privgraph.release.model_size import check_tree_memory
 from privgraph.release.planner import (
-    gauss_epsilons, gauss_release, priv_pc_release, structure_estimator, tree_alone,
+    gauss_epsilons, gauss_release, priv_pc_release, structure_estimator, tree_alone, tree_fits_memory,
 )
 from privgraph.release.stage import STRUCTURES, StageFit, Structure, progress
 from privgraph.release.tree import fit_tree_structure, joined, plan_tree
@@ -292,6 +293,11 @@ class SpanningTreeStructure(Structure):
         """Its pair tables within the memory cap (:func:`~privgraph.release.model_size.check_tree_memory`)."""
         check_tree_memory(domain)
 
+    def runs_for_auto(self, domain, delta: float) -> bool:
+        """Under zCDP (its adaptive rounds need Gaussian noise) on three or more columns whose
+        tables fit the memory cap (:func:`~privgraph.release.planner.tree_fits_memory`)."""
+        return delta > 0 and len(domain.names) >= 3 and tree_fits_memory(domain)
+
     def predict(self, domain, n_rows, *, epsilon, pure_epsilon, delta, tables, split, cap, alpha, effect, cell, miss,
                 max_relative_error, rounds, usefulness):
         return tree_alone(domain, n_rows, epsilon=epsilon, delta=delta, cap=cap, effect=effect, cell=cell, miss=miss,
@@ -320,7 +326,7 @@ class SpanningTreeStructure(Structure):
         merged = structure.levels.merged_text()
         rounds = structure.adaptive
         progress("stage 1 (private spanning tree):", len(structure.edges), "edges,",
-                 *([] if rounds is None else [f"{rounds.rounds} adaptive rounds ({len(set(rounds.pairs))} pairs),"]),
+                 *([] if rounds is None else [f"{rounds.rounds} adaptive rounds ({len(set(rounds.pairs))} tables),"]),
                  f"{len(structure.extras)} pairs beyond the tree, rare levels merged in {len(merged)} columns")
         graph = structure.graph
         dag, consistent = extend_to_dag(graph, domain.names)
@@ -335,7 +341,7 @@ class SpanningTreeStructure(Structure):
             n = prediction.n_rows
         ledger = structure.ledger if sized is None else sized + structure.ledger
         return StageFit(structure, params, ledger, prediction, plan.accountant, n, graph, dag, consistent,
-                        structure.edges + structure.extras)
+                        structure.edges + structure.extras + structure.triples)
 
     @staticmethod
     def _model_fit(release, structure, plan):
@@ -401,6 +407,8 @@ def adaptive_text(rounds) -> str:
     "2 adaptive rounds (AIM's, one zCDP filter; 0 annealed) measuring 2 pairs (1 table with a wide column in bins: a (2 bins) x b), "
     >>> adaptive_text(AdaptiveRounds((("a", "b"),), 1, 0))
     "1 adaptive round (AIM's, one zCDP filter; 0 annealed) measuring 1 pair, "
+    >>> adaptive_text(AdaptiveRounds((("a", "b"), ("a", "b", "c")), 2, 0))
+    "2 adaptive rounds (AIM's, one zCDP filter; 0 annealed) measuring 1 pair and 1 triple, "
     """
     if rounds is None:
         return ""
@@ -409,9 +417,11 @@ def adaptive_text(rounds) -> str:
     what = "; ".join(" x ".join(v if c is None else f"{v} ({max(c) + 1} bins)" for v, c in zip(p, b))
                      for p, b in binned)
     tables = f" ({len(binned)} table{'s' * (len(binned) != 1)} with a wide column in bins: {what})" if binned else ""
-    pairs = len(set(rounds.pairs))
+    pairs = len({p for p in rounds.pairs if len(p) == 2})
+    triples = len({t for t in rounds.pairs if len(t) == 3})
+    also = f" and {triples} triple{'s' * (triples != 1)}" if triples else ""
     return (f"{rounds.rounds} adaptive round{'s' * (rounds.rounds != 1)} (AIM's, one zCDP filter; {rounds.annealed} "
-            f"annealed) measuring {pairs} pair{'s' * (pairs != 1)}{tables}, ")
+            f"annealed) measuring {pairs} pair{'s' * (pairs != 1)}{also}{tables}, ")
 
 
 STRUCTURES.register(GaussPCStructure())

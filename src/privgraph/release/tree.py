@@ -68,7 +68,7 @@ from privgraph.privacy.zcdp import MARGIN, total_rho, zcdp_epsilon
 from privgraph.release.adaptive import AdaptivePlan, adaptive_rounds
 from privgraph.release.cliques import DEFAULT_TREE_CAP
 from privgraph.release.levels import MergedEngine, MergedLevels, merge_rare_levels
-from privgraph.release.model_size import fits, forest_fits
+from privgraph.release.model_size import fits, forest_fits, workload_triples
 from privgraph.release.pair_scores import (  # also imported from here: tree's __all__ keeps them
     ABS_NORMAL, PREDICTION_ROWS, RO, l1_scores, model_pair_tables, pair_score_sensitivity, proportions, round_predictions,
 )
@@ -304,6 +304,8 @@ class TreeStructure:
     adaptive: object = None
     #: ``ledger`` by what each charge paid for, in the order spent: ``((label, Ledger), ...)``
     paid: tuple = ()
+    #: the triples the adaptive rounds measured (:func:`~privgraph.release.model_size.workload_triples`)
+    triples: tuple = ()
 
     @property
     def levels(self) -> MergedLevels:
@@ -333,8 +335,11 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     merged after step 1 (:mod:`privgraph.release.levels`; the structure's ``levels``)."""
     records = int(engine.counts([])) if plan.neighbours is RO else None  # public only under replace-one
     pairs = list(itertools.combinations(engine.domain.names, 2))
-    heartbeat.at(f"counting the {len(pairs):,} pair tables in one pass")
-    counted = dict(zip(pairs, count_tables(engine, pairs)))  # every pair table, counted once
+    triples = workload_triples(engine.domain) if plan.adaptive is not None else []  # public: the codebook's sizes
+    heartbeat.at(f"counting the {len(pairs):,} pair tables{f' and {len(triples):,} triples' if triples else ''} "
+                 "in one pass")
+    every = count_tables(engine, pairs + triples)  # every pair table and the rounds' triples, counted once
+    counted, counted_triples = dict(zip(pairs, every[:len(pairs)])), dict(zip(triples, every[len(pairs):]))
     start_clock()  # the data pass is done: a public time cap counts from here (privgraph.timecap)
     release = functools.partial(release_counts, engine, plan=plan, sampler=sampler, budget=budget, records=records)
     ones, ledger = release(_one_way(engine.domain), plan.one_way_epsilon,
@@ -345,6 +350,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     levels = merge_rare_levels(engine.domain, ones.tables, ones.scale)
     domain, merged = levels.merged, MergedEngine(engine, levels, counted)
     counted = {p: levels.table(t, p) for p, t in counted.items()}
+    counted_triples = {t: levels.table(c, t) for t, c in counted_triples.items()}
     ones_counts = one_way_counts(domain.names, counted)
     ones = replace(ones, domain=domain, tables=tuple(levels.table(t, c) for t, c in zip(ones.tables, ones.cliques)))
     release = functools.partial(release_counts, merged, plan=plan, sampler=sampler, budget=budget, records=records)
@@ -365,17 +371,20 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
              f"the tree's {len(edges)} pair tables" if edges else "the one-way tables again (no pair fitted the cap)": spent}
     in_tree = set(edges)
     extras: list = []
+    measured_triples: list = []  # the rounds' triples: in the model's cliques, not pairs of the graph's
     rounds = None
     if plan.adaptive is not None:
         adaptive = reserve_plan([plan.adaptive.charge(plan.delta)], budget)
         ledger = ledger + adaptive
-        tables, rounds = adaptive_rounds(tables, counted, plan.adaptive, delta=plan.delta, sampler=sampler,
+        tables, rounds = adaptive_rounds(tables, counted | counted_triples, plan.adaptive, delta=plan.delta,
+                                         sampler=sampler,
                                          rng=rng if rng is not None else np.random.default_rng(),
                                          tree_cap=tree_cap, records=records,
                                          ordered={v for v in engine.domain.names if engine.domain.is_ordered(v)})
-        extras += [p for p in dict.fromkeys(rounds.pairs) if p not in in_tree]
+        extras += [p for p in dict.fromkeys(rounds.pairs) if len(p) == 2 and p not in in_tree]
+        measured_triples = [t for t in dict.fromkeys(rounds.pairs) if len(t) == 3]
         n = tables.records
-        paid[f"AIM's adaptive rounds: {rounds.rounds} rounds, each a selection and its pair's table"] = adaptive
+        paid[f"AIM's adaptive rounds: {rounds.rounds} rounds, each a selection and its table (a pair or a triple)"] = adaptive
     # The last round's candidates: every pair outside the tree (a pair the adaptive rounds
     # measured may be measured again), so the round always has its planned number of
     # candidates and its charge never depends on the data.
@@ -395,7 +404,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
             n = tables.records
         scores = (l1_scores([counted[p] for p in rest], [predicted[p] for p in rest], n)
                   - noise_penalty(domain, rest, plan, epsilon, size))
-        base = edges + extras
+        base = edges + extras + measured_triples
         chosen = select_residual_pairs(rest, scores, size, epsilon=plan.residual_epsilon, sampler=sampler,
                                        neighbours=plan.neighbours,
                                        fits=lambda chosen, pair: fits(domain, base + chosen, pair, tree_cap))
@@ -404,7 +413,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged,
-                                 rounds, tuple(paid.items()))
+                                 rounds, tuple(paid.items()), tuple(measured_triples))
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
         _add(paid, "the residual pairs' tables of every round but the last", spent)
