@@ -185,9 +185,10 @@ class PrivateRelease(PrivateEstimator):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     rel = PrivateRelease(epsilon=4.0, random_state=0).fit(X, domain=net.domain)
+    ...     pc = PrivateRelease(epsilon=4.0, structure="gauss-pc", random_state=0).fit(X, domain=net.domain)
     >>> rel.structure_kind_, rel.ledger_.total(rel.composition_, 1e-6).epsilon <= 4.0, rel.ledger_.neighbours == {AR}
-    ('gauss-pc', True, True)
-    >>> rel.ledger_.charges[0].mechanism, rel.plan_.n_rows < 20_000  # the size, then Gauss-PC on m rows
+    ('tree', True, True)
+    >>> pc.ledger_.charges[0].mechanism, pc.plan_.n_rows < 20_000  # the size, then Gauss-PC on m rows
     ('laplace', True)
     >>> rel.sample(5).shape
     (5, 8)
@@ -231,8 +232,11 @@ class PrivateRelease(PrivateEstimator):
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, split=0.5, structure="priv-pc",
         ...                                      neighbours="replace_one").privacy_plan(asia, 100_000)]
         ['sieve', 'examine', 'laplace']
-        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0).privacy_plan(asia, 100_000)][-2:]
+        >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="gauss-pc").privacy_plan(asia, 100_000)][-2:]
         ['report_noisy_max', 'gaussian']
+        >>> PrivateRelease(epsilon=1.0).privacy_plan(asia, 100_000) == PrivateRelease(
+        ...     epsilon=1.0, structure="tree").privacy_plan(asia, 100_000)  # auto at delta > 0: the tree
+        True
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, structure="tree").privacy_plan(asia, 100)]
         ['gaussian', 'exponential', 'gaussian', 'adaptive rounds (zCDP filter)', 'exponential', 'gaussian']
         >>> [c.mechanism for c in PrivateRelease(epsilon=1.0, delta=0, structure="tree").privacy_plan(asia, 100)]
