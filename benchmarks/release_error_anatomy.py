@@ -91,6 +91,8 @@ def released(rel) -> dict:
         if rounds is not None:
             for p, b in zip(rounds.pairs, rounds.bins or (None,) * len(rounds.pairs)):
                 sources.setdefault(frozenset(p), []).append("adaptive" if b is None else "adaptive-bins")
+                for pair in itertools.combinations(p, 2) if len(p) == 3 else ():  # a triple holds its pairs' tables
+                    sources.setdefault(frozenset(pair), []).append("adaptive-triple")
         for p in s.last:
             if len(p) == 2:
                 sources.setdefault(frozenset(p), []).append("last")

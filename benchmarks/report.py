@@ -85,6 +85,18 @@ COMMANDS = {
                                         "census_shape --epsilon 0.3 1 3 --seeds 3 --round-focus --out "
                                         "benchmarks/results/release_real_tables_focus.jsonl (run at commit 54b0702, "
                                         "where focus was the default, without the flag)"),
+    "release_bundled_auto_tree.jsonl": ("python3 benchmarks/bench_release.py --nets asia:100000 --seeds 6 --neighbours "
+                                        "add_remove && python3 benchmarks/bench_release.py --nets child:20000 alarm:20000 "
+                                        "--seeds 2 --neighbours add_remove"),
+    "release_bundled_tree_pairs.jsonl": ("python3 benchmarks/bench_release.py --nets asia:100000 --seeds 6 --neighbours "
+                                         "add_remove --structure tree, at commit bd445b6 (the adaptive rounds measured "
+                                         "pairs only)"),
+    "release_real_tables_before_triples.jsonl": ("the same command as release_real_tables.jsonl, at commit bd445b6 "
+                                                 "(the adaptive rounds measured pairs only)"),
+    "release_high_epsilon.jsonl": ("H='python3 benchmarks/bench_release_real.py --tables gss --seeds 1 --first-seed 100 "
+                                   "--out benchmarks/results/release_high_epsilon.jsonl'; at commit bd445b6: $H --epsilon "
+                                   "30 1000 and $H --epsilon 10 30 --structure tree --timeout 3000; at the commit of the "
+                                   "file: $H --epsilon 10 30 --timeout 3000 (rows labelled by a \"variant\" field)"),
     "release_bundled_focus.jsonl": ("the same command as release_bundled_cap.jsonl at commit 54b0702 (focused "
                                     "refits the default then)"),
     "release_bundled_before_adaptive.jsonl": ("the same command as release_bundled_cap.jsonl, at commit c26c835 "
@@ -905,7 +917,7 @@ def release_bundled(name: str = "release_bundled_cap.jsonl") -> str:
         body.append([key, g[0]["structure"], g[0]["neighbours"], len(g), num(mean(r["tvd2"] for r in g), 4),
                      num(mean(r["tvd3"] for r in g), 4), num(mean(r["f1"] for r in g), 2),
                      f"{min(r['cpu_s'] for r in g):.1f}-{max(r['cpu_s'] for r in g):.1f}"])
-    return markdown(["data", "structure (auto)", "neighbours", "seeds", "2-way TVD", "3-way TVD", "skeleton F1",
+    return markdown(["data", "structure", "neighbours", "seeds", "2-way TVD", "3-way TVD", "skeleton F1",
                      "CPU s"], body)
 
 
@@ -1190,6 +1202,12 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               lambda: release_summary(["release_tuning_cap_shares.jsonl"],
                                       lambda r: settings_label(r) + ("" if r["tree_cap"] == 200000
                                                                      else f" (tree_cap {r['tree_cap']:,})"))),
+        Table("The release before the adaptive rounds measured triples", "release_real_tables_before_triples.jsonl",
+              "The same benchmark at commit bd445b6: the adaptive rounds measured pairs only (no "
+              "`release.model_size.workload_triples`); compare the privgraph rows of the first table. The triples "
+              "lower the 3-way TVD where the rounds choose them and cost CPU: each round predicts every triple.",
+              lambda: release_summary(["release_real_tables_before_triples.jsonl"],
+                                      lambda r: "privgraph (pairs only)")),
         Table("Tables in bins with unfocused refits", "release_real_tables_unfocused_bins.jsonl",
               "The same benchmark at commit 9a0a6ad: the adaptive rounds offered tables in bins but refitted without "
               "focus (`release.adaptive.ROUND_FOCUS` alone decided); compare the privgraph rows of the first table. "
@@ -1232,11 +1250,28 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "rounds).",
               lambda: release_summary(["release_tree_cap_400k.jsonl"],
                                       lambda r: f"privgraph (tree_cap {r['tree_cap']:,})")),
-        Table("Bundled networks, the default (add/remove, auto)", "release_bundled_cap.jsonl",
+        Table("Bundled networks, the default (add/remove, auto)", "release_bundled_auto_tree.jsonl",
               "`bench_release.py` at epsilon 1, delta 1e-6: asia at 100,000 rows (six seeds), child and alarm at "
               "20,000 (two). 2-way TVD over every pair of columns, 3-way over 20 fixed triples, against the training "
-              "sample; skeleton F1 of the released graph against the network.",
+              "sample; skeleton F1 of the released graph against the network. `auto` at delta > 0 is the tree, "
+              "whose adaptive rounds measure pairs and small triples.",
+              lambda: release_bundled("release_bundled_auto_tree.jsonl")),
+        Table("Bundled networks before auto chose the tree", "release_bundled_cap.jsonl",
+              "The same runs at commit 59de26b: `auto` chose Gauss-PC on asia (its stage 1 predicted affordable), "
+              "the tree on child and alarm, whose rounds measured pairs only.",
               release_bundled),
+        Table("asia with the tree before the rounds measured triples", "release_bundled_tree_pairs.jsonl",
+              "asia at 100,000 rows, six seeds, `--structure tree` at commit bd445b6: the adaptive rounds measured "
+              "pairs only. Its 2-way TVD was below Gauss-PC's, its 3-way above (asia's `either` is the OR of two "
+              "columns, which no pair holds); with the triples (the first table) both are below.",
+              lambda: release_bundled("release_bundled_tree_pairs.jsonl")),
+        Table("auto at high epsilon: Gauss-PC or the tree", "release_high_epsilon.jsonl",
+              "gss (64,814 rows, 16 columns) at tuning seed 100 (noise seed 1100), delta 1e-9, add/remove. At commit "
+              "bd445b6 `auto` chose Gauss-PC from epsilon 13 on (its stage 1 predicted affordable): a model of 5 "
+              "tables, whatever the budget. The tree asked for by name at the same commit (pairs only), and `auto` "
+              "now (the tree with triples). gss's sampling floor: 2-way 0.0096, 3-way 0.0243. The tree's CPU "
+              "grows with epsilon: its 64 rounds do not anneal and each refit runs longer against less noise.",
+              lambda: release_summary(["release_high_epsilon.jsonl"], lambda r: r["variant"])),
         Table("Bundled networks before the adaptive rounds", "release_bundled_before_adaptive.jsonl",
               "The same runs at commit c26c835.",
               lambda: release_bundled("release_bundled_before_adaptive.jsonl")),

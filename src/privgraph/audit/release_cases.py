@@ -161,8 +161,9 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
     """``PrivateRelease(structure="tree", delta=delta).fit`` on codes over binary ``columns``;
     ``view`` ``"edge"``: the first selected edge (its index among the pairs in order: a-b,
     a-c, b-c for three columns); ``"last"``: the last round's residual pair (same index);
-    ``"adaptive"``: the released count of cell (1, 1) of the first pair AIM's adaptive rounds
-    measure (``delta > 0``; combined with that pair's earlier tables, as the model sees it);
+    ``"adaptive"``: the released count of cell (1, 1) (a triple's (1, 1, 1)) of the first table
+    AIM's adaptive rounds measure (``delta > 0``; combined with that table's earlier ones, as
+    the model sees it);
     ``"rows"``: the number of rows the release reports; ``"merged"``: 1 when a's level 2 is
     merged with its level 3 as rare (a has 4 levels in that view); ``"coarse"``: cell (0, 0) of
     the first table the adaptive rounds measure in bins (a has 14 ordinal levels in that view;
@@ -189,8 +190,9 @@ def tree_runner(epsilon: float = RELEASE_EPSILON, view: str = "edge", neighbours
                                  random_state=sampler, neighbours=neighbours).fit(engine)
             if view == "adaptive":
                 tables = rel.structure_.tables
-                at = tables.cliques.index(rel.structure_.adaptive.pairs[0])
-                out[i] = float(tables.tables[tables.ties[at]][1, 1])
+                first = rel.structure_.adaptive.pairs[0]  # a pair or a triple (the rounds' workload)
+                at = tables.cliques.index(first)
+                out[i] = float(tables.tables[tables.ties[at]][(1,) * len(first)])
             elif view == "coarse":
                 tables = rel.structure_.tables
                 binned = [g for g in range(len(tables.tables)) if tables.group_bins(g) is not None]
