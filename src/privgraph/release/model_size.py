@@ -133,13 +133,22 @@ def workload_triples(domain: Domain) -> list[tuple[str, ...]]:
     >>> len(workload_triples(Domain.of(**{f"x{j}": 2 for j in range(500)})))  # C(64, 3) > 600
     600
     """
-    order = sorted(range(len(domain.names)), key=lambda j: domain.sizes[j])[:TRIPLE_COLUMNS]
-    kept = sorted(order)  # the codebook's order among the kept columns
-    small = [(domain.sizes[i] * domain.sizes[j] * domain.sizes[k], (i, j, k))
-             for i, j, k in itertools.combinations(kept, 3)
-             if domain.sizes[i] * domain.sizes[j] * domain.sizes[k] <= TRIPLE_MAX_CELLS]
+    return [tuple(domain.names[j] for j in at) for at in workload_positions(domain.sizes)]
+
+
+def workload_positions(sizes: Sequence[int]) -> list[tuple[int, int, int]]:
+    """:func:`workload_triples` as column positions, from the columns' numbers of levels alone
+    (the planner's time estimate reads it too, :mod:`privgraph.release.timing`).
+
+    >>> workload_positions([2, 2, 200, 2])
+    [(0, 1, 3), (0, 1, 2), (0, 2, 3), (1, 2, 3)]
+    """
+    sizes = [int(k) for k in sizes]
+    kept = sorted(sorted(range(len(sizes)), key=lambda j: sizes[j])[:TRIPLE_COLUMNS])  # the codebook's order
+    small = [(sizes[i] * sizes[j] * sizes[k], (i, j, k)) for i, j, k in itertools.combinations(kept, 3)
+             if sizes[i] * sizes[j] * sizes[k] <= TRIPLE_MAX_CELLS]
     small.sort(key=lambda t: t[0])  # stable: the codebook's order among equal cells
-    return [tuple(domain.names[j] for j in at) for _, at in small[:MAX_TRIPLES]]
+    return [at for _, at in small[:MAX_TRIPLES]]
 
 
 def tree_stage_bytes(domain: Domain) -> int:
@@ -221,4 +230,4 @@ def check_tree_cap(tree_cap, domain: Domain | None = None) -> int:
 
 __all__ = ["MAX_TRIPLES", "MEMORY_CAP_BYTES", "TRIPLE_COLUMNS", "TRIPLE_MAX_CELLS", "check_tree_cap",
            "check_tree_memory", "fits", "forest_fits", "model_cells", "tree_stage_bytes", "within_cap",
-           "workload_triples"]
+           "workload_positions", "workload_triples"]
