@@ -12,14 +12,13 @@ long to expect, it bounds nothing.
 tables at epsilon 0.3, 1, 3; ``release_high_epsilon.jsonl``: gss at 10 and 30). The model fits
 and the adaptive rounds dominate on tables of up to 65,000 rows; their cost grows with the
 tables the rounds predict, ``cells = sum over pairs of min(k_i k_j, 300)`` (a wide pair's table
-is offered in bins) plus the same over the rounds' triples
-(:func:`~privgraph.release.model_size.workload_positions`), and with epsilon (more signal,
+is offered in bins) plus a tenth of the same over the rounds' triples
+(:func:`~privgraph.release.model_size.workload_positions`; they are predicted, rarely fitted), and with epsilon (more signal,
 more rounds, longer refits) as ``min(epsilon, 3) ** 0.7`` times ``epsilon / 3`` above 3 (the
 rounds stop annealing: at most 64, each refit longer against less noise; 30 the largest
-measured): ``fixed = 0.00073 s x cells x that``. Tuned on gss, cces16 and anes (the median of
-three seeds over the estimate, less the base: 0.46 to 1.36); reported on the others: mpls
-0.50-0.91, fair and census_shape overestimated (census_shape 0.25-0.68, a sparse synthetic
-network; fair's few seconds are mostly the base).
+measured): ``fixed = 0.00216 s x cells x that``. Tuned on gss, cces16 and anes (the median of
+three seeds over the estimate: 0.71 to 1.70); reported on the others: mpls 0.76-1.14, fair
+0.27-0.48 and census_shape 0.19-0.49 (a sparse synthetic network) overestimated.
 The data pass is ``0.0015 s x pairs`` per million rows, from
 ``benchmarks/results/spark_scale.jsonl`` (duckdb, 30 columns: 588-734 CPU s at 1e9 rows,
 166-207 s at 1e8, 25 s at 1e7, where the fit says 690, 103 and 44 s).
@@ -41,7 +40,9 @@ from typing import Optional
 
 
 #: CPU seconds per cell of the rounds' pair and triple tables at epsilon 1 (release_real_tables.jsonl).
-RELEASE_PER_CELL = 0.00073
+RELEASE_PER_CELL = 0.00216
+#: A triple's cell costs this share of a pair's (its table is predicted each round, rarely fitted).
+TRIPLE_WEIGHT = 0.1
 #: A table counts at most this many cells (a wide pair's is offered in bins).
 CELLS_PER_PAIR = 300
 #: Above this epsilon the rounds stop annealing and the cost grows as epsilon (release_high_epsilon.jsonl).
@@ -98,9 +99,9 @@ def release_time(sizes, epsilon: float) -> TimeEstimate:
     """The CPU seconds of a release of a table whose columns have ``sizes`` levels (the
     codebook's, bins counted) at ``epsilon`` (module docstring: the fit and its files).
 
-    >>> e = release_time([2, 3, 10], epsilon=1.0)   # cells 6 + 20 + 30 and the triple's 60: 116, 3 pairs
+    >>> e = release_time([2, 3, 10], epsilon=1.0)   # cells 6 + 20 + 30 and a tenth of the triple's 60: 62, 3 pairs
     >>> round(e.fixed, 4), round(e.per_million, 4)
-    (3.0847, 0.0045)
+    (3.1339, 0.0045)
     >>> round(release_time([2, 3, 10], epsilon=30.0).fixed - 3, 4) == round(10 * (release_time([2, 3, 10], epsilon=3.0).fixed - 3), 4)
     True
     >>> release_time([2, 3, 10], epsilon=300.0).fixed == release_time([2, 3, 10], epsilon=30.0).fixed
@@ -111,7 +112,8 @@ def release_time(sizes, epsilon: float) -> TimeEstimate:
     sizes = [int(k) for k in sizes]
     d = len(sizes)
     cells = sum(min(a * b, CELLS_PER_PAIR) for i, a in enumerate(sizes) for b in sizes[i + 1:])
-    cells += sum(min(sizes[i] * sizes[j] * sizes[k], CELLS_PER_PAIR) for i, j, k in workload_positions(sizes))
+    cells += TRIPLE_WEIGHT * sum(min(sizes[i] * sizes[j] * sizes[k], CELLS_PER_PAIR)
+                                 for i, j, k in workload_positions(sizes))
     top = min(epsilon, EPSILON_TOP)
     fixed = RELEASE_BASE + RELEASE_PER_CELL * cells * min(top, EPSILON_KNEE) ** 0.7 * max(top / EPSILON_KNEE, 1.0)
     return TimeEstimate(fixed, RELEASE_PER_PAIR_MILLION * d * (d - 1) / 2, _facts(sizes))
