@@ -107,7 +107,7 @@ def release_time(sizes, epsilon: float) -> TimeEstimate:
     >>> release_time([2, 3, 10], epsilon=300.0).fixed == release_time([2, 3, 10], epsilon=30.0).fixed
     True
     """
-    from privgraph.release.model_size import workload_positions  # numpy: not at --help's import
+    from privgraph.release.model_size import workload_positions  # lazy: numpy, not at --help's import
 
     sizes = [int(k) for k in sizes]
     d = len(sizes)
