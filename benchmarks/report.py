@@ -118,7 +118,7 @@ COMMANDS = {
                                         "runs beside the 200,000 ones)"),
     "release_error_anatomy_derived.jsonl": ("for e in 1 3; do nice -n 5 python3 benchmarks/release_error_anatomy.py "
                                             "--tables anes_derived --epsilon $e --seeds 3 --out "
-                                            "benchmarks/results/release_error_anatomy_derived.jsonl; done (the two at once)"),
+                                            "benchmarks/results/release_error_anatomy_derived.jsonl; done (the two at once; at commit bd445b6)"),
     "release_tree_cap_200k.jsonl": ("python3 benchmarks/bench_release_real.py --tables anes cces16 --epsilon 3 "
                                     "--seeds 1 --tree-cap 400000 --out benchmarks/results/release_tree_cap_200k.jsonl "
                                     "(and again with --tree-cap 200000)"),
@@ -632,28 +632,28 @@ def _floor_groups() -> dict[str, list[dict]]:
 
 def floor_columns(table: str, eps: float, tool: str, done: list[dict]) -> list[str]:
     """A row's 2-way mean as a multiple of the table's sampling floor (release_real_floor.jsonl),
-    and for privgraph its worst pair's TVD (mean over the anatomy's runs of the same table and
-    epsilon, release_error_anatomy.jsonl, which repeat the first file's draws) beside the
+    and for privgraph its worst pair's TVD (mean over its own runs where they record it, else over
+    the anatomy's runs of the same table and epsilon, release_error_anatomy.jsonl) beside the
     floor's worst pair, as a multiple."""
     floor = _floor_groups().get(table)
     if not floor:
         return ["-", "-"]
     times = mean(r["tvd2"] for r in done) / mean(r["tvd2"] for r in floor)
-    worst = [r["tvd2_max"] for r in read_jsonl("release_error_anatomy.jsonl")
-             if tool == "privgraph" and (r["table"], r["epsilon"]) == (table, eps)]
+    worst = [r["tvd2_max"] for r in done if "tvd2_max" in r] if tool == "privgraph" else []
+    worst = worst or [r["tvd2_max"] for r in read_jsonl("release_error_anatomy.jsonl")
+                      if tool == "privgraph" and (r["table"], r["epsilon"]) == (table, eps)]
     floor_worst = mean(r["tvd2_max"] for r in floor)
     pair = f"{num(mean(worst), 3)} ({num(floor_worst, 3)}; {mean(worst) / floor_worst:.1f}x)" if worst else "-"
     return [f"{times:.2f}", pair]
 
 
 def release_derived() -> str:
-    """anes as given (the first table's privgraph rows; the worst pair from the anatomy's runs, the
-    same draws) beside anes with its two computed columns declared (``anes_derived``), both against
-    anes's sampling floor."""
+    """anes as given (the first table's privgraph rows, their worst pairs) beside anes with its two
+    computed columns declared (``anes_derived``), both against anes's sampling floor."""
     floor = _floor_groups()["anes"]
     floor2, floor_worst = mean(r["tvd2"] for r in floor), mean(r["tvd2_max"] for r in floor)
     given = [r for r in read_jsonl("release_real_tables.jsonl") if (r["table"], r["tool"]) == ("anes", "privgraph")]
-    worst_given = [r for r in read_jsonl("release_error_anatomy.jsonl") if r["table"] == "anes"]
+    worst_given = given
     declared = read_jsonl("release_real_derived.jsonl")
     body = []
     for eps in sorted({r["epsilon"] for r in declared}):
@@ -1087,8 +1087,7 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
     ]),
     "release": ("The release: measurements", "[release.md](../release.md)", [
         Table("Real and census-shaped tables against MST, PrivBayes and AIM",
-              ("release_real_tables.jsonl", "release_real_peers.jsonl", "release_real_floor.jsonl",
-               "release_error_anatomy.jsonl"),
+              ("release_real_tables.jsonl", "release_real_peers.jsonl", "release_real_floor.jsonl"),
               "Codebooks written from each survey's published coding (`benchmarks/real_tables.py`). Delta 1e-9, "
               "add/remove for every tool; privgraph over noise seeds 1000-1002, the peers (dpmm 0.1.9, their own venv; "
               "the second file) one run, MST three (seeds 0-2) on the tables of 14 or more columns, AIM up to three where it finished. TVD of the synthetic rows against the table"
@@ -1097,8 +1096,8 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "A shared 2-core machine: compare ratios, not seconds. The sampling floor (third file, "
               "`benchmarks/release_floor.py`): a same-size bootstrap resample of the table against the table over the "
               "same marginals, three resamples; \"2-way x floor\" is a row's 2-way mean over the floor's, \"worst "
-              "pair\" privgraph's largest 2-way TVD (mean over the runs of the fourth file, which repeat the first "
-              "file's draws at epsilon 1 and 3), the floor's largest beside it and the multiple.",
+              "pair\" privgraph's largest 2-way TVD (mean over its runs), the floor's largest beside it and the "
+              "multiple.",
               lambda: release_summary(["release_real_tables.jsonl", "release_real_peers.jsonl"], floor=True)),
         Table("Utility downstream, and OpenDP's own AIM and MST", "release_utility.jsonl",
               "Each table with a natural yes/no answer split once (seed 0, 80/20 stratified on the answer, "
@@ -1135,8 +1134,8 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "are fixed in advance, not read from the released graph (the tree's graph is undirected).",
               release_effects),
         Table("Where the error is: pairs by what the release did with them", "release_error_anatomy.jsonl",
-              "privgraph on the six tables at epsilon 1 and 3, the first table's runs repeated (noise seeds "
-              "1000-1002, the same draws) with the fitted release kept: every pair's TVD against its own sampling "
+              "privgraph at commit a85f61d (the adaptive rounds measured pairs only) on the six tables at epsilon 1 "
+              "and 3, noise seeds 1000-1002, with the fitted release kept: every pair's TVD against its own sampling "
               "floor (three bootstrap resamples), and what the release did with the pair: measured (a released table "
               "of the model: the tree's edges, the adaptive rounds', the last round's), measured only with a wide "
               "ordered column in bins, inside one clique of the model's junction tree without a table of its own, "
@@ -1161,11 +1160,11 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "`benchmarks/real_tables.py`'s `anes_derived`, which codes an unanswered item as a missing value "
               "instead of the level `missing`: the same cells), so the release models 16 columns and computes "
               "the two on its synthetic rows; TVD against the table over all 18 columns, as before. The rows "
-              "\"as given\" are the first table's (worst pair: the anatomy's runs, the same draws; at epsilon 0.3 "
-              "not measured). Multiples of anes's sampling floor (the third file of the first table).",
+              "\"as given\" are the first table's. Multiples of anes's sampling floor (the third file of the first "
+              "table).",
               release_derived),
         Table("Where anes's error is, its computed columns declared", "release_error_anatomy_derived.jsonl",
-              "The anatomy above for `anes_derived` (the table above: the same draws), a pair with one of the two "
+              "The anatomy above for `anes_derived` at commit bd445b6 (the rounds measured pairs only), a pair with one of the two "
               "derived columns in its own class: computed on the synthetic rows from the model's table of the "
               "column's two sources.",
               lambda: release_anatomy("release_error_anatomy_derived.jsonl")),

@@ -62,8 +62,8 @@ makes stage 1 affordable.
 has three or more columns and its tables fit the memory cap (:func:`resolve_structure`: public
 facts, before any n, so under add/remove no size is spent). Measured on real tables
 (docs/release.md): the earlier rule, Gauss-PC wherever its stage 1 was predicted affordable,
-released gss at epsilon 30 as a Gauss-PC model of 5 tables (2-way TVD 0.046, the tree 0.011 at
-epsilon 10); network-generated tables flattered it. Otherwise (delta = 0, or the tree too wide
+released gss at epsilon 30 as a Gauss-PC model of 5 tables (2-way TVD 0.046, the tree 0.0091 at
+the same budget); network-generated tables flattered it. Otherwise (delta = 0, or the tree too wide
 for memory) the planner chooses at n (:func:`_choose`): Gauss-PC when delta > 0 and its stage 1
 is affordable; else Priv-PC when stage 1 is affordable at its default cap (at the chosen
 split) or the domain has fewer than three columns, else the tree (d - 1 selections, whatever
