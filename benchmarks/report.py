@@ -94,8 +94,8 @@ COMMANDS = {
     "release_real_tables_before_triples.jsonl": ("the same command as release_real_tables.jsonl, at commit bd445b6 "
                                                  "(the adaptive rounds measured pairs only)"),
     "release_high_epsilon.jsonl": ("H='python3 benchmarks/bench_release_real.py --tables gss --seeds 1 --first-seed 100 "
-                                   "--out benchmarks/results/release_high_epsilon.jsonl'; at commit bd445b6: $H --epsilon "
-                                   "30 1000 and $H --epsilon 10 30 --structure tree --timeout 3000; at the commit of the "
+                                   "--out benchmarks/results/release_high_epsilon.jsonl'; on the package of commit bd445b6 (its PYTHONPATH; this "
+                                   "file's script): $H --epsilon 30 1000 and $H --epsilon 10 30 --structure tree --timeout 3000; at the commit of the "
                                    "file: $H --epsilon 10 30 --timeout 3000 (rows labelled by a \"variant\" field)"),
     "release_bundled_focus.jsonl": ("the same command as release_bundled_cap.jsonl at commit 54b0702 (focused "
                                     "refits the default then)"),
