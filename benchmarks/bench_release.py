@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import resource
 import subprocess
 import sys
 import time

@@ -282,7 +282,7 @@ def summary(paths, by_tree_cap: bool = False) -> str:
     rows = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
     groups: dict = {}
     for r in rows:
-        tool = r["tool"] + (f" (rare levels kept)" if r.get("rare_sigmas") == float("-inf") else
+        tool = r["tool"] + (" (rare levels kept)" if r.get("rare_sigmas") == float("-inf") else
                             f" (rare below {r['rare_sigmas']:g} sigma)" if "rare_sigmas" in r else "")
         tool += "".join(f" ({k.rsplit('.', 1)[1]} {v:g})" for k, v in sorted(r.get("set", {}).items()))
         if by_tree_cap and "tree_cap" in r:
