@@ -217,3 +217,43 @@ def test_refits_are_focused_exactly_where_the_rounds_offer_tables_in_bins(monkey
         adaptive_rounds(tables, counted, AdaptivePlan(0.5, 8, AR), delta=1e-6, sampler=SeededSampler(4),
                         rng=np.random.default_rng(0), tree_cap=10_000, records=None, ordered=ordered)
         assert focus_seen and set(focus_seen) == {expect}
+
+
+def _xor(n, seed):
+    """a, b fair coins and c = a XOR b: every pair independent, the triple determined."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    return np.column_stack([a, b, a ^ b]), Domain.of(a=2, b=2, c=2)
+
+
+def test_a_triple_no_pair_shows_is_measured_with_the_noise_its_scale_states(monkeypatch):
+    """c = a XOR b: no pair depends, so only the rounds' triple (release.model_size.workload_triples)
+    holds the relation; it is measured and the synthetic rows follow it. Each measurement of the
+    triple (recorded where the rounds call the mechanism: the selection came first, so its noise
+    is not selected on) minus the true counts, over the sigma of its rho and sensitivity, is
+    standard Gaussian: over 25 seeds the sum of squares lies within chi-square's 1e-6 quantiles
+    (with the noise halved it would be about a quarter: below the lower one)."""
+    from scipy.stats import chi2
+
+    import privgraph.release.adaptive as adaptive
+    from privgraph.privacy.zcdp import zcdp_gaussian_scale
+
+    drawn = []
+
+    def recorded(counts, **kw):
+        noisy, charge = real(counts, **kw)
+        if np.ndim(counts) == 3:
+            sigma = zcdp_gaussian_scale(kw["rho"], kw["sensitivity"], np.size(counts))[0]
+            drawn.append(np.ravel(np.asarray(noisy) - np.ravel(counts)) / sigma)
+        return noisy, charge
+
+    real = adaptive.zcdp_gaussian_vector
+    monkeypatch.setattr(adaptive, "zcdp_gaussian_vector", recorded)
+    for seed in range(25):
+        codes, domain = _xor(4_000, seed)
+        rel = PrivateRelease(epsilon=2.0, structure="tree", random_state=seed).fit(NumpyEngine(domain, codes))
+        assert ("a", "b", "c") in rel.structure_.adaptive.pairs
+    z = np.concatenate(drawn)
+    assert chi2.ppf(1e-6, z.size) <= float(np.sum(z**2)) <= chi2.isf(1e-6, z.size)
+    rows = rel.sample(2_000, random_state=0)
+    assert np.mean(rows["c"].astype(int) == (rows["a"].astype(int) ^ rows["b"].astype(int))) > 0.9

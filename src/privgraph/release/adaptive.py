@@ -3,9 +3,10 @@
 After the tree's tables (:mod:`privgraph.release.tree`), each round, as AIM (McKenna, Mullins,
 Sheldon, Miklau 2022, Algorithm 2):
 
-1. **select**: every pair, and every triple of the workload (:func:`~privgraph.release.model_size.workload_triples`: small
-   triples from the codebook's sizes, as AIM's 3-way workload), is scored by how badly the
-   model fitted to the tables released so far
+1. **select**: every pair, and every triple of the workload
+   (:func:`~privgraph.release.model_size.workload_triples`: small triples from the codebook's
+   sizes, as AIM's 3-way workload), is scored by how badly the model fitted to the tables
+   released so far
    (post-processing) answers it, less the noise its own measurement would add,
    ``q_ij = || C_ij - n P_model(i, j) ||_1 - sqrt(2/pi) sigma_t cells_ij``; one pair is chosen by
    the exponential mechanism at ``epsilon_t`` among the pairs that keep the model's junction
@@ -113,7 +114,6 @@ COARSE_BINS = 8
 COARSE_MAX_CLIQUE = 1000
 
 
-
 @dataclass(frozen=True)
 class AdaptivePlan:
     """The adaptive stage's public plan: its total ``rho`` (zCDP), the ``rounds`` its first
@@ -138,8 +138,9 @@ class AdaptivePlan:
 @dataclass(frozen=True)
 class AdaptiveRounds:
     """What the adaptive stage did (released facts, for the report): the tables measured in
-    order, pairs and triples (:func:`~privgraph.release.model_size.workload_triples`; one measured again appears again), the
-    rounds run, how many annealed, and the rho they spent together."""
+    order, pairs and triples (:func:`~privgraph.release.model_size.workload_triples`; one
+    measured again appears again; the field keeps its name ``pairs``), the rounds run, how many
+    annealed, and the rho they spent together."""
 
     pairs: tuple[tuple[str, ...], ...]
     rounds: int

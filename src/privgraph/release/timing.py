@@ -13,8 +13,8 @@ tables at epsilon 0.3, 1, 3; ``release_high_epsilon.jsonl``: gss at 10 and 30). 
 and the adaptive rounds dominate on tables of up to 65,000 rows; their cost grows with the
 tables the rounds predict, ``cells = sum over pairs of min(k_i k_j, 300)`` (a wide pair's table
 is offered in bins) plus a tenth of the same over the rounds' triples
-(:func:`~privgraph.release.model_size.workload_positions`; they are predicted, rarely fitted), and with epsilon (more signal,
-more rounds, longer refits) as ``min(epsilon, 3) ** 0.7`` times ``epsilon / 3`` above 3 (the
+(:func:`~privgraph.release.model_size.workload_positions`; they are predicted, rarely fitted),
+and with epsilon (more signal, more rounds, longer refits) as ``min(epsilon, 3) ** 0.7`` times ``epsilon / 3`` above 3 (the
 rounds stop annealing: at most 64, each refit longer against less noise; 30 the largest
 measured): ``fixed = 0.00216 s x cells x that``. Tuned on gss, cces16 and anes (the median of
 three seeds over the estimate: 0.71 to 1.70); reported on the others: mpls 0.76-1.14, fair
