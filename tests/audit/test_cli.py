@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-from privgraph.audit import all_cases
+from privgraph.audit import all_cases, find_cases
 from privgraph.cli import app
 
 pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
@@ -15,8 +15,9 @@ pytestmark = pytest.mark.slow  # whole audits: run by `pytest -m slow`
 
 @pytest.fixture(scope="module")
 def quick_audit():
-    """``privgraph audit --quick`` as CI would run it: (exit code, rows by name)."""
-    result = CliRunner().invoke(app, ["audit", "--quick", "--seed", "0"])
+    """``privgraph audit --quick`` as CI would run it, its cases in two worker processes: (exit
+    code, rows by name)."""
+    result = CliRunner().invoke(app, ["audit", "--quick", "--seed", "0", "--jobs", "2"])
     audit_part = result.output.split("No data-dependent refusal")[0]  # the refusal table follows
     lines = [line.split("│")[1:-1] for line in audit_part.splitlines() if line.count("│") > 5]
     header = [cell.strip() for cell in result.output.split("┃")[1:11]]
@@ -35,6 +36,21 @@ def test_quick_audit_passes_every_mechanism(quick_audit):
     assert "lower bound" in result.output
     refusals = result.output.split("No data-dependent refusal")[1]
     assert "DIFFERENT" not in refusals and refusals.count("same") >= 12
+
+
+def test_cases_audited_in_worker_processes_give_what_one_at_a_time_gives(quick_audit):
+    _, rows = quick_audit
+    for name in ("laplace", "release_tree_adaptive"):
+        (case,) = find_cases(name)
+        here = case.audit(seed=0, quick=True, alpha=1e-3)
+        assert rows[name]["audited bound"] == f"{here.epsilon_bound:.4f}", (name, rows[name])
+        assert rows[name]["runs"] == f"{here.runs:,}"
+
+
+def test_jobs_must_be_a_positive_number_of_workers():
+    result = CliRunner().invoke(app, ["audit", "--quick", "--mechanism", "laplace", "--jobs", "0"])
+    assert result.exit_code != 0 and "--jobs must be a whole number of worker processes, at least 1, got 0" in (
+        result.output + str(result.exception))
 
 
 def test_quick_audit_size_stays_within_the_ci_budget():

@@ -9,6 +9,9 @@ estimator, shown with ``--include-broken``) reads "known leak" and does not fail
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Optional
 
 import typer
@@ -56,6 +59,7 @@ def audit(
     alpha: float = typer.Option(1e-3, help="Each bound fails with probability at most alpha."),
     seed: int = typer.Option(0, help="Seed of the mechanisms' noise, so that an audit can be rerun exactly."),
     secure: bool = typer.Option(False, "--secure", help="Draw all noise from SecureSampler instead (not reproducible)."),
+    jobs: int = typer.Option(1, "--jobs", help="Audit this many cases at once, each in a worker process; the results are those of one at a time (each case draws from --seed alone)."),
 ) -> None:
     """Audit the privacy mechanisms empirically: a lower bound on each epsilon, never a proof."""
     from privgraph.audit import find_cases
@@ -63,25 +67,22 @@ def audit(
     from privgraph.cli.options import check_options
 
     check_options(alpha=alpha, seed=seed)
+    if isinstance(jobs, bool) or jobs < 1:
+        raise InvalidInput(f"--jobs must be a whole number of worker processes, at least 1, got {jobs!r}")
     if group not in ("all", "primitives", "estimators", "persons", "refusals"):
         raise InvalidInput(f"unknown group {group!r}; choose from primitives, estimators, persons, refusals, all")
     console = Console()
     if not console.is_terminal:  # piped or captured (CI logs): do not squeeze to 80 columns
         console = Console(width=max(console.width, 170))
-    refusals = [] if mechanism is not None or group not in ("all", "refusals") else audit_refusal_rows()
+    refusals = [] if mechanism is not None or group not in ("all", "refusals") else audit_refusal_rows(jobs)
     if group == "refusals":
         console.print(refusal_table(refusals))
         _exit_on(refusals, [])
         return
     cases = find_cases(mechanism, include_broken, group)
-    rows = []
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("auditing", total=len(cases))
-        for case in cases:
-            progress.update(task, description=f"auditing {case.name}")
-            rows.append((case, case.audit(seed=None if secure else seed, quick=quick, alpha=alpha)))
-            progress.advance(task)
+    audit_one = functools.partial(_audit_one, seed=None if secure else seed, quick=quick, alpha=alpha)
+    results = _in_order([c.name for c in cases], audit_one, jobs, "auditing")
+    rows = list(zip(cases, results))
     console.print(audit_table(rows, alpha))
     console.print("An audit gives a lower bound on epsilon: 'pass' means no leak was found, not that none exists.")
     if refusals:
@@ -94,19 +95,56 @@ def _exit_on(refusals, rows) -> None:
         raise typer.Exit(1)
 
 
-def audit_refusal_rows():
-    """Run the "no data-dependent refusal" audit (:mod:`privgraph.cli.refusals`) with progress."""
-    from privgraph.cli.refusals import refusal_cases, run_case
+def audit_refusal_rows(jobs: int = 1):
+    """Run the "no data-dependent refusal" audit (:mod:`privgraph.cli.refusals`) with progress, in ``jobs``
+    worker processes."""
+    from privgraph.cli.refusals import RefusalResult, refusal_cases
 
-    cases, out = refusal_cases(), []
+    cases = refusal_cases()
+    seen = _in_order([c.name for c in cases], _refusal_one, jobs, "refusal audit")
+    return [RefusalResult(case, *got) for case, got in zip(cases, seen)]
+
+
+def _in_order(names: list, work, jobs: int, what: str) -> list:
+    """``work(name)`` for every name, in ``jobs`` worker processes (spawned: a fresh interpreter
+    each, so nothing of this one's state reaches a case) or here when ``jobs`` is 1, with a
+    progress bar; the results in ``names``' order."""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("refusal audit", total=len(cases))
-        for case in cases:
-            progress.update(task, description=f"refusal audit: {case.name}")
-            out.append(run_case(case))
-            progress.advance(task)
-    return out
+        task = progress.add_task(what, total=len(names))
+        if jobs == 1:
+            out = []
+            for name in names:
+                progress.update(task, description=f"{what}: {name}")
+                out.append(work(name))
+                progress.advance(task)
+            return out
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(work, name): i for i, name in enumerate(names)}
+            out = [None] * len(names)
+            for done in as_completed(futures):
+                out[futures[done]] = done.result()
+                progress.update(task, description=f"{what}: {names[futures[done]]}")
+                progress.advance(task)
+            return out
+
+
+def _audit_one(name: str, *, seed, quick: bool, alpha: float):
+    """The audit of the case called ``name`` (found again by name: a worker process gets names only)."""
+    from privgraph.audit import find_cases
+
+    (case,) = find_cases(name)
+    return case.audit(seed=seed, quick=quick, alpha=alpha)
+
+
+def _refusal_one(name: str) -> tuple:
+    """What :func:`~privgraph.cli.refusals.run_case` saw for the refusal case called ``name``:
+    (same, left, right)."""
+    from privgraph.cli.refusals import refusal_cases, run_case
+
+    (case,) = [c for c in refusal_cases() if c.name == name]
+    result = run_case(case)
+    return result.same, result.left, result.right
 
 
 def refusal_table(results) -> Table:
