@@ -116,7 +116,8 @@ def test_settled_e_steps_give_the_fit_of_full_e_steps(name, epsilon, noise, monk
 def test_focus_fits_a_table_added_to_a_warm_start():
     """A warm start that fits every table but a new one already meets the stopping rule of all
     the tables together: EM stops at once and leaves the new table as the start predicted it.
-    With ``focus`` on the new table, EM runs on until that table too is within its noise."""
+    With ``focus`` on the new table, EM runs on until that table too is within its noise; under the
+    default rule (:data:`privgraph.mrf.cgm.EACH_TABLE_SDS`) until every table is within 3 sd of its own."""
     from privgraph.data.domain import Domain
     from privgraph.mrf.noisy_tables import NoisyMarginals
 
@@ -132,7 +133,11 @@ def test_focus_fits_a_table_added_to_a_warm_start():
     misfit = lambda model: cgm._misfit(noisy, len(cliques) - 1,  # noqa: E731
                                        cgm._expected_and_log_z(noisy, list(model.potentials), 10**6)[0][-1])
     assert cgm._residual(noisy, [np.full((4, 4), n / 16)] * len(cliques)) <= cgm._noise_level(noisy)
-    ignored = cgm.cgm_em(noisy, start=start)
+    with pytest.MonkeyPatch.context() as patch:  # the sum alone (EACH_TABLE_SDS None): the table is ignored
+        patch.setattr(cgm, "EACH_TABLE_SDS", None)
+        ignored = cgm.cgm_em(noisy, start=start)
+    each = cgm.cgm_em(noisy, start=start)  # the default: each table within 3 sd of its own noise
     focused = cgm.cgm_em(noisy, start=start, focus=len(cliques) - 1)
     assert misfit(ignored) == pytest.approx(48)  # the start's misfit: EM did not move
+    assert misfit(each) <= 16 + 3 * np.sqrt(2 * 16) < 48  # chi-square with 16 cells: mean 16, sd sqrt(32)
     assert misfit(focused) <= 16

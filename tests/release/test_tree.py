@@ -146,17 +146,21 @@ def test_tree_budget_is_checked_before_any_noise(asia):
 
 
 def test_tree_tables_carry_the_noise_the_ledger_states(asia):
-    """Released cells minus true counts are Gaussian of the ledger's sigma: the sum of squares
-    over M cells divided by sigma^2 lies within chi-square(M)'s 1e-6 quantiles."""
+    """Released cells minus true counts are Gaussian of the scale each table states (the tree's
+    tables the ledger's sigma; an adaptive round's table its round's, or the inverse-variance
+    combination's when measured twice): the sum of squares over M cells, each divided by its
+    table's sigma^2, lies within chi-square(M)'s 1e-6 quantiles."""
     net, X = asia()
     rel = PrivateRelease(epsilon=1.0, structure="tree", random_state=7, neighbours="replace_one").fit(X, domain=net.domain)
     engine = NumpyEngine(net.domain, np.column_stack([
         X[c].astype(str).map({str(v): i for i, v in enumerate(lv)}).to_numpy()
         for c, lv in zip(net.domain.names, net.domain.levels)]))
     noisy = rel.structure_.tables
-    errors = np.concatenate([np.ravel(t - engine.counts(list(c))) for c, t in zip(noisy.cliques, noisy.tables)])
+    errors = np.concatenate([np.ravel(t - engine.counts(list(c))) / s
+                             for c, t, s in zip(noisy.cliques, noisy.tables, noisy.group_scales)])
     sigma = float(rel.ledger_.charges[0].note.split("sigma ")[1].split(";")[0])
-    ratio = float(np.sum(errors**2)) / sigma**2
+    assert noisy.group_scales[0] == pytest.approx(sigma)  # the one-way tables: the ledger's sigma
+    ratio = float(np.sum(errors**2))
     assert chi2.ppf(FAILURE / 2, errors.size) <= ratio <= chi2.isf(FAILURE / 2, errors.size)
     assert math.isclose(rel.plan_.stages[1].noise, sigma, rel_tol=1e-2)  # the planner's prediction
     assert proportions(np.array([-1.0, -2.0])).tolist() == [0.5, 0.5]
