@@ -91,8 +91,8 @@ DISCREPANCY = 1.0
 #: deviations of what its noise alone gives (:func:`_each_table_limits`); None: the tables together only.
 #: Without it a small table (a pair in bins, 66 cells, beside 20,000 cells of wide tables) could be left
 #: far from its measurement when the sum was already at the noise level: gss at epsilon 0.3 released
-#: year x relactiv (a question asked only in some waves) with 900 answers in waves that asked nobody.
-#: Measured on tuning seeds 100-102 (benchmarks/results/release_each_table.jsonl): see docs/release.md.
+#: year x relactiv (a question asked in 9 of 32 waves) with over 700 answers in each of 2000 and 2002, which asked nobody.
+#: Measured on tuning seeds 100-102 (benchmarks/results/release_each_table.jsonl): docs/benchmarks/release.md.
 EACH_TABLE_SDS = 3.0
 #: Default cap on EM iterations.
 MAX_ITER = 2000

@@ -56,7 +56,7 @@ unused.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -148,6 +148,9 @@ class AdaptiveRounds:
     spent: float = 0.0  # the rounds' rhos added up: the stage's rho (the filter spends it all)
     #: each measured pair's bins (per column None or each code's bin; :func:`candidates`), None at full resolution
     bins: tuple = ()
+    #: the model of the last round's refit, fitted to the tables the stage returns (post-processing): the
+    #: fits after the rounds start from it (:mod:`privgraph.release.tree`) instead of refitting from nothing
+    model: object = field(default=None, compare=False, repr=False)
 
 
 def round_price(rho: float, rounds: int) -> tuple[float, float]:
@@ -222,7 +225,7 @@ def adaptive_rounds(tables: NoisyMarginals, counted: dict, plan: AdaptivePlan, *
             rho_m, eps = 4 * rho_m, 2 * eps  # annealing: sigma halves
             annealed += 1
     return measured.noisy(), AdaptiveRounds(tuple(p for p, _ in chosen), round_no, annealed, spent,
-                                            tuple(b for _, b in chosen))
+                                            tuple(b for _, b in chosen), model)
 
 
 def candidates(domain: Domain, pairs, one_way: dict, ordered) -> list[tuple[tuple[str, str], tuple | None]]:

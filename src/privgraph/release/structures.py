@@ -35,6 +35,7 @@ import numpy as np
 from privgraph.causal.margins import TooFewRows
 from privgraph.graphs.export import graph_writer, tree_writer
 from privgraph.mrf import PrivateMRF
+from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.estimator import TABLE_METHODS
 from privgraph.mrf.noisy_tables import estimate_records, plan_release as plan_tables
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable, histogram_l1_sensitivity
@@ -48,7 +49,7 @@ from privgraph.release.planner import (
     gauss_epsilons, gauss_release, priv_pc_release, structure_estimator, tree_alone, tree_fits_memory,
 )
 from privgraph.release.stage import STRUCTURES, StageFit, Structure, progress
-from privgraph.release.tree import fit_tree_structure, joined, plan_tree
+from privgraph.release.tree import fit_tree_structure, joined, plan_tree, warm_start
 
 RO = Neighbours.REPLACE_ONE
 
@@ -348,9 +349,11 @@ class SpanningTreeStructure(Structure):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
         fit = TABLE_METHODS[release.method] if isinstance(release.method, str) else release.method
         options = release.exact_options()
+        warm = fit is cgm_em  # CGM-EM starts from the adaptive rounds' last fit (tree.warm_start)
 
         def fit_with_the_tree(extras):
-            return fit(joined(structure.tables, extras, plan.neighbours), **options)
+            tables = joined(structure.tables, extras, plan.neighbours)
+            return fit(tables, **options, **(warm_start(structure.start, tables) if warm else {}))
 
         fit_with_the_tree.__name__ = f"{getattr(fit, '__name__', 'custom')} (with the tree's tables)"
         return fit_with_the_tree

@@ -306,6 +306,9 @@ class TreeStructure:
     paid: tuple = ()
     #: the triples the adaptive rounds measured (:func:`~privgraph.release.model_size.workload_triples`)
     triples: tuple = ()
+    #: log-potentials of ``tables``' first groups from the adaptive rounds' last fit (post-processing), the
+    #: parameters' fit's warm start (:func:`warm_start`); empty without the rounds
+    start: tuple = ()
 
     @property
     def levels(self) -> MergedLevels:
@@ -389,8 +392,10 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
     # measured may be measured again), so the round always has its planned number of
     # candidates and its charge never depends on the data.
     rest = [p for p in pairs if p not in in_tree]
+    # with the rounds, their last fit is a model of these very tables (post-processing): no refit
     predicted = (tree_model_pairs(tables, edges, tree_cap) if plan.adaptive is None else
-                 round_predictions(tables, rest, rng if rng is not None else np.random.default_rng(), tree_cap=tree_cap))
+                 model_pair_tables(rounds.model, rest, rng if rng is not None else np.random.default_rng(),
+                                   tree_cap=tree_cap))
     for i, (size, epsilon) in enumerate(zip(plan.batches, plan.extra_epsilons)):
         check_time(f"the tree's round {i + 1} of residual pairs")
         heartbeat.at("the residual pairs: " + heartbeat.of(i + 1, len(plan.batches), "round"))
@@ -413,7 +418,8 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged,
-                                 rounds, tuple(paid.items()), tuple(measured_triples))
+                                 rounds, tuple(paid.items()), tuple(measured_triples),
+                                 () if rounds is None else tuple(rounds.model.potentials))
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
         _add(paid, "the residual pairs' tables of every round but the last", spent)
@@ -486,6 +492,25 @@ def tree_model_pairs(tables, edges, tree_cap: int = DEFAULT_TREE_CAP) -> dict:
     return tree_pair_tables(names, edges, {v: marginals[(v,)] for v in names}, {e: marginals[e] for e in edges})
 
 
+def warm_start(start, tables) -> dict:
+    """CGM-EM's keywords for a fit of ``tables`` whose first groups an earlier fit gave the
+    log-potentials ``start``: those, then zeros for the groups after them (a table joined since,
+    :func:`joined`); none when ``start`` is empty (a fit from the uniform model).
+
+    >>> from privgraph.mrf.noisy_tables import NoisyMarginals
+    >>> d = Domain.of(a=2, b=3)
+    >>> tables = NoisyMarginals(d, (("a",), ("a", "b")), (0, 1), (np.ones(2), np.ones((2, 3))), "gaussian", 1.0, 6.0)
+    >>> [t.tolist() for t in warm_start((np.array([0.5, -0.5]),), tables)["start"]]
+    [[0.5, -0.5], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]
+    >>> warm_start((), tables)
+    {}
+    """
+    if not start:
+        return {}
+    shapes = tables.potential_shapes()
+    return {"start": [*start, *(np.zeros(shape) for shape in shapes[len(start):])]}
+
+
 def joined(earlier, later, neighbours: Neighbours = RO):
     """One :class:`~privgraph.mrf.noisy_tables.NoisyMarginals` of two releases' tables for a model
     fit (post-processing), each table with its own noise scale
@@ -503,5 +528,5 @@ def joined(earlier, later, neighbours: Neighbours = RO):
 
 
 __all__ = ["ABS_NORMAL", "PREDICTION_ROWS", "RESIDUAL_ROUNDS", "RESIDUAL_SHARE", "SELECTION_SHARE", "TreePlan", "TreeStructure",
-           "fit_tree_structure", "joined", "l1_scores", "one_way_counts", "pair_score_sensitivity", "plan_tree",
+           "fit_tree_structure", "joined", "warm_start", "l1_scores", "one_way_counts", "pair_score_sensitivity", "plan_tree",
            "model_pair_tables", "proportions", "release_counts", "round_predictions", "select_tree", "tree_model_pairs"]
