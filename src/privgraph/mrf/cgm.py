@@ -160,8 +160,8 @@ def _target(noisy: NoisyMarginals, discrepancy: float, focus: int | None):
     """``at_target(n, residual)``: the stopping rule's test on expected tables ``n`` whose
     :func:`_residual` is ``residual`` (:func:`cgm_em`)."""
     whole = discrepancy * _noise_level(noisy)
-    each = _each_table_limits(noisy, discrepancy)
     if focus is None:
+        each = _each_table_limits(noisy, discrepancy)
         return lambda n, residual: residual <= whole and _each_within(noisy, n, each)
     alone = discrepancy * noisy.tables[focus].size  # a round's refit: the new table's own rule instead
     return lambda n, residual: residual <= whole and _misfit(noisy, focus, n[focus]) <= alone

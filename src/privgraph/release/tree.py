@@ -306,9 +306,12 @@ class TreeStructure:
     paid: tuple = ()
     #: the triples the adaptive rounds measured (:func:`~privgraph.release.model_size.workload_triples`)
     triples: tuple = ()
-    #: log-potentials of ``tables``' first groups from the adaptive rounds' last fit (post-processing), the
-    #: parameters' fit's warm start (:func:`warm_start`); empty without the rounds
-    start: tuple = ()
+    @property
+    def start(self) -> tuple:
+        """Log-potentials of ``tables``' first groups from the adaptive rounds' last fit
+        (post-processing), the parameters' fit's warm start (:func:`warm_start`); empty without
+        the rounds."""
+        return () if self.adaptive is None else tuple(self.adaptive.model.potentials)
 
     @property
     def levels(self) -> MergedLevels:
@@ -418,8 +421,7 @@ def fit_tree_structure(engine, plan: TreePlan, *, sampler: NoiseSampler, budget:
         rest = [p for p in rest if p not in taken]
         if i == len(plan.batches) - 1:
             return TreeStructure(tables, tuple(edges), tuple(extras), ledger, tuple(chosen or _one_way(domain)), merged,
-                                 rounds, tuple(paid.items()), tuple(measured_triples),
-                                 () if rounds is None else tuple(rounds.model.potentials))
+                                 rounds, tuple(paid.items()), tuple(measured_triples))
         released, spent = release(chosen or _one_way(domain), epsilon, counts=_counts(chosen, counted, ones_counts))
         tables, ledger = joined(tables, released, plan.neighbours), ledger + spent
         _add(paid, "the residual pairs' tables of every round but the last", spent)
