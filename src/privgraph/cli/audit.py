@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+import privgraph.caches as caches
 from privgraph.validation import InvalidInput
 
 
@@ -134,7 +135,7 @@ def _audit_one(name: str, *, seed, quick: bool, alpha: float):
     return _cases_by_name()[name].audit(seed=seed, quick=quick, alpha=alpha)
 
 
-@functools.cache
+@caches.lru(1, bound="1 table of the audit cases")
 def _cases_by_name() -> dict:
     """Every audit case, broken ones included, by name: built once per process (building them all
     takes about 0.1 s, once per case when looked up one name at a time)."""
