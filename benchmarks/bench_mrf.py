@@ -241,7 +241,7 @@ def plot(df, png: Path) -> None:
 # --- knob calibration on separate seeds --------------------------------------------------
 
 CANDIDATES = {
-    "discrepancy": (0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
+    "discrepancy": (0.5, 0.75, 1.0, 1.3, 1.5, 2.0, 3.0),
     "ridge_factor": (0.1, 0.3, 1.0, 3.0, 10.0),
     "learning_rate": (0.5, 2.0, 8.0),
 }
@@ -257,7 +257,7 @@ def calibrate(args) -> None:
             for eps in args.epsilon:
                 for p in range(3):
                     model, codes, counts = population(family, n, 1000 + p)
-                    noisy, _ = noisy_release(model, counts, eps, 2000 + p)
+                    noisy, _ = noisy_release(model, counts, eps, 2000 + p, args.noise)
                     for tau in CANDIDATES["discrepancy"]:
                         rows.append((family, n, eps, "discrepancy", tau, kl_divergence(model, cgm_em(noisy, discrepancy=tau))))
                     for r in CANDIDATES["ridge_factor"]:
@@ -271,7 +271,7 @@ def calibrate(args) -> None:
                             except ValueError:
                                 pass
                 print(f"calibrate {family} n={n} eps={eps}", flush=True)
-    with open(out / f"calibration_{'_'.join(args.family)}.csv", "w", newline="") as fh:
+    with open(out / f"calibration_{'_'.join(args.family)}{args.tag}.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["family", "n", "epsilon", "knob", "value", "kl"])
         w.writerows(rows)

@@ -85,7 +85,9 @@ from privgraph.mrf.model import MarkovRandomField
 from privgraph.mrf.noisy_tables import NoisyMarginals
 from privgraph.validation import InvalidInput
 
-#: Default discrepancy factor of the stopping rule (settled on calibration seeds).
+#: Default discrepancy factor of the stopping rule (settled on calibration seeds: Laplace noise, and
+#: again under Gaussian noise, ``benchmarks/bench_mrf.py calibrate --noise gaussian``, which chose 1.0
+#: among 0.5-3; benchmarks/results/mrf_calibration_gaussian.csv). Read when :func:`cgm_em` runs.
 DISCREPANCY = 1.0
 #: Under Gaussian noise EM also waits until each table's own misfit is within this many standard
 #: deviations of what its noise alone gives (:func:`_each_table_limits`); None: the tables together only.
@@ -113,7 +115,7 @@ MAX_OVERRELAX = 64.0
 def cgm_em(
     noisy: NoisyMarginals,
     *,
-    discrepancy: float = DISCREPANCY,
+    discrepancy: float | None = None,
     max_iter: int = MAX_ITER,
     e_step=None,
     overrelax: bool = True,
@@ -123,6 +125,8 @@ def cgm_em(
 ) -> MarkovRandomField:
     """Fit a model to noisy clique tables by CGM-EM (see the module docstring).
 
+    ``discrepancy``: the stopping rule's factor; None: :data:`DISCREPANCY` as it is when the fit
+    runs (a benchmark's ablation may set it).
     ``e_step`` is :func:`dual_e_step` (default) or :func:`nlbp_e_step`; ``overrelax``
     enables the adaptive over-relaxed M-step (module docstring). ``start``: the groups'
     log-potentials to start from (a warm start, e.g. an earlier fit's with zeros for new
@@ -144,6 +148,7 @@ def cgm_em(
     >>> model.cliques
     (('a', 'b'), ('b', 'c'))
     """
+    discrepancy = DISCREPANCY if discrepancy is None else discrepancy
     if not discrepancy >= 0:
         raise InvalidInput(f"discrepancy must be >= 0, got {discrepancy!r}")
     e_step = dual_e_step if e_step is None else e_step
@@ -157,14 +162,14 @@ def cgm_em(
 
 
 def _target(noisy: NoisyMarginals, discrepancy: float, focus: int | None):
-    """``at_target(n, residual)``: the stopping rule's test on expected tables ``n`` whose
-    :func:`_residual` is ``residual`` (:func:`cgm_em`)."""
+    """``at_target(misfits)``: the stopping rule's test on the tables' misfits (:func:`_misfits`
+    of the expected tables; :func:`cgm_em`)."""
     whole = discrepancy * _noise_level(noisy)
     if focus is None:
         each = _each_table_limits(noisy, discrepancy)
-        return lambda n, residual: residual <= whole and _each_within(noisy, n, each)
+        return lambda misfits: sum(misfits) <= whole and _each_within(misfits, each)
     alone = discrepancy * noisy.tables[focus].size  # a round's refit: the new table's own rule instead
-    return lambda n, residual: residual <= whole and _misfit(noisy, focus, n[focus]) <= alone
+    return lambda misfits: sum(misfits) <= whole and misfits[focus] <= alone
 
 
 def _each_table_limits(noisy: NoisyMarginals, discrepancy: float) -> list[float] | None:
@@ -184,9 +189,9 @@ def _each_table_limits(noisy: NoisyMarginals, discrepancy: float) -> list[float]
     return [discrepancy * t.size + EACH_TABLE_SDS * math.sqrt(2 * t.size) for t in noisy.tables]
 
 
-def _each_within(noisy: NoisyMarginals, n, limits: list[float] | None) -> bool:
+def _each_within(misfits: list[float], limits: list[float] | None) -> bool:
     """Whether every table's misfit is within its bound (:func:`_each_table_limits`; True without bounds)."""
-    return limits is None or all(_misfit(noisy, g, m) <= limit for g, (m, limit) in enumerate(zip(n, limits)))
+    return limits is None or all(m <= limit for m, limit in zip(misfits, limits))
 
 
 def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, max_cells: int):
@@ -195,7 +200,7 @@ def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, ma
     for k in range(max_iter):
         check_time("the model fit (CGM-EM)")
         heartbeat.at("the model fit (CGM-EM): " + heartbeat.of(k + 1, max_iter, "iteration", at_most=True))
-        stops = lambda n: at_target(n, r := _residual(noisy, n)) or stall.peek(r)  # noqa: E731
+        stops = lambda n: at_target(m := _misfits(noisy, n)) or stall.peek(sum(m))  # noqa: E731
         trial = _evaluate(noisy, theta, step, e_step, max_cells, None if accepted is None else accepted[2], stops)
         if trial is None and accepted is None:
             theta = good  # even the plain step failed numerically: stop at the last good point
@@ -206,7 +211,7 @@ def _iterate(noisy, theta, e_step, at_target, max_iter: int, overrelax: bool, ma
             continue
         n, new_step, value = trial
         good = theta
-        if at_target(n, r := _residual(noisy, n)) or stall.is_stalled(r):
+        if at_target(m := _misfits(noisy, n)) or stall.is_stalled(sum(m)):
             break
         accepted, step = (theta, new_step, value), new_step
         theta = _add(noisy, theta, new_step, eta)
@@ -393,12 +398,10 @@ def dual_e_step(
     box = 1.0 / (mult * cell_scales) if noisy.noise == "laplace" else np.full(len(mult), np.inf)
     x0 = np.zeros(sizes[-1]) if start is None else np.concatenate([s.ravel() for s in start])
     x0 = np.clip(x0, -box, box)
-    stop = None
-    if settled is not None:
-        def stop(x, value, grad):
-            lower = lambda: value - float(grad @ x) - float(box @ np.abs(grad))  # noqa: E731
-            return settled(value, lower if noisy.noise == "laplace" else lambda: -math.inf)
-    x, value = lbfgsb(f, x0, -box, box, max_iter=max_iter, tol=1e-12, stop=stop)
+    def stop(x, value, grad):
+        lower = lambda: value - float(grad @ x) - float(box @ np.abs(grad))  # noqa: E731
+        return settled(value, lower if noisy.noise == "laplace" else lambda: -math.inf)
+    x, value = lbfgsb(f, x0, -box, box, max_iter=max_iter, tol=1e-12, stop=None if settled is None else stop)
     return _unflatten(x, sizes, shapes), value
 
 
@@ -513,7 +516,12 @@ def _loglik_gradient(noisy: NoisyMarginals, n) -> list[np.ndarray]:
 def _residual(noisy: NoisyMarginals, n) -> float:
     """The tables' misfit in units of their own noise: ``sum |y - n| / b`` (Laplace) or
     ``sum (y - n)^2 / sigma^2`` (Gaussian), each group by its own scale."""
-    return float(sum(_misfit(noisy, g, m) for g, m in enumerate(n)))
+    return float(sum(_misfits(noisy, n)))
+
+
+def _misfits(noisy: NoisyMarginals, n) -> list[float]:
+    """Each group's term of :func:`_residual` (:func:`_misfit`), computed once for the stopping rule."""
+    return [_misfit(noisy, g, m) for g, m in enumerate(n)]
 
 
 def _misfit(noisy: NoisyMarginals, g: int, m: np.ndarray) -> float:
