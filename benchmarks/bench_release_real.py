@@ -88,6 +88,27 @@ print(json.dumps({"cpu_s": cpu, "peak_mib": peak, "peak_from": peak_from,
                   "epsilon_spent": rel.ledger_.total(rel.composition_, spec["delta"]).epsilon}))
 """
 
+def bound_as_default(name: str) -> str | None:
+    """The first function of privgraph's module ``MODULE`` whose signature takes ``NAME`` as a
+    default (``def f(x=NAME)``), which ``--set MODULE.NAME=...`` would not reach; None when there is
+    none (the constant is read when the code runs).
+
+    >>> bound_as_default("mrf.baselines.RIDGE_FACTOR"), bound_as_default("release.adaptive.COARSE_BINS")
+    ('naive_mle', None)
+    """
+    import ast
+    import importlib
+
+    module, attribute = name.rsplit(".", 1)
+    tree = ast.parse(inspect.getsource(importlib.import_module("privgraph." + module)))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defaults = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+            if any(isinstance(d, ast.Name) and d.id == attribute for d in defaults):
+                return node.name
+    return None
+
+
 def adaptive_fields(rounds) -> dict:
     """A run's adaptive rounds (``release.adaptive.AdaptiveRounds``): how many ran, how many
     annealed, the distinct pairs they measured (none where the release ran no rounds)."""
@@ -337,6 +358,9 @@ def main(argv=None) -> None:
         name, sep, value = item.partition("=")
         if not sep or "." not in name:
             ap.error(f"--set {item!r}: expected MODULE.NAME=VALUE, e.g. release.adaptive.COARSE_BINS=4")
+        if (bound := bound_as_default(name)) is not None:
+            ap.error(f"--set {name}: {bound} takes it as a default argument, bound when the module was imported, so "
+                     "setting the constant would not reach the run; read it when the function runs instead")
         settings[name] = json.loads(value)
     if args.summary is not None:
         print(summary(args.summary, args.by_tree_cap))
