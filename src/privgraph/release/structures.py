@@ -28,6 +28,7 @@ releases it and they run on a secret subset of that size); the tree runs on all 
 
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
 
 import numpy as np
@@ -35,7 +36,6 @@ import numpy as np
 from privgraph.causal.margins import TooFewRows
 from privgraph.graphs.export import graph_writer, tree_writer
 from privgraph.mrf import PrivateMRF
-from privgraph.mrf.cgm import cgm_em
 from privgraph.mrf.estimator import TABLE_METHODS
 from privgraph.mrf.noisy_tables import estimate_records, plan_release as plan_tables
 from privgraph.privacy import Budget, Charge, Ledger, Neighbours, check_affordable, histogram_l1_sensitivity
@@ -349,7 +349,8 @@ class SpanningTreeStructure(Structure):
         """The model fit of the residual pairs' tables with the tree stage's tables (post-processing)."""
         fit = TABLE_METHODS[release.method] if isinstance(release.method, str) else release.method
         options = release.exact_options()
-        warm = fit is cgm_em  # CGM-EM starts from the adaptive rounds' last fit (tree.warm_start)
+        # a fit that takes a start (CGM-EM) starts from the adaptive rounds' last fit (tree.warm_start)
+        warm = "start" in inspect.signature(fit).parameters
 
         def fit_with_the_tree(extras):
             tables = joined(structure.tables, extras, plan.neighbours)
