@@ -135,8 +135,9 @@ COMMANDS = {
                                     "--set release.tree.TREE_BINS_NOISE=0 (and =0.03, two seeds at 1); with "
                                     "benchmarks/results/trials/triples_in_bins.diff, $T --tables gss cces16 --epsilon 0.3 1 "
                                     "--set release.model_size.BIN_TRIPLE_MAX_CELLS=3000 (and =8000; cces16 at 1 one seed, "
-                                    "none at 8000: stopped). The package of commit b5cc8a9 (the fits of 4cd495a), two or three "
-                                    "runs at once"),
+                                    "none at 8000: stopped); with benchmarks/results/trials/aux_bin_columns.diff, $T --tables gss "
+                                    "cces16 --epsilon 0.3 1 --set release.adaptive.AUX_ABOVE=1000 (and =0). The package of "
+                                    "commit b5cc8a9 (the fits of 4cd495a; the last trial on ca031a1), two or three runs at once"),
     "release_tuning_cap_shares.jsonl": ("T='nice -n 5 python3 benchmarks/bench_release_real.py --first-seed 100 --out "
                                         "benchmarks/results/release_tuning_cap_shares.jsonl'; for c in 200000 800000; do $T "
                                         "--tables gss --epsilon 1 --seeds 2 --tree-cap $c; done; $T --tables gss --epsilon 1 "
@@ -1232,7 +1233,7 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
                                       lambda r: settings_label(r) + ("" if r["tree_cap"] == 200000
                                                                      else f" (tree_cap {r['tree_cap']:,})"))),
         Table("Tried on tuning seeds, not adopted: a looser stopping rule, wider pairs and triples in bins, the tree's "
-              "edges in bins", "release_tuning_trials.jsonl",
+              "edges in bins, bins as model columns", "release_tuning_trials.jsonl",
               "Tuning seeds 100-102 (noise seeds 1100-1102: not the benchmark's), privgraph at commit b5cc8a9 (the "
               "default) and one change at a time: CGM-EM's discrepancy factor (`mrf.cgm.DISCREPANCY`, 1.0; EM stops "
               "earlier above it), wide pairs offered in bins up to 3,000 cells of their clique "
@@ -1240,12 +1241,15 @@ PAGES_SPEC: dict[str, tuple[str, str, list[Table]]] = {
               "`benchmarks/results/trials/`: the tree's edges with a wide ordered column measured in bins instead of "
               "at full resolution (every such edge, `TREE_BINS_NOISE` 0, or those whose full table's noise would "
               "exceed 0.03 in TVD), and triples with a wide ordered column offered in bins up to 3,000 or 8,000 "
-              "cells. A discrepancy of 1.3 lowers gss's and anes's TVD a little and the CPU by a fifth to a third, "
+              "cells, and bins as columns of the model (`AUX_ABOVE`: a pair of wide columns over 1,000 cells, or any pair "
+              "with a wide column at 0, offered in bins on auxiliary columns `age~`, `educ~` of the bins' codes, each "
+              "tied to its column by a fixed factor of structural zeros, so the binned table's clique is 8 x 8 cells "
+              "instead of the pair's codes). A discrepancy of 1.3 lowers gss's and anes's TVD a little and the CPU by a fifth to a third, "
               "and raises fair's, and mpls's at 1 (fair at 1: 2-way 0.0384 -> 0.0411, mpls 0.0180 -> 0.0191); pairs "
               "in bins up to 3,000 cells help "
               "at 0.3 (gss 2-way 0.0283 -> 0.0273, cces16 0.0381 -> 0.0371) and cost gss at 1 (0.0150 -> 0.0156: their "
-              "cliques take the model's cap); the tree's edges in bins and the triples in bins are no better. None "
-              "adopted. Two or three runs at once on the 2-core machine: compare CPU within this table.",
+              "cliques take the model's cap); the tree's edges in bins and the triples in bins are no better; bins as model "
+              "columns raise gss's mean at 1 (0.0150 -> 0.0161, 3-way 0.0408 -> 0.0448). None adopted. Two or three runs at once on the 2-core machine: compare CPU within this table.",
               lambda: release_summary(["release_tuning_trials.jsonl"], settings_label)),
         Table("Each table within its own noise: CGM-EM's stopping rule, on tuning seeds", "release_each_table.jsonl",
               "Tuning seeds 100-102 (noise seeds 1100-1102: not the benchmark's), two or three runs at once on the "
