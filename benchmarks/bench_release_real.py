@@ -36,6 +36,8 @@ marginal and over 20 fixed triples (seed 0). Each output line is one JSON row.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import inspect
 import itertools
 import json
@@ -96,9 +98,6 @@ def bound_as_default(name: str) -> str | None:
     >>> bound_as_default("mrf.baselines.RIDGE_FACTOR"), bound_as_default("release.adaptive.COARSE_BINS")
     ('naive_mle', None)
     """
-    import ast
-    import importlib
-
     module, attribute = name.rsplit(".", 1)
     tree = ast.parse(inspect.getsource(importlib.import_module("privgraph." + module)))
     for node in ast.walk(tree):

@@ -132,7 +132,7 @@ def test_focus_fits_a_table_added_to_a_warm_start():
     noisy = NoisyMarginals(d, cliques, tuple(range(len(cliques))), tables, "gaussian", 40.0, n)
     misfit = lambda model: cgm._misfit(noisy, len(cliques) - 1,  # noqa: E731
                                        cgm._expected_and_log_z(noisy, list(model.potentials), 10**6)[0][-1])
-    assert cgm._residual(noisy, [np.full((4, 4), n / 16)] * len(cliques)) <= cgm._noise_level(noisy)
+    assert sum(cgm._misfits(noisy, [np.full((4, 4), n / 16)] * len(cliques))) <= cgm._noise_level(noisy)
     with pytest.MonkeyPatch.context() as patch:  # the sum alone (EACH_TABLE_SDS None): the table is ignored
         patch.setattr(cgm, "EACH_TABLE_SDS", None)
         ignored = cgm.cgm_em(noisy, start=start)

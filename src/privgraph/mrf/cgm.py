@@ -513,19 +513,16 @@ def _loglik_gradient(noisy: NoisyMarginals, n) -> list[np.ndarray]:
     return [(y - e) / (k * s**2) for y, e, k, s in zip(noisy.tables, n, m, scales)]
 
 
-def _residual(noisy: NoisyMarginals, n) -> float:
-    """The tables' misfit in units of their own noise: ``sum |y - n| / b`` (Laplace) or
-    ``sum (y - n)^2 / sigma^2`` (Gaussian), each group by its own scale."""
-    return float(sum(_misfits(noisy, n)))
-
-
 def _misfits(noisy: NoisyMarginals, n) -> list[float]:
-    """Each group's term of :func:`_residual` (:func:`_misfit`), computed once for the stopping rule."""
+    """Each table's misfit to its expected table in ``n`` in units of its own noise (:func:`_misfit`),
+    computed once for a test of the stopping rule; their sum is the residual it compares with
+    :func:`_noise_level`."""
     return [_misfit(noisy, g, m) for g, m in enumerate(n)]
 
 
 def _misfit(noisy: NoisyMarginals, g: int, m: np.ndarray) -> float:
-    """Group ``g``'s term of :func:`_residual` for its expected table ``m``."""
+    """Group ``g``'s misfit to its expected table ``m``: ``sum |y - m| / b`` (Laplace) or
+    ``sum (y - m)^2 / sigma^2`` (Gaussian), by the group's own scale."""
     power = 1 if noisy.noise == "laplace" else 2
     return float((np.abs(noisy.tables[g] - m) ** power).sum() / noisy.group_scales[g] ** power)
 
